@@ -1,0 +1,130 @@
+/**
+ * Every expected failure the core reports is a `CleanroomError` with a stable `code`.
+ * Receivers on the other side of a process or socket branch on `code`, never on `instanceof`.
+ * Messages say what happened and by how much; they never carry prompt text, canaries or
+ * model output.
+ */
+export type ErrorCode =
+    | "MODEL_NOT_FOUND"
+    | "MODEL_NOT_GGUF"
+    | "MODEL_TRUNCATED"
+    | "MODEL_UNSUPPORTED_ARCHITECTURE"
+    | "MODEL_TOO_LARGE_FOR_MEMORY"
+    | "MODEL_LOAD_FAILED"
+    | "MODEL_NOT_LOADED"
+    | "CONTEXT_OVERFLOW"
+    | "CONTEXT_OWNERSHIP"
+    | "CONTEXT_DISPOSED"
+    | "POOL_BUDGET_TOO_SMALL"
+    | "SCRUB_UNVERIFIED"
+    | "CONVERSATION_NOT_FOUND"
+    | "GENERATION_ABORTED"
+    | "INVALID_INPUT"
+    | "CLOUD_DISABLED"
+    | "CLOUD_BLOCKED"
+    | "CLOUD_REQUEST_FAILED"
+    | "CLOUD_OVER_LIMIT"
+    | "CLOUD_BAD_RESPONSE"
+    | "DOWNLOAD_FAILED"
+    | "DOWNLOAD_CHECKSUM_MISMATCH"
+    | "DOWNLOAD_NO_SPACE"
+    | "UNAUTHORIZED"
+    | "INTERNAL";
+
+export type ErrorDetails = Record<string, number | string | boolean | null>;
+
+export type WireError = {
+    code: ErrorCode,
+    message: string,
+    details: ErrorDetails
+};
+
+export class CleanroomError extends Error {
+    public readonly code: ErrorCode;
+    public readonly details: ErrorDetails;
+
+    public constructor(code: ErrorCode, message: string, details: ErrorDetails = {}, options?: {cause?: unknown}) {
+        super(message, options);
+        this.name = "CleanroomError";
+        this.code = code;
+        this.details = details;
+    }
+
+    public toWire(): WireError {
+        return {code: this.code, message: this.message, details: this.details};
+    }
+}
+
+export class ModelLoadError extends CleanroomError {
+    public constructor(code: Extract<ErrorCode, `MODEL_${string}`>, message: string, details: ErrorDetails = {}, cause?: unknown) {
+        super(code, message, details, {cause});
+        this.name = "ModelLoadError";
+    }
+}
+
+export class ContextOverflowError extends CleanroomError {
+    public readonly neededTokens: number;
+    public readonly contextSize: number;
+
+    public constructor(promptTokens: number, replyBudget: number, contextSize: number) {
+        const needed = promptTokens + replyBudget;
+        super(
+            "CONTEXT_OVERFLOW",
+            `This turn needs ${needed} tokens (${promptTokens} prompt + ${replyBudget} reply budget) ` +
+            `but the context holds ${contextSize}: ${needed - contextSize} over. Nothing was evaluated.`,
+            {promptTokens, replyBudget, neededTokens: needed, contextSize, overBy: needed - contextSize}
+        );
+        this.name = "ContextOverflowError";
+        this.neededTokens = needed;
+        this.contextSize = contextSize;
+    }
+}
+
+export class ContextOwnershipError extends CleanroomError {
+    public constructor(contextId: string, ownerLabel: string, requesterLabel: string) {
+        super(
+            "CONTEXT_OWNERSHIP",
+            `Context ${contextId} belongs to conversation ${ownerLabel} and cannot serve conversation ${requesterLabel}.`,
+            {contextId, owner: ownerLabel, requester: requesterLabel}
+        );
+        this.name = "ContextOwnershipError";
+    }
+}
+
+export class ScrubUnverifiedError extends CleanroomError {
+    public constructor(contextId: string, reason: string, nonZeroBytes: number) {
+        super(
+            "SCRUB_UNVERIFIED",
+            `Security fault: the KV scrub of context ${contextId} could not be verified (${reason}). ` +
+            "The context was discarded and will not be reused.",
+            {contextId, reason, nonZeroBytes}
+        );
+        this.name = "ScrubUnverifiedError";
+    }
+}
+
+export class InvalidInputError extends CleanroomError {
+    public constructor(where: string, problems: string[]) {
+        super("INVALID_INPUT", `Invalid input to ${where}: ${problems.join("; ")}`, {where, problems: problems.join("; ")});
+        this.name = "InvalidInputError";
+    }
+}
+
+export function isCleanroomError<C extends ErrorCode>(error: unknown, code?: C): error is WireError & {code: C} {
+    if (typeof error !== "object" || error === null)
+        return false;
+
+    const errorCode = (error as {code?: unknown}).code;
+    return typeof errorCode === "string" && (code == null || errorCode === code);
+}
+
+export function toWireError(error: unknown): WireError {
+    if (error instanceof CleanroomError)
+        return error.toWire();
+
+    if (isCleanroomError(error))
+        return {code: error.code, message: error.message, details: error.details ?? {}};
+
+    const message = error instanceof Error ? error.message : String(error);
+    return {code: "INTERNAL", message, details: {}};
+}

@@ -1,0 +1,115 @@
+import {z} from "zod";
+
+export const ConversationIdSchema = z.string().min(1).max(128).regex(/^[A-Za-z0-9_.:-]+$/, "letters, digits and _ . : - only");
+export type ConversationId = z.infer<typeof ConversationIdSchema>;
+
+export const ConversationPolicySchema = z.enum(["local", "cloud-allowed"]);
+export type ConversationPolicy = z.infer<typeof ConversationPolicySchema>;
+
+/** What happens when the history no longer fits the model's window. */
+export const HistoryPolicySchema = z.enum(["drop-oldest", "refuse"]);
+export type HistoryPolicy = z.infer<typeof HistoryPolicySchema>;
+
+export const SamplingSettingsSchema = z.object({
+    /** 0 means greedy decoding. */
+    temperature: z.number().min(0).max(2).default(0.7),
+    topK: z.number().int().min(0).max(1000).default(40),
+    topP: z.number().min(0).max(1).default(0.95),
+    seed: z.number().int().min(0).max(2 ** 32 - 1).nullable().default(null),
+    maxTokens: z.number().int().min(1).max(32_768).default(512)
+});
+export type SamplingSettings = z.infer<typeof SamplingSettingsSchema>;
+
+export const ConversationSettingsSchema = z.object({
+    systemPrompt: z.string().max(20_000).default("You are a helpful, honest assistant."),
+    sampling: SamplingSettingsSchema.default(SamplingSettingsSchema.parse({})),
+    historyPolicy: HistoryPolicySchema.default("drop-oldest")
+});
+export type ConversationSettings = z.infer<typeof ConversationSettingsSchema>;
+
+export const MessageStatusSchema = z.enum(["complete", "streaming", "interrupted", "blocked"]);
+export type MessageStatus = z.infer<typeof MessageStatusSchema>;
+
+export const MessageRoleSchema = z.enum(["user", "assistant"]);
+export type MessageRole = z.infer<typeof MessageRoleSchema>;
+
+export const RouteSchema = z.enum(["local", "cloud"]);
+export type Route = z.infer<typeof RouteSchema>;
+
+export type Message = {
+    id: number,
+    conversationId: ConversationId,
+    role: MessageRole,
+    content: string,
+    status: MessageStatus,
+    route: Route | null,
+    routeReason: string | null,
+    tokens: number | null,
+    createdAt: number,
+    updatedAt: number
+};
+
+export type Conversation = {
+    id: ConversationId,
+    title: string,
+    policy: ConversationPolicy,
+    settings: ConversationSettings,
+    createdAt: number,
+    updatedAt: number
+};
+
+export type ConversationSummary = Conversation & {messageCount: number};
+
+export type ScrubReport = {
+    contextId: string,
+    kvCells: number,
+    layers: number,
+    /** Bytes of K/V payload written as zeros. */
+    bytesZeroed: number,
+    /** Bytes of K/V payload read back and checked. */
+    bytesChecked: number,
+    nonZeroBytes: number,
+    cellsReadBack: number,
+    verified: boolean,
+    durationMs: number,
+    reason: SessionEndReason
+};
+
+export const SessionEndReasonSchema = z.enum(["close", "delete", "evict", "idle", "unload", "shutdown", "fault", "selftest"]);
+export type SessionEndReason = z.infer<typeof SessionEndReasonSchema>;
+
+export type AuditEvent = {
+    id: number,
+    conversationId: ConversationId | null,
+    at: number,
+    kind: string,
+    data: Record<string, unknown>
+};
+
+export type IsolationInfo = {
+    contextId: string,
+    kvCells: number,
+    kvBytes: number,
+    threads: number
+};
+
+export type DroppedHistory = {
+    /** Messages left out of the model's window by the `drop-oldest` policy (still kept in the database). */
+    droppedMessages: number,
+    droppedTokens: number
+};
+
+export type LocalTurnResult = {
+    conversationId: ConversationId,
+    route: Route,
+    routeReason: string,
+    userMessageId: number,
+    assistantMessageId: number,
+    reply: string,
+    status: MessageStatus,
+    tokens: {prompt: number, evaluated: number, reused: number, generated: number},
+    finishReason: "stop" | "maxTokens" | "aborted",
+    history: DroppedHistory,
+    isolation: IsolationInfo,
+    timings: {firstTokenMs: number | null, totalMs: number, tokensPerSecond: number | null}
+};

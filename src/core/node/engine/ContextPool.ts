@@ -1,0 +1,194 @@
+import os from "node:os";
+import type {LlamaContextOptions, LlamaModel} from "node-llama-cpp";
+import {CleanroomError} from "../../common/errors.js";
+import type {ConversationId, SessionEndReason} from "../../common/types.js";
+import {ConversationContext, type SessionEnd} from "./ConversationContext.js";
+import type {KvScrubber} from "./KvScrubber.js";
+
+export type ContextPoolOptions = {
+    /** Memory all pooled contexts together may take. Defaults to half of the free memory at start. */
+    budgetBytes?: number,
+    /** A session unused for this long ends (and is scrubbed). `0` disables. Defaults to 10 minutes. */
+    idleTimeoutMs?: number
+};
+
+export type SessionEndListener = (end: SessionEnd & {conversationId: ConversationId}) => void;
+
+export const defaultIdleTimeoutMs = 10 * 60 * 1000;
+
+export function defaultPoolBudgetBytes() {
+    return Math.floor(os.freemem() / 2);
+}
+
+/**
+ * Owns one `ConversationContext` per conversation within a memory budget. Opening a
+ * conversation that does not fit ends the least recently used idle sessions first.
+ * Every way a session ends goes through `ConversationContext.end`, which scrubs.
+ */
+export class ContextPool {
+    public readonly budgetBytes: number;
+    public readonly contextBytes: number;
+    private readonly _model: LlamaModel;
+    private readonly _contextOptions: LlamaContextOptions;
+    private readonly _scrubber: KvScrubber;
+    private readonly _idleTimeoutMs: number;
+    private readonly _contexts = new Map<ConversationId, ConversationContext>();
+    private readonly _idleTimers = new Map<ConversationId, NodeJS.Timeout>();
+    private readonly _listeners = new Set<SessionEndListener>();
+    private readonly _ending = new Set<Promise<unknown>>();
+    private _opening: Promise<unknown> = Promise.resolve();
+    private _disposed = false;
+
+    public constructor(model: LlamaModel, contextOptions: LlamaContextOptions, scrubber: KvScrubber, contextBytes: number, {
+        budgetBytes = defaultPoolBudgetBytes(), idleTimeoutMs = defaultIdleTimeoutMs
+    }: ContextPoolOptions = {}) {
+        this._model = model;
+        this._contextOptions = contextOptions;
+        this._scrubber = scrubber;
+        this.contextBytes = contextBytes;
+        this.budgetBytes = budgetBytes;
+        this._idleTimeoutMs = idleTimeoutMs;
+    }
+
+    public get capacity() {
+        return Math.floor(this.budgetBytes / this.contextBytes);
+    }
+
+    public get size() {
+        return this._contexts.size;
+    }
+
+    public conversations(): ConversationId[] {
+        return [...this._contexts.keys()];
+    }
+
+    public peek(conversationId: ConversationId): ConversationContext | undefined {
+        return this._contexts.get(conversationId);
+    }
+
+    public onSessionEnd(listener: SessionEndListener): () => void {
+        this._listeners.add(listener);
+        return () => this._listeners.delete(listener);
+    }
+
+    /** The conversation's own context, created (after evicting as needed) when it has none. */
+    public async open(conversationId: ConversationId): Promise<{context: ConversationContext, created: boolean, evicted: ConversationId[]}> {
+        const existing = this._contexts.get(conversationId);
+        if (existing != null && !existing.ended) {
+            this._touch(conversationId, existing);
+            return {context: existing, created: false, evicted: []};
+        }
+
+        // Serialise creation so that two opens cannot both take the last free slot.
+        const result = this._opening.then(() => this._create(conversationId));
+        this._opening = result.catch(() => undefined);
+        return await result;
+    }
+
+    public async end(conversationId: ConversationId, reason: SessionEndReason): Promise<SessionEnd | null> {
+        const context = this._contexts.get(conversationId);
+        if (context == null)
+            return null;
+
+        this._contexts.delete(conversationId);
+        this._clearIdleTimer(conversationId);
+        const ending = context.end(reason);
+        this._ending.add(ending);
+        try {
+            const result = await ending;
+            for (const listener of this._listeners)
+                listener({...result, conversationId});
+            return result;
+        } finally {
+            this._ending.delete(ending);
+        }
+    }
+
+    public async endAll(reason: SessionEndReason): Promise<SessionEnd[]> {
+        const results = await Promise.all(this.conversations().map((conversationId) => this.end(conversationId, reason)));
+        await Promise.allSettled([...this._ending]);
+        return results.filter((result): result is SessionEnd => result != null);
+    }
+
+    public async dispose(reason: SessionEndReason = "unload") {
+        if (this._disposed)
+            return;
+
+        this._disposed = true;
+        await this.endAll(reason);
+    }
+
+    private async _create(conversationId: ConversationId) {
+        if (this._disposed)
+            throw new CleanroomError("CONTEXT_DISPOSED", "The context pool was shut down.");
+
+        const existing = this._contexts.get(conversationId);
+        if (existing != null && !existing.ended) {
+            this._touch(conversationId, existing);
+            return {context: existing, created: false, evicted: []};
+        }
+
+        if (this.contextBytes > this.budgetBytes)
+            throw new CleanroomError(
+                "POOL_BUDGET_TOO_SMALL",
+                `One context needs ${this.contextBytes} bytes but the pool's budget is ${this.budgetBytes}.`,
+                {contextBytes: this.contextBytes, budgetBytes: this.budgetBytes}
+            );
+
+        const evicted: ConversationId[] = [];
+        while ((this._contexts.size + 1) * this.contextBytes > this.budgetBytes) {
+            const victim = this._leastRecentlyUsedIdle();
+            if (victim == null)
+                throw new CleanroomError(
+                    "POOL_BUDGET_TOO_SMALL",
+                    `All ${this._contexts.size} pooled contexts are generating; none can be evicted to make room.`,
+                    {pooled: this._contexts.size, budgetBytes: this.budgetBytes}
+                );
+            evicted.push(victim);
+            await this.end(victim, "evict");
+        }
+
+        const llamaContext = await this._model.createContext({...this._contextOptions, sequences: 1});
+        if (llamaContext.contextSize !== this._scrubber.kvCells) {
+            await llamaContext.dispose();
+            throw new CleanroomError("INTERNAL", `A new context has ${llamaContext.contextSize} cells, the scrubber was learned for ${this._scrubber.kvCells}.`);
+        }
+        const context = ConversationContext._create(llamaContext, conversationId, this._scrubber);
+        this._contexts.set(conversationId, context);
+        this._touch(conversationId, context);
+        return {context, created: true, evicted};
+    }
+
+    /** The map keeps use order (see `_touch`): the first idle entry is the least recently used. */
+    private _leastRecentlyUsedIdle(): ConversationId | undefined {
+        for (const [conversationId, context] of this._contexts)
+            if (!context.busy)
+                return conversationId;
+
+        return undefined;
+    }
+
+    /** Marks use (LRU order follows insertion order of the map) and restarts the idle timer. */
+    private _touch(conversationId: ConversationId, context: ConversationContext) {
+        this._contexts.delete(conversationId);
+        this._contexts.set(conversationId, context);
+        this._clearIdleTimer(conversationId);
+        if (this._idleTimeoutMs > 0) {
+            const timer = setTimeout(() => {
+                if (this._contexts.get(conversationId)?.busy === true)
+                    this._touch(conversationId, context);
+                else
+                    void this.end(conversationId, "idle").catch(() => undefined);
+            }, this._idleTimeoutMs);
+            timer.unref();
+            this._idleTimers.set(conversationId, timer);
+        }
+    }
+
+    private _clearIdleTimer(conversationId: ConversationId) {
+        const timer = this._idleTimers.get(conversationId);
+        if (timer != null)
+            clearTimeout(timer);
+        this._idleTimers.delete(conversationId);
+    }
+}

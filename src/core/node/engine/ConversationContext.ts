@@ -1,0 +1,240 @@
+import crypto from "node:crypto";
+import type {LlamaContext, LlamaContextSequence, Token} from "node-llama-cpp";
+import {CleanroomError, ContextOverflowError, ContextOwnershipError} from "../../common/errors.js";
+import type {ConversationId, SessionEndReason} from "../../common/types.js";
+import type {KvScrubber, ZeroAndVerifyResult} from "./KvScrubber.js";
+import {StopTextDetector} from "./StopTextDetector.js";
+
+export type GenerateOptions = {
+    promptTokens: Token[],
+    maxTokens: number,
+    temperature: number,
+    topK?: number,
+    topP?: number,
+    seed?: number | null,
+    /** Texts that end the reply (the chat template's turn terminators). */
+    stopTexts?: string[],
+    signal?: AbortSignal,
+    /** Called with each new piece of reply text, in order. */
+    onText?: (text: string) => void,
+    /** Collect the probabilities of the first generated token (used by the self-test's differential check). */
+    captureFirstTokenProbabilities?: boolean
+};
+
+export type GenerateResult = {
+    text: string,
+    tokens: Token[],
+    evaluatedPromptTokens: number,
+    reusedPromptTokens: number,
+    finishReason: "stop" | "maxTokens" | "aborted",
+    firstTokenMs: number | null,
+    decodeMs: number,
+    firstTokenProbabilities: Array<[Token, number]> | null
+};
+
+export type SessionEnd = ZeroAndVerifyResult & {contextId: string, reason: SessionEndReason};
+
+/**
+ * One conversation's private llama.cpp context. Only the owning conversation may use it
+ * (checked on every call), and its lifetime ends with a verified KV scrub.
+ */
+export class ConversationContext {
+    public readonly id: string;
+    public readonly owner: ConversationId;
+    public readonly createdAt = Date.now();
+    private readonly _context: LlamaContext;
+    private readonly _sequence: LlamaContextSequence;
+    private readonly _scrubber: KvScrubber;
+    private _lock: Promise<unknown> = Promise.resolve();
+    private _busy = 0;
+    private _ended: Promise<SessionEnd> | null = null;
+    private _lastUsedAt = Date.now();
+    private _tokensGenerated = 0;
+
+    private constructor(context: LlamaContext, owner: ConversationId, scrubber: KvScrubber) {
+        this.id = `ctx-${crypto.randomBytes(6).toString("hex")}`;
+        this.owner = owner;
+        this._context = context;
+        this._sequence = context.getSequence();
+        this._scrubber = scrubber;
+    }
+
+    /** @internal only ContextPool creates contexts */
+    public static _create(context: LlamaContext, owner: ConversationId, scrubber: KvScrubber) {
+        return new ConversationContext(context, owner, scrubber);
+    }
+
+    public get kvCells() {
+        return this._scrubber.kvCells;
+    }
+
+    public get kvBytes() {
+        return this._scrubber.kvBytes;
+    }
+
+    public get threads() {
+        return this._context.idealThreads;
+    }
+
+    public get tokensInContext() {
+        return this._sequence.nextTokenIndex;
+    }
+
+    public get tokensGenerated() {
+        return this._tokensGenerated;
+    }
+
+    public get lastUsedAt() {
+        return this._lastUsedAt;
+    }
+
+    public get busy() {
+        return this._busy > 0;
+    }
+
+    public get ended() {
+        return this._ended != null;
+    }
+
+    /** Throws unless `requester` owns this context. Every use goes through here. */
+    public assertOwner(requester: ConversationId) {
+        if (requester !== this.owner)
+            throw new ContextOwnershipError(this.id, this.owner, requester);
+        if (this._ended != null)
+            throw new CleanroomError("CONTEXT_DISPOSED", `Context ${this.id} has ended its session and cannot be used.`, {contextId: this.id});
+    }
+
+    public async generate(requester: ConversationId, options: GenerateOptions): Promise<GenerateResult> {
+        this.assertOwner(requester);
+        return await this._withLock(async () => {
+            this.assertOwner(requester);
+            return await this._generate(options);
+        });
+    }
+
+    /** Ends the session: zero every KV cell, verify, then free the context. Runs once; later calls get the same result. */
+    public end(reason: SessionEndReason): Promise<SessionEnd> {
+        if (this._ended == null) {
+            this._ended = (async () => {
+                const result = await this._withLock(() => this._scrubber.zeroAndVerify(this._sequence));
+                await this._context.dispose();
+                return {...result, contextId: this.id, reason};
+            })();
+        }
+        return this._ended;
+    }
+
+    private async _generate(options: GenerateOptions): Promise<GenerateResult> {
+        const {promptTokens, maxTokens} = options;
+        if (promptTokens.length === 0)
+            throw new CleanroomError("INVALID_INPUT", "Cannot generate from an empty prompt.");
+        if (promptTokens.length + maxTokens > this.kvCells)
+            throw new ContextOverflowError(promptTokens.length, maxTokens, this.kvCells);
+
+        this._lastUsedAt = Date.now();
+        const started = performance.now();
+
+        // Reuse the evaluated prefix this conversation already has in its own KV cache.
+        const {firstDifferentIndex} = this._sequence.compareContextTokens(promptTokens);
+        const keep = Math.min(firstDifferentIndex, promptTokens.length - 1);
+        if (this._sequence.nextTokenIndex > keep)
+            await this._sequence.eraseContextTokenRanges([{start: keep, end: this._sequence.nextTokenIndex}]);
+        const toEvaluate = promptTokens.slice(keep);
+
+        const model = this._sequence.model;
+        const stop = new StopTextDetector(options.stopTexts ?? []);
+        const tokens: Token[] = [];
+        let pending: Token[] = [];
+        let text = "";
+        let firstTokenMs: number | null = null;
+        let firstTokenProbabilities: Array<[Token, number]> | null = null;
+        let finishReason: GenerateResult["finishReason"] = "maxTokens";
+
+        const emit = (piece: string) => {
+            const {emit: visible, stopped} = stop.push(piece);
+            if (visible.length > 0) {
+                text += visible;
+                options.onText?.(visible);
+            }
+            return stopped;
+        };
+
+        const iterator = this._sequence.evaluateWithMetadata(toEvaluate, {
+            confidence: false,
+            probabilities: options.captureFirstTokenProbabilities === true
+        }, {
+            temperature: options.temperature,
+            topK: options.topK,
+            topP: options.topP,
+            seed: options.seed ?? undefined
+        });
+
+        try {
+            for await (const output of iterator) {
+                if (firstTokenMs == null) {
+                    firstTokenMs = performance.now() - started;
+                    if (options.captureFirstTokenProbabilities === true && "probabilities" in output)
+                        firstTokenProbabilities = [...(output.probabilities as Map<Token, number>).entries()];
+                }
+                if (options.signal?.aborted === true) {
+                    finishReason = "aborted";
+                    break;
+                }
+                const token = output.token;
+                if (model.isEogToken(token)) {
+                    finishReason = "stop";
+                    break;
+                }
+                tokens.push(token);
+                this._tokensGenerated++;
+
+                pending.push(token);
+                const piece = model.detokenize(pending, false, tokens.slice(Math.max(0, tokens.length - pending.length - 8), tokens.length - pending.length));
+                // A multi-byte character split over tokens decodes to U+FFFD until its last byte arrives.
+                if (!(piece.endsWith("\uFFFD") && pending.length < 4)) {
+                    pending = [];
+                    if (emit(piece)) {
+                        finishReason = "stop";
+                        break;
+                    }
+                }
+                if (tokens.length >= maxTokens) {
+                    finishReason = "maxTokens";
+                    break;
+                }
+            }
+        } finally {
+            await iterator.return(undefined);
+        }
+        if (finishReason !== "stop")
+            emit(stop.flush());
+        else
+            stop.flush();
+
+        this._lastUsedAt = Date.now();
+        return {
+            text,
+            tokens,
+            evaluatedPromptTokens: toEvaluate.length,
+            reusedPromptTokens: keep,
+            finishReason,
+            firstTokenMs,
+            decodeMs: performance.now() - started,
+            firstTokenProbabilities
+        };
+    }
+
+    private async _withLock<T>(work: () => Promise<T>): Promise<T> {
+        this._busy++;
+        const previous = this._lock;
+        let release!: () => void;
+        this._lock = new Promise<void>((resolve) => (release = resolve));
+        try {
+            await previous.catch(() => undefined);
+            return await work();
+        } finally {
+            this._busy--;
+            release();
+        }
+    }
+}

@@ -1,0 +1,306 @@
+import {resolveChatWrapper, LlamaText, type ChatHistoryItem, type ChatWrapper, type Llama, type LlamaModel, type Token} from "node-llama-cpp";
+import {CleanroomError, ContextOverflowError, ModelLoadError} from "../../common/errors.js";
+import type {ConversationId, ConversationSettings, DroppedHistory, SessionEndReason} from "../../common/types.js";
+import type {AuditLog} from "../audit/AuditLog.js";
+import type {SettingsStore} from "../store/SettingsStore.js";
+import {ContextPool, type ContextPoolOptions} from "./ContextPool.js";
+import type {ConversationContext, GenerateResult, SessionEnd} from "./ConversationContext.js";
+import {KvScrubber} from "./KvScrubber.js";
+import {PrivateScratchDir} from "./PrivateScratchDir.js";
+import {machineFingerprint, measureThreads, modelFingerprint, pickBestThreads, type ThreadTuning} from "./ThreadTuner.js";
+import {validateModelFile, type ModelFileFacts} from "./validateModelFile.js";
+
+export type LocalEngineOptions = {
+    /** Tokens per conversation context. Defaults to the model's trained context, at most `4096`. */
+    contextSize?: number,
+    /** Fixed thread count. Defaults to the count measured fastest on this machine for this model (cached). */
+    threads?: number,
+    pool?: ContextPoolOptions,
+    /** Folder for the scrub's transient files. Defaults to /dev/shm, else the temp folder. */
+    scratchParent?: string
+};
+
+export type LoadedModelInfo = {
+    path: string,
+    architecture: string,
+    fileBytes: number,
+    parameters: number,
+    trainContextSize: number | null,
+    contextSize: number,
+    threads: number,
+    threadsSource: "override" | "tuned" | "cached",
+    threadMeasurements: ThreadTuning["measurements"],
+    kvBytesPerContext: number,
+    poolBudgetBytes: number,
+    poolCapacity: number
+};
+
+export type ChatTurnInput = {
+    conversationId: ConversationId,
+    settings: ConversationSettings,
+    /** Earlier complete turns, oldest first. */
+    history: Array<{role: "user" | "assistant", content: string}>,
+    userText: string,
+    maxTokens?: number,
+    temperature?: number,
+    seed?: number | null,
+    signal?: AbortSignal,
+    onText?: (text: string) => void,
+    captureFirstTokenProbabilities?: boolean
+};
+
+export type PreparedPrompt = {
+    tokens: Token[],
+    stopTexts: string[],
+    maxTokens: number,
+    dropped: DroppedHistory
+};
+
+export type EngineTurnResult = GenerateResult & {
+    context: ConversationContext,
+    prompt: PreparedPrompt,
+    contextCreated: boolean,
+    evicted: ConversationId[]
+};
+
+const defaultMaxContextSize = 4096;
+
+/**
+ * The local model and the pool of per-conversation contexts. One model at a time; unloading
+ * it ends (and scrubs) every session first.
+ */
+export class LocalEngine {
+    private readonly _llama: Llama;
+    private readonly _audit: AuditLog;
+    private readonly _settings: SettingsStore | null;
+    private readonly _options: LocalEngineOptions;
+    private _model: LlamaModel | null = null;
+    private _facts: ModelFileFacts | null = null;
+    private _info: LoadedModelInfo | null = null;
+    private _pool: ContextPool | null = null;
+    private _chatWrapper: ChatWrapper | null = null;
+    private _scratch: PrivateScratchDir | null = null;
+
+    public constructor(llama: Llama, audit: AuditLog, settings: SettingsStore | null, options: LocalEngineOptions = {}) {
+        this._llama = llama;
+        this._audit = audit;
+        this._settings = settings;
+        this._options = options;
+    }
+
+    public get model() {
+        return this._model;
+    }
+
+    public get info() {
+        return this._info;
+    }
+
+    public get pool() {
+        return this._pool;
+    }
+
+    public async loadModel(modelPath: string): Promise<LoadedModelInfo> {
+        await this.unloadModel();
+        const facts = await validateModelFile(this._llama, modelPath);
+        let model: LlamaModel;
+        try {
+            model = await this._llama.loadModel({modelPath, gpuLayers: 0});
+        } catch (error) {
+            throw new ModelLoadError("MODEL_LOAD_FAILED", `llama.cpp could not load the model: ${error instanceof Error ? error.message : String(error)}`, {path: modelPath}, error);
+        }
+
+        try {
+            const {threads, source, measurements} = await this._chooseThreads(model, modelPath);
+            const contextSize = Math.min(this._options.contextSize ?? defaultMaxContextSize, model.trainContextSize);
+            const contextOptions = {contextSize, threads, sequences: 1, batchSize: Math.min(512, contextSize)};
+            const scratch = PrivateScratchDir.create(this._options.scratchParent);
+            const scrubber = await KvScrubber.learn(model, contextOptions, scratch);
+            const estimate = model.fileInsights.estimateContextResourceRequirements({contextSize: scrubber.kvCells, sequences: 1, modelGpuLayers: 0});
+            const contextBytes = Math.max(estimate.cpuRam, scrubber.kvBytes);
+            const pool = new ContextPool(model, contextOptions, scrubber, contextBytes, this._options.pool);
+            pool.onSessionEnd((end) => this._recordSessionEnd(end.conversationId, end));
+
+            this._model = model;
+            this._facts = facts;
+            this._scratch = scratch;
+            this._pool = pool;
+            this._chatWrapper = resolveChatWrapper(model);
+            this._info = {
+                path: modelPath,
+                architecture: facts.architecture,
+                fileBytes: facts.fileBytes,
+                parameters: facts.parameters,
+                trainContextSize: facts.trainContextSize,
+                contextSize: scrubber.kvCells,
+                threads,
+                threadsSource: source,
+                threadMeasurements: measurements,
+                kvBytesPerContext: scrubber.kvBytes,
+                poolBudgetBytes: pool.budgetBytes,
+                poolCapacity: pool.capacity
+            };
+            this._audit.record({kind: "model.loaded", data: {
+                architecture: facts.architecture, fileBytes: facts.fileBytes, contextSize: scrubber.kvCells, threads,
+                threadsSource: source, kvBytesPerContext: scrubber.kvBytes, poolCapacity: pool.capacity,
+                kvLayers: scrubber.layout.layers.length, kvTransposed: scrubber.layout.vTransposed
+            }});
+            return this._info;
+        } catch (error) {
+            await model.dispose();
+            throw error;
+        }
+    }
+
+    public async unloadModel() {
+        const pool = this._pool;
+        const model = this._model;
+        this._pool = null;
+        this._model = null;
+        this._info = null;
+        this._facts = null;
+        this._chatWrapper = null;
+        if (pool != null)
+            await pool.dispose("unload");
+        if (model != null)
+            await model.dispose();
+        this._scratch?.dispose();
+        this._scratch = null;
+    }
+
+    /** Ends every session (scrubbed) and unloads the model. */
+    public async shutdown() {
+        const pool = this._pool;
+        if (pool != null)
+            await pool.endAll("shutdown");
+        await this.unloadModel();
+    }
+
+    public async endSession(conversationId: ConversationId, reason: SessionEndReason): Promise<SessionEnd | null> {
+        return await this._pool?.end(conversationId, reason) ?? null;
+    }
+
+    /**
+     * Builds the prompt for a turn and checks that it fits before anything is evaluated. Older
+     * turns are left out only under the `drop-oldest` policy, reported in `dropped`; the system
+     * prompt and the newest message are never cut.
+     */
+    public preparePrompt(input: Pick<ChatTurnInput, "settings" | "history" | "userText" | "maxTokens">): PreparedPrompt {
+        const {model, chatWrapper, info} = this._requireModel();
+        const maxTokens = input.maxTokens ?? input.settings.sampling.maxTokens;
+        const contextSize = info.contextSize;
+
+        let history = input.history;
+        let dropped: DroppedHistory = {droppedMessages: 0, droppedTokens: 0};
+        const render = (turns: ChatTurnInput["history"]) => {
+            const chatHistory: ChatHistoryItem[] = [];
+            if (input.settings.systemPrompt.trim() !== "")
+                chatHistory.push({type: "system", text: input.settings.systemPrompt});
+            for (const turn of turns)
+                chatHistory.push(turn.role === "user" ? {type: "user", text: turn.content} : {type: "model", response: [turn.content]});
+            chatHistory.push({type: "user", text: input.userText}, {type: "model", response: []});
+            const state = chatWrapper.generateContextState({chatHistory});
+            return {
+                tokens: state.contextText.tokenize(model.tokenizer),
+                stopTexts: state.stopGenerationTriggers.map(textOfTrigger).filter((text): text is string => text != null)
+            };
+        };
+
+        let rendered = render(history);
+        const fullLength = rendered.tokens.length;
+        while (rendered.tokens.length + maxTokens > contextSize && history.length > 0 && input.settings.historyPolicy === "drop-oldest") {
+            // Drop a whole exchange at a time so the window never starts with a reply.
+            const drop = history[0]?.role === "user" && history[1]?.role === "assistant" ? 2 : 1;
+            history = history.slice(drop);
+            rendered = render(history);
+            dropped = {droppedMessages: input.history.length - history.length, droppedTokens: fullLength - rendered.tokens.length};
+        }
+        if (rendered.tokens.length + maxTokens > contextSize)
+            throw new ContextOverflowError(rendered.tokens.length, maxTokens, contextSize);
+
+        return {tokens: rendered.tokens, stopTexts: rendered.stopTexts, maxTokens, dropped};
+    }
+
+    public async runTurn(input: ChatTurnInput, prepared: PreparedPrompt = this.preparePrompt(input)): Promise<EngineTurnResult> {
+        const pool = this._requirePool();
+        const {context, created, evicted} = await pool.open(input.conversationId);
+        if (created)
+            this._audit.record({kind: "context.created", conversationId: input.conversationId, data: {
+                contextId: context.id, kvCells: context.kvCells, kvBytes: context.kvBytes, threads: context.threads
+            }});
+        const sampling = input.settings.sampling;
+        const result = await context.generate(input.conversationId, {
+            promptTokens: prepared.tokens,
+            maxTokens: prepared.maxTokens,
+            temperature: input.temperature ?? sampling.temperature,
+            topK: sampling.topK,
+            topP: sampling.topP,
+            seed: input.seed !== undefined ? input.seed : sampling.seed,
+            stopTexts: prepared.stopTexts,
+            signal: input.signal,
+            onText: input.onText,
+            captureFirstTokenProbabilities: input.captureFirstTokenProbabilities
+        });
+        return {...result, context, prompt: prepared, contextCreated: created, evicted};
+    }
+
+    /** Tokens of a text in the loaded model's vocabulary. */
+    public countTokens(text: string) {
+        return this._requireModel().model.tokenize(text).length;
+    }
+
+    private _recordSessionEnd(conversationId: ConversationId, end: SessionEnd) {
+        const data = {
+            contextId: end.contextId, reason: end.reason, kvCells: end.kvCells, layers: end.layers,
+            bytesZeroed: end.bytesZeroed, bytesChecked: end.bytesChecked, nonZeroBytes: end.nonZeroBytes,
+            cellsReadBack: end.cellsReadBack, durationMs: Math.round(end.durationMs * 1000) / 1000
+        };
+        if (end.verified) {
+            this._audit.record({kind: "scrub.verified", conversationId, data});
+        } else {
+            this._audit.record({kind: "scrub.failed", conversationId, data: {...data, failure: end.failure}});
+            this._audit.record({kind: "security.fault", conversationId, data: {
+                contextId: end.contextId, what: "KV scrub could not be verified; the context was discarded"
+            }});
+        }
+        this._audit.record({kind: "context.disposed", conversationId, data: {contextId: end.contextId, reason: end.reason}});
+    }
+
+    private async _chooseThreads(model: LlamaModel, modelPath: string) {
+        if (this._options.threads != null)
+            return {threads: this._options.threads, source: "override" as const, measurements: []};
+
+        const key = `threads.tuned:${modelFingerprint(modelPath)}:${machineFingerprint()}`;
+        const cached = this._settings?.get<ThreadTuning>(key);
+        if (cached != null && Number.isInteger(cached.threads) && cached.threads > 0)
+            return {threads: cached.threads, source: "cached" as const, measurements: cached.measurements};
+
+        const measurements = await measureThreads(model);
+        const threads = pickBestThreads(measurements);
+        const tuning: ThreadTuning = {
+            threads, measurements, modelFingerprint: key.split(":")[1]!, machineFingerprint: key.split(":")[2]!, measuredAt: Date.now()
+        };
+        this._settings?.set(key, tuning);
+        this._audit.record({kind: "threads.tuned", data: {threads, measurements}});
+        return {threads, source: "tuned" as const, measurements};
+    }
+
+    private _requireModel() {
+        if (this._model == null || this._chatWrapper == null || this._info == null)
+            throw new CleanroomError("MODEL_NOT_LOADED", "No local model is loaded.");
+
+        return {model: this._model, chatWrapper: this._chatWrapper, info: this._info};
+    }
+
+    private _requirePool() {
+        if (this._pool == null)
+            throw new CleanroomError("MODEL_NOT_LOADED", "No local model is loaded.");
+
+        return this._pool;
+    }
+}
+
+function textOfTrigger(trigger: LlamaText): string | null {
+    const values = LlamaText(trigger).values;
+    return values.every((value) => typeof value === "string") ? values.join("") : null;
+}

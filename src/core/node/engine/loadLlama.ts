@@ -1,0 +1,21 @@
+import {getLlama, LlamaLogLevel, type Llama} from "node-llama-cpp";
+
+let shared: Promise<Llama> | null = null;
+
+/**
+ * The process's one `Llama` (the native backend). CPU only by default: this build is what
+ * the tests run, and a GPU can be enabled with CLEANROOM_GPU=auto.
+ */
+export function loadLlama(): Promise<Llama> {
+    shared ??= getLlama({
+        gpu: process.env.CLEANROOM_GPU === "auto" ? "auto" : false,
+        build: "never",
+        logLevel: LlamaLogLevel.error,
+        // llama.cpp reports bad states through the log as well as return codes; errors alone are kept.
+        logger(level, message) {
+            if (level === LlamaLogLevel.error && process.env.CLEANROOM_DEBUG === "1")
+                process.stderr.write(`[llama.cpp] ${message}\n`);
+        }
+    });
+    return shared;
+}

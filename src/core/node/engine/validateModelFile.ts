@@ -1,0 +1,120 @@
+import fs from "node:fs";
+import os from "node:os";
+import {GgufInsights, readGgufFileInfo, type Llama} from "node-llama-cpp";
+import {ModelLoadError} from "../../common/errors.js";
+
+export type ModelFileFacts = {
+    path: string,
+    fileBytes: number,
+    architecture: string,
+    trainContextSize: number | null,
+    layers: number,
+    parameters: number,
+    tensorBytes: number,
+    /** RAM the weights need on the CPU, per node-llama-cpp's estimate. */
+    estimatedRamBytes: number,
+    insights: GgufInsights
+};
+
+export type ValidateModelOptions = {
+    /** Memory the machine has. Defaults to `os.totalmem()`. */
+    totalMemoryBytes?: number
+};
+
+const ggufMagic = Buffer.from("GGUF", "ascii");
+
+/**
+ * Checks a model file before it gets near llama.cpp, so that each bad input is a specific,
+ * clear error instead of a crash: missing, not GGUF, truncated, an architecture llama.cpp
+ * does not know, or more memory than this machine has.
+ */
+export async function validateModelFile(llama: Llama, modelPath: string, {totalMemoryBytes = os.totalmem()}: ValidateModelOptions = {}): Promise<ModelFileFacts> {
+    let stat: fs.Stats;
+    try {
+        stat = fs.statSync(modelPath);
+    } catch {
+        throw new ModelLoadError("MODEL_NOT_FOUND", `Model file not found: ${modelPath}`, {path: modelPath});
+    }
+    if (!stat.isFile())
+        throw new ModelLoadError("MODEL_NOT_FOUND", `Not a file: ${modelPath}`, {path: modelPath});
+
+    const head = Buffer.alloc(8);
+    const fd = fs.openSync(modelPath, "r");
+    let headBytes: number;
+    try {
+        headBytes = fs.readSync(fd, head, 0, head.length, 0);
+    } finally {
+        fs.closeSync(fd);
+    }
+    if (headBytes < 4 || !head.subarray(0, 4).equals(ggufMagic))
+        throw new ModelLoadError("MODEL_NOT_GGUF", `Not a GGUF model (the file does not start with "GGUF"): ${modelPath}`, {path: modelPath, bytes: stat.size});
+
+    let fileInfo: Awaited<ReturnType<typeof readGgufFileInfo>>;
+    try {
+        fileInfo = await readGgufFileInfo(modelPath, {sourceType: "filesystem", logWarnings: false, spliceSplitFiles: false});
+    } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        const truncated = /out of range|end of|offset|RangeError|beyond/i.test(reason) || error instanceof RangeError;
+        throw new ModelLoadError(
+            truncated ? "MODEL_TRUNCATED" : "MODEL_NOT_GGUF",
+            truncated
+                ? `The model file ends inside its own header (${stat.size} bytes): it is truncated or damaged.`
+                : `The GGUF header could not be read: ${reason}`,
+            {path: modelPath, bytes: stat.size},
+            error
+        );
+    }
+
+    const architecture = String(fileInfo.metadata?.general?.architecture ?? "");
+    const insights = await GgufInsights.from(fileInfo, llama);
+    if (architecture === "" || !insights.isSupportedByLlamaCpp)
+        throw new ModelLoadError(
+            "MODEL_UNSUPPORTED_ARCHITECTURE",
+            `Unsupported model architecture "${architecture || "(none)"}": this build of llama.cpp cannot run it.`,
+            {path: modelPath, architecture}
+        );
+
+    const tensors = fileInfo.fullTensorInfo ?? fileInfo.tensorInfo ?? [];
+    const dataStart = tensors.reduce((min, tensor) => Math.min(min, Number(tensor.fileOffset)), Number.POSITIVE_INFINITY);
+    const tensorBytes = insights.modelSize;
+    const lastTensorStart = tensors.reduce((max, tensor) => Math.max(max, Number(tensor.fileOffset)), 0);
+
+    const estimatedRamBytes = insights.estimateModelResourceRequirements({gpuLayers: 0, useMmap: false}).cpuRam;
+    if (estimatedRamBytes > totalMemoryBytes)
+        throw new ModelLoadError(
+            "MODEL_TOO_LARGE_FOR_MEMORY",
+            `The model needs about ${formatBytes(estimatedRamBytes)} of memory; this machine has ${formatBytes(totalMemoryBytes)}.`,
+            {path: modelPath, neededBytes: estimatedRamBytes, totalMemoryBytes}
+        );
+
+    if (tensors.length === 0 || lastTensorStart >= stat.size || (Number.isFinite(dataStart) && dataStart + tensorBytes > stat.size))
+        throw new ModelLoadError(
+            "MODEL_TRUNCATED",
+            `The model file is truncated: its tensors need ${formatBytes(Number.isFinite(dataStart) ? dataStart + tensorBytes : tensorBytes)} ` +
+            `but the file has ${formatBytes(stat.size)}.`,
+            {path: modelPath, bytes: stat.size, expectedBytes: Number.isFinite(dataStart) ? dataStart + tensorBytes : tensorBytes}
+        );
+
+    return {
+        path: modelPath,
+        fileBytes: stat.size,
+        architecture,
+        trainContextSize: insights.trainContextSize ?? null,
+        layers: insights.totalLayers,
+        parameters: insights.totalParameters,
+        tensorBytes,
+        estimatedRamBytes,
+        insights
+    };
+}
+
+export function formatBytes(bytes: number) {
+    const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let value = bytes;
+    let unit = 0;
+    while (value >= 1024 && unit < units.length - 1) {
+        value /= 1024;
+        unit++;
+    }
+    return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
+}

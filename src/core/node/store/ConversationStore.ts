@@ -1,0 +1,165 @@
+import crypto from "node:crypto";
+import type Database from "better-sqlite3";
+import {CleanroomError} from "../../common/errors.js";
+import {
+    ConversationSettingsSchema, type Conversation, type ConversationId, type ConversationPolicy, type ConversationSettings,
+    type ConversationSummary, type Message, type MessageRole, type MessageStatus, type Route
+} from "../../common/types.js";
+
+type ConversationRow = {id: string, title: string, policy: ConversationPolicy, settings_json: string, created_at: number, updated_at: number};
+type MessageRow = {
+    id: number, conversation_id: string, role: MessageRole, content: string, status: MessageStatus,
+    route: Route | null, route_reason: string | null, tokens: number | null, created_at: number, updated_at: number
+};
+
+export type NewConversation = {
+    id?: ConversationId,
+    title?: string,
+    policy?: ConversationPolicy,
+    settings?: Partial<ConversationSettings>
+};
+
+export type NewMessage = {
+    role: MessageRole,
+    content: string,
+    status: MessageStatus,
+    route?: Route | null,
+    routeReason?: string | null,
+    tokens?: number | null
+};
+
+/** Conversations and their messages in SQLite. */
+export class ConversationStore {
+    private readonly _db: Database.Database;
+
+    public constructor(db: Database.Database) {
+        this._db = db;
+    }
+
+    public create({id, title, policy = "local", settings = {}}: NewConversation = {}): Conversation {
+        const now = Date.now();
+        const conversation: Conversation = {
+            id: id ?? crypto.randomUUID(),
+            title: title ?? "New conversation",
+            policy,
+            settings: ConversationSettingsSchema.parse(settings),
+            createdAt: now,
+            updatedAt: now
+        };
+        this._db.prepare(
+            "INSERT INTO conversations (id, title, policy, settings_json, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)"
+        ).run(conversation.id, conversation.title, conversation.policy, JSON.stringify(conversation.settings), now, now);
+        return conversation;
+    }
+
+    public find(id: ConversationId): Conversation | undefined {
+        const row = this._db.prepare("SELECT * FROM conversations WHERE id = ?").get(id) as ConversationRow | undefined;
+        return row == null ? undefined : conversationFromRow(row);
+    }
+
+    public get(id: ConversationId): Conversation {
+        const conversation = this.find(id);
+        if (conversation == null)
+            throw new CleanroomError("CONVERSATION_NOT_FOUND", `No conversation with id ${id}.`, {conversationId: id});
+
+        return conversation;
+    }
+
+    public list(): ConversationSummary[] {
+        const rows = this._db.prepare(`
+            SELECT c.*, (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS message_count
+            FROM conversations c ORDER BY c.updated_at DESC, c.id
+        `).all() as Array<ConversationRow & {message_count: number}>;
+        return rows.map((row) => ({...conversationFromRow(row), messageCount: row.message_count}));
+    }
+
+    public update(id: ConversationId, changes: {title?: string, policy?: ConversationPolicy, settings?: Partial<ConversationSettings>}): Conversation {
+        const current = this.get(id);
+        const next: Conversation = {
+            ...current,
+            title: changes.title ?? current.title,
+            policy: changes.policy ?? current.policy,
+            settings: ConversationSettingsSchema.parse({...current.settings, ...changes.settings}),
+            updatedAt: Date.now()
+        };
+        this._db.prepare("UPDATE conversations SET title = ?, policy = ?, settings_json = ?, updated_at = ? WHERE id = ?")
+            .run(next.title, next.policy, JSON.stringify(next.settings), next.updatedAt, id);
+        return next;
+    }
+
+    /** Removes the conversation, its messages and its audit trail, then checkpoints the WAL so no copy of them lingers there. */
+    public delete(id: ConversationId): void {
+        this.get(id);
+        this._db.transaction(() => {
+            this._db.prepare("DELETE FROM messages WHERE conversation_id = ?").run(id);
+            this._db.prepare("DELETE FROM audit_events WHERE conversation_id = ?").run(id);
+            this._db.prepare("DELETE FROM conversations WHERE id = ?").run(id);
+        })();
+        this._db.pragma("wal_checkpoint(TRUNCATE)");
+    }
+
+    public appendMessage(conversationId: ConversationId, message: NewMessage): Message {
+        const now = Date.now();
+        const result = this._db.prepare(`
+            INSERT INTO messages (conversation_id, role, content, status, route, route_reason, tokens, created_at, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+        `).run(conversationId, message.role, message.content, message.status, message.route ?? null,
+            message.routeReason ?? null, message.tokens ?? null, now, now);
+        this._db.prepare("UPDATE conversations SET updated_at = ? WHERE id = ?").run(now, conversationId);
+        return this.getMessage(Number(result.lastInsertRowid));
+    }
+
+    /** Saves a reply as it grows; `status` stays `streaming` until `finishMessage`. */
+    public updateMessageContent(messageId: number, content: string, tokens: number): void {
+        this._db.prepare("UPDATE messages SET content = ?, tokens = ?, updated_at = ? WHERE id = ?").run(content, tokens, Date.now(), messageId);
+    }
+
+    public finishMessage(messageId: number, update: {content: string, status: MessageStatus, tokens?: number | null}): Message {
+        this._db.prepare("UPDATE messages SET content = ?, status = ?, tokens = COALESCE(?, tokens), updated_at = ? WHERE id = ?")
+            .run(update.content, update.status, update.tokens ?? null, Date.now(), messageId);
+        return this.getMessage(messageId);
+    }
+
+    public deleteMessage(messageId: number): void {
+        this._db.prepare("DELETE FROM messages WHERE id = ?").run(messageId);
+    }
+
+    public getMessage(messageId: number): Message {
+        const row = this._db.prepare("SELECT * FROM messages WHERE id = ?").get(messageId) as MessageRow | undefined;
+        if (row == null)
+            throw new CleanroomError("INVALID_INPUT", `No message with id ${messageId}.`, {messageId});
+
+        return messageFromRow(row);
+    }
+
+    public messages(conversationId: ConversationId): Message[] {
+        const rows = this._db.prepare("SELECT * FROM messages WHERE conversation_id = ? ORDER BY id").all(conversationId) as MessageRow[];
+        return rows.map(messageFromRow);
+    }
+}
+
+function conversationFromRow(row: ConversationRow): Conversation {
+    return {
+        id: row.id,
+        title: row.title,
+        policy: row.policy,
+        settings: ConversationSettingsSchema.parse(JSON.parse(row.settings_json)),
+        createdAt: row.created_at,
+        updatedAt: row.updated_at
+    };
+}
+
+function messageFromRow(row: MessageRow): Message {
+    return {
+        id: row.id,
+        conversationId: row.conversation_id,
+        role: row.role,
+        content: row.content,
+        status: row.status,
+        route: row.route,
+        routeReason: row.route_reason,
+        tokens: row.tokens,
+        createdAt: row.created_at,
+        updatedAt: row.updated_at
+    };
+}
