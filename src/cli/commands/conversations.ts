@@ -1,0 +1,63 @@
+import type {Command} from "commander";
+import {openDatabase} from "../../core/node/store/openDatabase.js";
+import {ConversationStore} from "../../core/node/store/ConversationStore.js";
+import {AuditLog} from "../../core/node/audit/AuditLog.js";
+import {defaultDatabasePath} from "../../core/node/appPaths.js";
+import {printJson, reportError} from "../output.js";
+
+type Options = {db?: string, json?: boolean};
+
+/** Conversation housekeeping needs no model: it opens the database alone. */
+export function registerConversationsCommand(program: Command) {
+    const conversations = program.command("conversations").description("List, show or delete stored conversations");
+
+    conversations.command("list")
+        .option("--db <file>", "SQLite database").option("--json", "JSON output")
+        .action((options: Options) => withStore(options, (store) => {
+            const list = store.list();
+            if (options.json === true)
+                printJson({conversations: list});
+            else if (list.length === 0)
+                process.stdout.write("No conversations.\n");
+            else
+                for (const conversation of list)
+                    process.stdout.write(`${conversation.id}  ${conversation.policy.padEnd(13)}  ${String(conversation.messageCount).padStart(4)} msgs  ${conversation.title}\n`);
+        }));
+
+    conversations.command("show <id>")
+        .option("--db <file>", "SQLite database").option("--json", "JSON output")
+        .action((id: string, options: Options) => withStore(options, (store, audit) => {
+            const conversation = store.get(id);
+            const messages = store.messages(id);
+            if (options.json === true)
+                printJson({conversation, messages, audit: audit.events({conversationId: id})});
+            else {
+                process.stdout.write(`${conversation.title} (${conversation.id}, ${conversation.policy})\n\n`);
+                for (const message of messages)
+                    process.stdout.write(`${message.role}${message.status !== "complete" ? ` [${message.status}]` : ""}${message.route != null ? ` via ${message.route}` : ""}:\n${message.content}\n\n`);
+            }
+        }));
+
+    conversations.command("delete <id>")
+        .option("--db <file>", "SQLite database").option("--json", "JSON output")
+        .action((id: string, options: Options) => withStore(options, (store, audit) => {
+            store.delete(id);
+            audit.record({kind: "conversation.deleted", data: {}});
+            if (options.json === true)
+                printJson({deleted: id});
+            else
+                process.stdout.write(`Deleted ${id}.\n`);
+        }));
+}
+
+function withStore(options: Options, work: (store: ConversationStore, audit: AuditLog) => void) {
+    let db;
+    try {
+        db = openDatabase(options.db ?? defaultDatabasePath());
+        work(new ConversationStore(db), new AuditLog(db));
+    } catch (error) {
+        reportError(error, options.json === true);
+    } finally {
+        db?.close();
+    }
+}

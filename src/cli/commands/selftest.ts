@@ -1,0 +1,71 @@
+import type {Command} from "commander";
+import {Core} from "../../core/node/Core.js";
+import {loadLlama} from "../../core/node/engine/loadLlama.js";
+import {probeGreedyReply, type ProbeResult} from "../../core/node/selftest/probe.js";
+import {runSelfTest} from "../../core/node/selftest/runSelfTest.js";
+import {resolveModelPath} from "../openCore.js";
+import {exitCodes, parseIntegerOption, printJson, reportError} from "../output.js";
+import {runCli} from "../spawnCli.js";
+import {CleanroomError} from "../../core/common/errors.js";
+
+export function registerSelfTestCommand(program: Command) {
+    program.command("selftest")
+        .description("Prove isolation on this machine (scrub, differential, overflow, ownership); exits 0 only if all pass")
+        .option("--model <gguf>", "GGUF model file (default: $CLEANROOM_MODEL)")
+        .option("--threads <n>", "thread count (default: measured)", parseIntegerOption("--threads"))
+        .option("--context-size <n>", "tokens per context", parseIntegerOption("--context-size"))
+        .option("--json", "JSON output")
+        .action(async (options: {model?: string, threads?: number, contextSize?: number, json?: boolean}) => {
+            const json = options.json === true;
+            try {
+                const modelPath = resolveModelPath(options.model);
+                if (modelPath == null)
+                    throw new CleanroomError("MODEL_NOT_LOADED", "No model: pass --model <gguf> or set CLEANROOM_MODEL.");
+
+                const report = await runSelfTest({
+                    modelPath,
+                    threads: options.threads,
+                    contextSize: options.contextSize,
+                    probeInFreshProcess: async (request) => JSON.parse(await runCli([
+                        "selftest-probe", "--model", modelPath, "--threads", String(request.threads),
+                        "--context-size", String(request.contextSize), "--system", request.systemPrompt,
+                        "--prompt", request.prompt, "--max-tokens", String(request.maxTokens)
+                    ])) as ProbeResult
+                });
+                if (json)
+                    printJson({passed: report.passed, checks: report.checks.map(({name, passed, detail}) => ({name, passed, detail})),
+                        model: report.model, threads: report.threads, contextSize: report.contextSize});
+                else {
+                    for (const check of report.checks)
+                        process.stdout.write(`${check.passed ? "PASS" : "FAIL"}  ${check.name.padEnd(12)} ${check.detail}\n`);
+                    process.stdout.write(report.passed ? "All isolation checks passed.\n" : "Isolation self-test FAILED.\n");
+                }
+                if (!report.passed)
+                    process.exitCode = exitCodes.securityFault;
+            } catch (error) {
+                reportError(error, json);
+            }
+        });
+
+    // Used by the differential check: the same probe, in a process that has seen nothing else.
+    program.command("selftest-probe", {hidden: true})
+        .requiredOption("--model <gguf>")
+        .requiredOption("--threads <n>", "", parseIntegerOption("--threads"))
+        .requiredOption("--context-size <n>", "", parseIntegerOption("--context-size"))
+        .requiredOption("--system <text>")
+        .requiredOption("--prompt <text>")
+        .requiredOption("--max-tokens <n>", "", parseIntegerOption("--max-tokens"))
+        .action(async (options: {model: string, threads: number, contextSize: number, system: string, prompt: string, maxTokens: number}) => {
+            const core = Core.create(await loadLlama(), {
+                database: ":memory:", engine: {threads: options.threads, contextSize: options.contextSize, pool: {idleTimeoutMs: 0}}
+            });
+            try {
+                await core.loadModel(options.model);
+                printJson(await probeGreedyReply(core, {systemPrompt: options.system, prompt: options.prompt, maxTokens: options.maxTokens}));
+            } catch (error) {
+                reportError(error, true);
+            } finally {
+                await core.close();
+            }
+        });
+}

@@ -1,0 +1,29 @@
+import {spawn} from "node:child_process";
+import path from "node:path";
+import {fileURLToPath} from "node:url";
+
+export const cliEntry = path.join(path.dirname(fileURLToPath(import.meta.url)), "main.ts");
+
+/** Arguments that run this CLI from source in a new Node process (tsx as the loader). */
+export function cliCommand(args: string[]): {command: string, args: string[]} {
+    return {command: process.execPath, args: ["--import", import.meta.resolve("tsx"), cliEntry, ...args]};
+}
+
+/** Runs the CLI in a fresh process and returns its stdout, rejecting on a non-zero exit. */
+export function runCli(args: string[], {env = process.env}: {env?: NodeJS.ProcessEnv} = {}): Promise<string> {
+    const {command, args: fullArgs} = cliCommand(args);
+    return new Promise((resolve, reject) => {
+        const child = spawn(command, fullArgs, {env, stdio: ["ignore", "pipe", "pipe"]});
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+        child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+        child.on("error", reject);
+        child.on("close", (code) => {
+            if (code === 0)
+                resolve(stdout);
+            else
+                reject(new Error(`cleanroom ${args[0]} exited with ${code}: ${stderr.trim()}`));
+        });
+    });
+}
