@@ -24,8 +24,11 @@ export class KvScrubber {
     public readonly kvCells: number;
     private readonly _scratch: PrivateScratchDir;
 
-    private constructor(layout: KvLayout, kvCells: number, scratch: PrivateScratchDir) {
+    private readonly _fillToken: number;
+
+    private constructor(layout: KvLayout, kvCells: number, fillToken: number, scratch: PrivateScratchDir) {
         this.layout = layout;
+        this._fillToken = fillToken;
         this.kvCells = kvCells;
         this._scratch = scratch;
     }
@@ -59,7 +62,7 @@ export class KvScrubber {
             await sequence.clearHistory();
             const oversizePath = scratch.newFilePath("capacity");
             try {
-                await writeZeroKvState(oversizePath, layout, kvCells + 1);
+                await writeZeroKvState(oversizePath, layout, kvCells + 1, {omitTokens: true});
                 let accepted = false;
                 try {
                     await sequence.loadStateFromFile(oversizePath, {acceptRisk: true});
@@ -73,7 +76,7 @@ export class KvScrubber {
                 scratch.removeFile(oversizePath);
             }
 
-            return new KvScrubber(layout, kvCells, scratch);
+            return new KvScrubber(layout, kvCells, neutralToken, scratch);
         } finally {
             await context.dispose();
         }
@@ -93,7 +96,7 @@ export class KvScrubber {
                 throw new Error(`sequence holds ${sequence.contextSize} cells, the scrubber was learned for ${this.kvCells}`);
 
             await sequence.clearHistory();
-            result.bytesZeroed = await writeZeroKvState(zeroPath, this.layout, this.kvCells);
+            result.bytesZeroed = await writeZeroKvState(zeroPath, this.layout, this.kvCells, {fillToken: this._fillToken});
             await sequence.loadStateFromFile(zeroPath, {acceptRisk: true});
             this._scratch.removeFile(zeroPath);
 

@@ -256,9 +256,18 @@ export async function readKvLayout(path: string): Promise<KvLayout> {
 /**
  * Writes a state whose `cellCount` cells (positions 0..cellCount-1, sequence 0) carry all-zero
  * K and V payloads in the learned layout. Loading it into a cleared sequence overwrites every
- * cell it occupies with zeros. Returns the number of payload bytes written.
+ * cell it occupies with zeros. The token list names `fillToken` once per cell so that
+ * node-llama-cpp knows the cells are in use and its `clearHistory()` frees them all.
+ * Returns the number of payload bytes written.
  */
-export async function writeZeroKvState(path: string, layout: KvLayout, cellCount: number): Promise<number> {
+export type ZeroStateOptions = {
+    /** Token id listed once per cell. Defaults to `0`. */
+    fillToken?: number,
+    /** List no tokens at all (the capacity probe: llama.cpp then judges the KV cell count alone). Defaults to `false`. */
+    omitTokens?: boolean
+};
+
+export async function writeZeroKvState(path: string, layout: KvLayout, cellCount: number, {fillToken = 0, omitTokens = false}: ZeroStateOptions = {}): Promise<number> {
     const file = await fs.open(path, "wx", 0o600);
     try {
         let position = 0;
@@ -277,13 +286,22 @@ export async function writeZeroKvState(path: string, layout: KvLayout, cellCount
             }
         };
 
-        const header = Buffer.alloc(5 * 4);
+        const header = Buffer.alloc(3 * 4);
         header.writeUInt32LE(stateMagic, 0);
         header.writeUInt32LE(layout.version, 4);
-        header.writeUInt32LE(0, 8); // no tokens
-        header.writeUInt32LE(1, 12); // one stream
-        header.writeUInt32LE(cellCount, 16);
+        const tokenCount = omitTokens ? 0 : cellCount;
+        header.writeUInt32LE(tokenCount, 8);
         await write(header);
+
+        const tokens = Buffer.alloc(tokenCount * 4);
+        for (let index = 0; index < tokenCount; index++)
+            tokens.writeInt32LE(fillToken, index * 4);
+        await write(tokens);
+
+        const streamHeader = Buffer.alloc(2 * 4);
+        streamHeader.writeUInt32LE(1, 0); // one stream
+        streamHeader.writeUInt32LE(cellCount, 4);
+        await write(streamHeader);
 
         const cells = Buffer.alloc(cellCount * 12);
         for (let cell = 0; cell < cellCount; cell++) {

@@ -65,6 +65,17 @@ export async function validateModelFile(llama: Llama, modelPath: string, {totalM
         );
     }
 
+    // node-llama-cpp's reader returns what it could parse of a cut header instead of failing.
+    const declaredTensors = Number(fileInfo.tensorCount);
+    const parsedTensors = (fileInfo.tensorInfo ?? []).length;
+    if (Number(fileInfo.infoEndOffset) > stat.size || parsedTensors < declaredTensors)
+        throw new ModelLoadError(
+            "MODEL_TRUNCATED",
+            `The model file is truncated inside its header: it declares ${declaredTensors} tensors, ` +
+            `${parsedTensors} could be read from its ${stat.size} bytes.`,
+            {path: modelPath, bytes: stat.size, declaredTensors, parsedTensors}
+        );
+
     const architecture = String(fileInfo.metadata?.general?.architecture ?? "");
     const insights = await GgufInsights.from(fileInfo, llama);
     if (architecture === "" || !insights.isSupportedByLlamaCpp)

@@ -1,0 +1,71 @@
+import {describe, expect, it} from "vitest";
+import {ContextOverflowError} from "../../src/core/common/errors.js";
+import {requireTestModel} from "../helpers/testModel.js";
+import {createTestCore} from "../helpers/tempCore.js";
+
+const modelPath = requireTestModel();
+
+describe.skipIf(modelPath == null)("turns that do not fit", () => {
+    it("refuses a turn larger than the context before evaluating or storing anything, and says by how much", async () => {
+        const {core} = await createTestCore(modelPath!);
+        try {
+            const conversation = core.createConversation();
+            await core.sendMessage({conversationId: conversation.id, text: "Once upon a time", maxTokens: 8, temperature: 0});
+            const context = core.engine.pool!.peek(conversation.id)!;
+            const tokensBefore = context.tokensInContext;
+
+            const error = await core.sendMessage({conversationId: conversation.id, text: "word ".repeat(600), maxTokens: 64, temperature: 0})
+                .catch((caught: unknown) => caught);
+            expect(error).toBeInstanceOf(ContextOverflowError);
+            const overflow = error as ContextOverflowError;
+            expect(overflow.details).toMatchObject({contextSize: 512, replyBudget: 64});
+            expect(overflow.details.overBy).toBe((overflow.details.neededTokens as number) - 512);
+            expect(overflow.message).toMatch(/needs \d+ tokens \(\d+ prompt \+ 64 reply budget\) but the context holds 512: \d+ over/);
+
+            expect(context.tokensInContext).toBe(tokensBefore);
+            expect(core.store.messages(conversation.id)).toHaveLength(2);
+            expect(core.audit.events({conversationId: conversation.id, kinds: ["turn.refused"]})).toHaveLength(1);
+        } finally {
+            await core.close();
+        }
+    });
+
+    it("a reply budget that does not fit is refused too", async () => {
+        const {core} = await createTestCore(modelPath!);
+        try {
+            const conversation = core.createConversation();
+            await expect(core.sendMessage({conversationId: conversation.id, text: "Hi", maxTokens: 600, temperature: 0}))
+                .rejects.toMatchObject({code: "CONTEXT_OVERFLOW", details: {replyBudget: 600}});
+        } finally {
+            await core.close();
+        }
+    });
+
+    it("drops the oldest exchanges only under the drop-oldest policy, reports it, and never cuts the newest message", async () => {
+        const {core} = await createTestCore(modelPath!);
+        try {
+            const dropping = core.createConversation({settings: {historyPolicy: "drop-oldest"}});
+            const refusing = core.createConversation({settings: {historyPolicy: "refuse"}});
+            const longTurn = "The little dog ran in the park with a red ball. ".repeat(6);
+            for (const conversation of [dropping, refusing])
+                for (let turn = 0; turn < 4; turn++)
+                    await core.sendMessage({conversationId: conversation.id, text: longTurn, maxTokens: 24, temperature: 0}).catch(() => undefined);
+
+            const kept = await core.sendMessage({conversationId: dropping.id, text: longTurn, maxTokens: 24, temperature: 0});
+            expect(kept.history.droppedMessages).toBeGreaterThan(0);
+            expect(kept.history.droppedMessages % 2).toBe(0);
+            expect(core.audit.events({conversationId: dropping.id, kinds: ["history.dropped"]}).length).toBeGreaterThan(0);
+            // Dropped from the window, never from the database.
+            expect(core.store.messages(dropping.id).length).toBeGreaterThanOrEqual(10);
+
+            await expect(core.sendMessage({conversationId: refusing.id, text: longTurn, maxTokens: 24, temperature: 0}))
+                .rejects.toMatchObject({code: "CONTEXT_OVERFLOW"});
+
+            // A newest message that alone does not fit is refused, not truncated, whatever the policy.
+            await expect(core.sendMessage({conversationId: dropping.id, text: longTurn.repeat(8), maxTokens: 24, temperature: 0}))
+                .rejects.toMatchObject({code: "CONTEXT_OVERFLOW"});
+        } finally {
+            await core.close();
+        }
+    });
+});

@@ -1,0 +1,65 @@
+import fs from "node:fs";
+import path from "node:path";
+import {describe, expect, it} from "vitest";
+import {readKvState, writeZeroKvState, KvStateFormatError, type KvLayout} from "../../src/core/node/engine/KvStateFile.js";
+import {tempDir} from "../helpers/tempCore.js";
+
+const layout: KvLayout = {
+    version: 3,
+    vTransposed: false,
+    layers: [
+        {kType: 1, kRowBytes: 64, vType: 1, vCellBytes: 64},
+        {kType: 1, kRowBytes: 32, vType: 1, vCellBytes: 32}
+    ],
+    bytesPerCell: 192
+};
+
+describe("KV state files", () => {
+    it("writes an all-zero state that reads back with every payload byte zero", async () => {
+        const file = path.join(tempDir("kv"), "zero.state");
+        const written = await writeZeroKvState(file, layout, 100);
+        const summary = await readKvState(file);
+        expect(written).toBe(100 * 192);
+        expect(summary.cellCount).toBe(100);
+        expect(summary.payloadBytes).toBe(100 * 192);
+        expect(summary.nonZeroPayloadBytes).toBe(0);
+        expect(summary.positions).toEqual({first: 0, last: 99, ascending: true});
+        expect(summary.layout?.layers).toEqual(layout.layers);
+    });
+
+    it("counts residue: a single non-zero byte anywhere in K or V is found", async () => {
+        const file = path.join(tempDir("kv"), "dirty.state");
+        await writeZeroKvState(file, layout, 50);
+        const bytes = fs.readFileSync(file);
+        const payloadStart = bytes.length - 50 * 192;
+        for (const offset of [payloadStart, payloadStart + 3211, bytes.length - 1]) {
+            const dirty = Buffer.from(bytes);
+            dirty[offset] = 0x5a;
+            fs.writeFileSync(file, dirty);
+            expect((await readKvState(file)).nonZeroPayloadBytes).toBe(1);
+        }
+    });
+
+    it("understands transposed V layouts", async () => {
+        const file = path.join(tempDir("kv"), "vt.state");
+        const transposed: KvLayout = {
+            version: 3, vTransposed: true, bytesPerCell: 128,
+            layers: [{kType: 1, kRowBytes: 64, vType: 1, vCellBytes: 64, vElementBytes: 2, vEmbd: 32}]
+        };
+        await writeZeroKvState(file, transposed, 10);
+        const summary = await readKvState(file);
+        expect(summary.layout).toEqual(transposed);
+        expect(summary.nonZeroPayloadBytes).toBe(0);
+    });
+
+    it("rejects a file that is not a sequence state, or is cut short", async () => {
+        const dir = tempDir("kv");
+        fs.writeFileSync(path.join(dir, "junk.state"), Buffer.from("not a state file at all"));
+        await expect(readKvState(path.join(dir, "junk.state"))).rejects.toBeInstanceOf(KvStateFormatError);
+
+        const file = path.join(dir, "short.state");
+        await writeZeroKvState(file, layout, 10);
+        fs.truncateSync(file, fs.statSync(file).size - 7);
+        await expect(readKvState(file)).rejects.toThrow(/needs \d+ more bytes/);
+    });
+});
