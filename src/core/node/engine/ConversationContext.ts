@@ -28,6 +28,7 @@ export type GenerateResult = {
     reusedPromptTokens: number,
     finishReason: "stop" | "maxTokens" | "aborted",
     firstTokenMs: number | null,
+    /** From the start of the turn to the last generated token. */
     decodeMs: number,
     firstTokenProbabilities: Array<[Token, number]> | null
 };
@@ -147,6 +148,7 @@ export class ConversationContext {
         let pending: Token[] = [];
         let text = "";
         let firstTokenMs: number | null = null;
+        let lastTokenAt = started;
         let firstTokenProbabilities: Array<[Token, number]> | null = null;
         let finishReason: GenerateResult["finishReason"] = "maxTokens";
 
@@ -159,15 +161,14 @@ export class ConversationContext {
             return stopped;
         };
 
+        // Greedy decoding needs no sampler chain; top-k/top-p would only cost time.
+        const sampling = options.temperature > 0
+            ? {temperature: options.temperature, topK: options.topK, topP: options.topP, seed: options.seed ?? undefined}
+            : {temperature: 0};
         const iterator = this._sequence.evaluateWithMetadata(toEvaluate, {
             confidence: false,
             probabilities: options.captureFirstTokenProbabilities === true
-        }, {
-            temperature: options.temperature,
-            topK: options.topK,
-            topP: options.topP,
-            seed: options.seed ?? undefined
-        });
+        }, sampling);
 
         try {
             for await (const output of iterator) {
@@ -181,6 +182,7 @@ export class ConversationContext {
                     break;
                 }
                 const token = output.token;
+                lastTokenAt = performance.now();
                 if (model.isEogToken(token)) {
                     finishReason = "stop";
                     break;
@@ -219,7 +221,7 @@ export class ConversationContext {
             reusedPromptTokens: keep,
             finishReason,
             firstTokenMs,
-            decodeMs: performance.now() - started,
+            decodeMs: lastTokenAt - started,
             firstTokenProbabilities
         };
     }
