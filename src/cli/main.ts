@@ -2,7 +2,9 @@
 import {Command} from "commander";
 import {registerChatCommand} from "./commands/chat.js";
 import {registerConversationsCommand} from "./commands/conversations.js";
+import {registerModelsCommand} from "./commands/models.js";
 import {registerSelfTestCommand} from "./commands/selftest.js";
+import {registerSimCloudCommand} from "./commands/simCloud.js";
 
 const program = new Command()
     .name("cleanroom")
@@ -12,5 +14,7 @@ const program = new Command()
 registerChatCommand(program);
 registerConversationsCommand(program);
 registerSelfTestCommand(program);
+registerModelsCommand(program);
+registerSimCloudCommand(program);
 
 await program.parseAsync(process.argv);

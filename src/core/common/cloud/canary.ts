@@ -1,0 +1,95 @@
+import {sha256, sha256Hex} from "./sha256.js";
+
+/**
+ * Cleanroom's published canary format, so that every install recognises every other's:
+ * `CLRM-` followed by 24 characters of the RFC 4648 base32 alphabet (A-Z, 2-7): 20 random
+ * characters from a CSPRNG, then a 4-character checksum, the first 4 characters of the
+ * unpadded base32 encoding of SHA-256(ASCII `CLRM-` + the 20 random characters).
+ * A string of that shape with a wrong checksum is not a canary.
+ */
+export const canaryPrefix = "CLRM-";
+/** The prefix as it appears after the scanner drops separators and upper-cases. */
+export const canaryNormalizedPrefix = "CLRM";
+export const canaryAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+export const canaryRandomLength = 20;
+export const canaryChecksumLength = 4;
+/** Characters after the prefix: 24. */
+export const canaryBodyLength = canaryRandomLength + canaryChecksumLength;
+/** Whole canary: 29 characters. */
+export const canaryLength = canaryPrefix.length + canaryBodyLength;
+
+const canaryPattern = /^CLRM-[A-Z2-7]{24}$/;
+
+/** Fills the array with random bytes. Defaults to `globalThis.crypto.getRandomValues`. */
+export type RandomBytesSource = (bytes: Uint8Array) => void;
+
+export type Canary = string & {readonly __canary: unique symbol};
+
+/** A fresh canary from a CSPRNG (or, for tests and the simulator only, the given byte source). */
+export function createCanary(randomBytes: RandomBytesSource = cryptoRandomBytes): Canary {
+    const bytes = new Uint8Array(canaryRandomLength);
+    randomBytes(bytes);
+    let random = "";
+    // 256 is a multiple of 32, so masking to 5 bits keeps every character equally likely.
+    for (const byte of bytes)
+        random += canaryAlphabet[byte & 31];
+    return (canaryPrefix + random + canaryChecksum(random)) as Canary;
+}
+
+/**
+ * The 4-character checksum of 20 random characters: the first 4 characters of the
+ * unpadded base32 encoding of SHA-256(`CLRM-` + random), i.e. its first 20 bits.
+ */
+export function canaryChecksum(random: string): string {
+    const digest = sha256(canaryPrefix + random);
+    // First 20 bits of the digest as four 5-bit groups.
+    const bits = (digest[0]! << 12) | (digest[1]! << 4) | (digest[2]! >>> 4);
+    let checksum = "";
+    for (let shift = 15; shift >= 0; shift -= 5)
+        checksum += canaryAlphabet[(bits >>> shift) & 31];
+    return checksum;
+}
+
+/** Whether the string is exactly one canary: the format, and a checksum that matches. */
+export function isValidCanary(text: string): text is Canary {
+    if (!canaryPattern.test(text))
+        return false;
+    const random = text.slice(canaryPrefix.length, canaryPrefix.length + canaryRandomLength);
+    return canaryChecksum(random) === text.slice(canaryPrefix.length + canaryRandomLength);
+}
+
+/**
+ * Checks the 24 characters after the prefix, already upper-case base32. Returns the
+ * canonical canary (`CLRM-` + body) when the checksum matches, else `null`.
+ */
+export function canaryFromBody(body: string): Canary | null {
+    const canary = canaryPrefix + body;
+    return isValidCanary(canary) ? canary : null;
+}
+
+/** What the client remembers of a canary it planted: SHA-256 of the canonical string, hex. */
+export function hashCanary(canary: string): string {
+    return sha256Hex(canary);
+}
+
+/** Unpadded RFC 4648 base32 of the bytes (exported for tests of the checksum definition). */
+export function base32Encode(bytes: Uint8Array): string {
+    let output = "";
+    let buffer = 0;
+    let bufferedBits = 0;
+    for (const byte of bytes) {
+        buffer = ((buffer << 8) | byte) & 0xffff;
+        bufferedBits += 8;
+        while (bufferedBits >= 5) {
+            output += canaryAlphabet[(buffer >>> (bufferedBits - 5)) & 31];
+            bufferedBits -= 5;
+        }
+    }
+    if (bufferedBits > 0)
+        output += canaryAlphabet[(buffer << (5 - bufferedBits)) & 31];
+    return output;
+}
+
+function cryptoRandomBytes(bytes: Uint8Array) {
+    globalThis.crypto.getRandomValues(bytes);
+}

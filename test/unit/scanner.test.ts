@@ -1,0 +1,166 @@
+import {describe, expect, it} from "vitest";
+import {createCanary, hashCanary} from "../../src/core/common/cloud/canary.js";
+import {CanaryScanner} from "../../src/core/common/cloud/CanaryScanner.js";
+import {FingerprintIndex, fingerprintText} from "../../src/core/common/cloud/fingerprints.js";
+import type {CanaryBook, CanaryScannerOptions, PlantedCanary, ScanFinding} from "../../src/core/common/cloud/types.js";
+
+class MapCanaryBook implements CanaryBook {
+    private readonly _planted = new Map<string, PlantedCanary>();
+
+    public plant(conversationId: string, requestId: string) {
+        const canary = createCanary();
+        this._planted.set(hashCanary(canary), {conversationId, requestId});
+        return canary;
+    }
+
+    public lookup(canaryHash: string) {
+        return this._planted.get(canaryHash);
+    }
+}
+
+function streamThrough(options: CanaryScannerOptions, chunks: string[]) {
+    const scanner = new CanaryScanner(options);
+    const shown: string[] = [];
+    const findings: ScanFinding[] = [];
+    for (const chunk of chunks) {
+        const step = scanner.feed(chunk);
+        shown.push(step.text);
+        findings.push(...step.findings);
+        if (step.blocked)
+            break;
+    }
+    const last = scanner.finish();
+    shown.push(last.text);
+    findings.push(...last.findings);
+    return {text: shown.join(""), shown, findings, blocked: scanner.blocked};
+}
+
+function charChunks(text: string, size = 3) {
+    const chunks: string[] = [];
+    for (let i = 0; i < text.length; i += size)
+        chunks.push(text.slice(i, i + size));
+    return chunks;
+}
+
+describe("CanaryScanner verdicts", () => {
+    const book = new MapCanaryBook();
+    const ownThisRequest = book.plant("conv-a", "req-2");
+    const ownEarlierRequest = book.plant("conv-a", "req-1");
+    const ownOtherConversation = book.plant("conv-b", "req-9");
+    const foreign = createCanary();
+    const options = {conversationId: "conv-a", requestId: "req-2", book};
+
+    it("passes clean text through unchanged", () => {
+        const reply = "Once upon a time, there was a little girl named Lily. CLR is not CLRM-TOO-SHORT.";
+        const {text, findings, blocked} = streamThrough(options, charChunks(reply, 2));
+        expect(blocked).toBe(false);
+        expect(findings).toEqual([]);
+        expect(text).toBe(reply);
+    });
+
+    it("strips this request's own canary (prompt echo) and warns", () => {
+        const reply = `Sure. The marker is ${ownThisRequest.toLowerCase().split("").join(" ")}, as asked.`;
+        const {text, findings, blocked} = streamThrough(options, charChunks(reply, 5));
+        expect(blocked).toBe(false);
+        expect(findings.map((finding) => finding.kind)).toEqual(["prompt-echo"]);
+        expect(findings[0]!.blocking).toBe(false);
+        expect(text).toBe("Sure. The marker is , as asked.");
+    });
+
+    it("blocks our canary from an earlier request of the same conversation as cross-request", () => {
+        const {findings, blocked} = streamThrough(options, charChunks(`a ${ownEarlierRequest} b`, 4));
+        expect(blocked).toBe(true);
+        expect(findings).toMatchObject([{kind: "cross-request", planted: {conversationId: "conv-a", requestId: "req-1"}}]);
+    });
+
+    it("blocks our canary from another conversation as cross-request", () => {
+        const {findings} = streamThrough(options, [`x${ownOtherConversation}`]);
+        expect(findings).toMatchObject([{kind: "cross-request", planted: {conversationId: "conv-b"}}]);
+    });
+
+    it("blocks a valid canary that is not ours as another tenant's data, before showing any of it", () => {
+        const mangled = foreign.split("").join("\u200B").replace(/-/, "_");
+        const reply = `Here you go: ${mangled} and more text after it`;
+        const {shown, findings, blocked} = streamThrough(options, charChunks(reply, 1));
+        expect(blocked).toBe(true);
+        expect(findings).toMatchObject([{kind: "foreign-canary", blocking: true, canaryHash: hashCanary(foreign)}]);
+        const visible = shown.join("");
+        expect(visible).toBe("Here you go: ");
+        const finding = findings[0]!;
+        expect(finding.start).toBe(reply.indexOf("C"));
+        expect(finding.end).toBe(reply.indexOf(mangled) + mangled.length);
+    });
+
+    it("never puts the canary itself into findings", () => {
+        const {findings} = streamThrough(options, [foreign]);
+        expect(JSON.stringify(findings)).not.toContain(foreign.slice(5));
+    });
+
+    it("keeps stripping echoes while holding back for fingerprints", () => {
+        const index = new FingerprintIndex();
+        index.addConversation(["completely unrelated words that nobody will ever say in this reply today"]);
+        const reply = `one two ${ownThisRequest} three four five six seven eight nine ten eleven`;
+        const result = streamThrough({...options, fingerprints: index.excluding([])}, charChunks(reply, 7));
+        expect(result.blocked).toBe(false);
+        expect(result.text).toBe("one two  three four five six seven eight nine ten eleven");
+    });
+});
+
+describe("CanaryScanner fingerprints", () => {
+    const book = new MapCanaryBook();
+    const secret = "My bank account number at Riverside Credit Union is 4417 and the PIN is written on the fridge.";
+    const index = new FingerprintIndex();
+    index.addConversation([secret, "Thanks, I will remember that for the next time we talk."]);
+    index.addConversation(["Another conversation about gardening tomatoes in raised beds during a wet summer."]);
+
+    it("blocks 8 verbatim words from another conversation, case-insensitive and punctuation-tolerant", () => {
+        const fingerprints = index.excluding(["What is the weather like?"]);
+        const reply = "The weather is fine. BANK ACCOUNT number -- at riverside, credit union: is 4417! Anyway.";
+        const {shown, findings, blocked} = streamThrough({conversationId: "c", requestId: "r", book, fingerprints}, charChunks(reply, 4));
+        expect(blocked).toBe(true);
+        expect(findings).toMatchObject([{kind: "fingerprint", blocking: true}]);
+        // The matching run was held back: none of its words were shown.
+        expect(shown.join("")).not.toMatch(/bank/i);
+        expect(reply.slice(findings[0]!.start, findings[0]!.end)).toBe("BANK ACCOUNT number -- at riverside, credit union: is");
+    });
+
+    it("does not block 7 words, nor runs present in this request", () => {
+        const sevenWords = streamThrough({conversationId: "c", requestId: "r", book, fingerprints: index.excluding([])},
+            ["My bank account number at Riverside Credit. Then something else entirely different."]);
+        expect(sevenWords.blocked).toBe(false);
+
+        const quoted = "As you wrote: my bank account number at Riverside Credit Union is 4417.";
+        const fingerprints = index.excluding([`Please repeat this: ${secret}`]);
+        const echoed = streamThrough({conversationId: "c", requestId: "r", book, fingerprints}, charChunks(quoted, 6));
+        expect(echoed.blocked).toBe(false);
+        expect(echoed.text).toBe(quoted);
+    });
+
+    it("can ignore phrases common to many conversations", () => {
+        const common = new FingerprintIndex();
+        const boilerplate = "I am sorry, but I cannot help with that request right now.";
+        for (let i = 0; i < 4; i++)
+            common.addConversation([boilerplate, `conversation ${i} has its own private words number ${i} here and there`]);
+        const strict = common.excluding([]);
+        const lenient = common.excluding([], {maxConversations: 2});
+        expect(CanaryScanner.scanText(boilerplate, {conversationId: "c", requestId: "r", book, fingerprints: strict}).blocked).toBe(true);
+        expect(CanaryScanner.scanText(boilerplate, {conversationId: "c", requestId: "r", book, fingerprints: lenient}).blocked).toBe(false);
+    });
+
+    it("hashes the same text the same way across chunk boundaries", () => {
+        const whole = fingerprintText(secret);
+        expect(whole.size).toBe(secret.split(/\s+/).length - 7);
+        for (const hash of whole)
+            expect(index.has(hash)).toBe(true);
+        expect(fingerprintText(secret.toUpperCase().replaceAll(" ", " ,\n "))).toEqual(whole);
+        expect(fingerprintText(secret, {salt: "install-2"})).not.toEqual(whole);
+    });
+
+    it("releases everything at finish when nothing matched", () => {
+        const reply = "one two three four five six seven eight nine";
+        const scanner = new CanaryScanner({conversationId: "c", requestId: "r", book, fingerprints: index.excluding([])});
+        const first = scanner.feed(reply);
+        expect(first.text.length).toBeLessThan(reply.length);
+        expect(first.text + scanner.finish().text).toBe(reply);
+    });
+});
