@@ -1,4 +1,4 @@
-import {Core} from "../core/node/Core.js";
+import {Core, type CloudAccess} from "../core/node/Core.js";
 import {defaultDatabasePath} from "../core/node/appPaths.js";
 import {loadLlama} from "../core/node/engine/loadLlama.js";
 import type {LocalEngineOptions} from "../core/node/engine/LocalEngine.js";
@@ -7,7 +7,8 @@ export type CoreCliOptions = {
     db?: string,
     threads?: number,
     contextSize?: number,
-    poolBudget?: number
+    poolBudget?: number,
+    cloud?: CloudAccess
 };
 
 export async function openCore(options: CoreCliOptions): Promise<Core> {
@@ -16,7 +17,17 @@ export async function openCore(options: CoreCliOptions): Promise<Core> {
         contextSize: options.contextSize,
         pool: options.poolBudget != null ? {budgetBytes: options.poolBudget} : undefined
     };
-    return Core.create(await loadLlama(), {database: options.db ?? defaultDatabasePath(), engine});
+    return Core.create(await loadLlama(), {
+        database: options.db ?? defaultDatabasePath(),
+        engine,
+        cloud: {apiKey: () => cloudApiKeyFromEnvironment(), ...options.cloud}
+    });
+}
+
+/** The CLI's cloud key: CLEANROOM_CLOUD_API_KEY. Never logged, never stored. */
+export function cloudApiKeyFromEnvironment(): string | null {
+    const key = process.env.CLEANROOM_CLOUD_API_KEY;
+    return key == null || key === "" ? null : key;
 }
 
 /** The model to use: the option, else CLEANROOM_MODEL. */

@@ -41,7 +41,7 @@ describe.skipIf(modelPath == null)("context pool", () => {
             const conversation = core.createConversation();
             const first = await core.sendMessage({conversationId: conversation.id, text: "Once upon a time", maxTokens: 16, temperature: 0});
             const second = await core.sendMessage({conversationId: conversation.id, text: "Then what?", maxTokens: 16, temperature: 0});
-            expect(second.isolation.contextId).toBe(first.isolation.contextId);
+            expect(second.isolation!.contextId).toBe(first.isolation!.contextId);
             expect(second.tokens.reused).toBeGreaterThan(first.tokens.prompt - 2);
             expect(second.tokens.evaluated).toBeLessThan(second.tokens.prompt / 2);
         } finally {

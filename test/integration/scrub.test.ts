@@ -84,11 +84,11 @@ describe.skipIf(modelPath == null)("KV scrub on the real model", () => {
             const conversation = core.createConversation({title: "secret"});
             const first = await core.sendMessage({conversationId: conversation.id, text: "My PIN is 9921.", maxTokens: 16, temperature: 0});
             const report = await core.closeConversation(conversation.id);
-            expect(report).toMatchObject({verified: true, nonZeroBytes: 0, reason: "close", contextId: first.isolation.contextId});
-            expect(report!.bytesChecked).toBe(first.isolation.kvBytes);
+            expect(report).toMatchObject({verified: true, nonZeroBytes: 0, reason: "close", contextId: first.isolation!.contextId});
+            expect(report!.bytesChecked).toBe(first.isolation!.kvBytes);
 
             const second = await core.sendMessage({conversationId: conversation.id, text: "Tell me a story.", maxTokens: 8, temperature: 0});
-            expect(second.isolation.contextId).not.toBe(first.isolation.contextId);
+            expect(second.isolation!.contextId).not.toBe(first.isolation!.contextId);
             expect(second.tokens.reused).toBe(0);
 
             const kinds = core.isolationReport(conversation.id).events.map((event) => event.kind);

@@ -16,7 +16,11 @@ type ChatOptions = {
     system?: string,
     threads?: number,
     contextSize?: number,
-    json?: boolean
+    json?: boolean,
+    cloud?: boolean,
+    endpoint?: string,
+    cloudModel?: string,
+    contextLimit?: number
 };
 
 export function registerChatCommand(program: Command) {
@@ -32,16 +36,31 @@ export function registerChatCommand(program: Command) {
         .option("--system <text>", "system prompt for a new conversation")
         .option("--threads <n>", "override the measured thread count", parseIntegerOption("--threads"))
         .option("--context-size <n>", "tokens per conversation context", parseIntegerOption("--context-size"))
+        .option("--cloud", "send this turn to the shared cloud (canary-checked); the conversation must allow it")
+        .option("--endpoint <base-url>", "OpenAI-compatible base URL for --cloud (key: $CLEANROOM_CLOUD_API_KEY)")
+        .option("--cloud-model <name>", "model name at the endpoint")
+        .option("--context-limit <n>", "the endpoint's context limit in tokens (default: as the endpoint reports)", parseIntegerOption("--context-limit"))
         .addOption(new Option("--json", "one JSON object on stdout"))
         .action(async (options: ChatOptions) => {
             const json = options.json === true;
             let core: Core | undefined;
             try {
                 const modelPath = resolveModelPath(options.model);
+                if (options.cloud === true) {
+                    if (options.endpoint == null || options.cloudModel == null || options.prompt == null)
+                        throw new CleanroomError("INVALID_INPUT", "--cloud needs --endpoint <base-url>, --cloud-model <name> and --prompt <text>.");
+                    core = await openCore({db: options.db, threads: options.threads, contextSize: options.contextSize, cloud: {settingsOverride: {
+                        endpoint: options.endpoint, model: options.cloudModel, fallback: true, contextLimit: options.contextLimit ?? null
+                    }}});
+                    if (modelPath != null)
+                        await core.loadModel(modelPath);
+                    await cloudTurn(core, ensureConversation(core, options, "cloud-allowed"), options, json);
+                    return;
+                }
                 if (modelPath == null)
                     throw new CleanroomError("MODEL_NOT_LOADED", "No model: pass --model <gguf> or set CLEANROOM_MODEL.");
 
-                core = await openCore(options);
+                core = await openCore({db: options.db, threads: options.threads, contextSize: options.contextSize});
                 await core.loadModel(modelPath);
                 const conversationId = ensureConversation(core, options);
                 if (options.prompt != null)
@@ -56,7 +75,7 @@ export function registerChatCommand(program: Command) {
         });
 }
 
-function ensureConversation(core: Core, options: ChatOptions) {
+function ensureConversation(core: Core, options: ChatOptions, policy: "local" | "cloud-allowed" = "local") {
     if (options.conversation != null && core.store.find(options.conversation) != null)
         return options.conversation;
 
@@ -64,6 +83,7 @@ function ensureConversation(core: Core, options: ChatOptions) {
     return core.createConversation({
         id: options.conversation,
         title,
+        policy,
         settings: options.system != null ? {systemPrompt: options.system} : {}
     }).id;
 }
@@ -85,7 +105,7 @@ async function singleTurn(core: Core, conversationId: string, options: ChatOptio
             tokens: result.tokens,
             history: result.history,
             timings: result.timings,
-            isolation: {...result.isolation, scrub}
+            isolation: {...result.isolation!, scrub}
         });
     else {
         process.stdout.write("\n");
@@ -94,6 +114,39 @@ async function singleTurn(core: Core, conversationId: string, options: ChatOptio
 
     if (scrub != null && !scrub.verified)
         process.exitCode = exitCodes.securityFault;
+}
+
+async function cloudTurn(core: Core, conversationId: string, options: ChatOptions, json: boolean) {
+    const result = await core.sendMessage({
+        conversationId, text: options.prompt!, maxTokens: options.maxTokens, temperature: options.temperature, seed: options.seed, route: "cloud"
+    }, {onText: json ? undefined : (piece) => process.stdout.write(piece)});
+    const cloud = result.cloud!;
+    if (json)
+        printJson({
+            conversationId,
+            route: result.route,
+            routeReason: result.routeReason,
+            blocked: cloud.blocked,
+            verdict: cloud.verdict,
+            reply: result.reply,
+            status: result.status,
+            canariesPlanted: cloud.canariesPlanted,
+            warnings: cloud.warnings,
+            promptTokens: cloud.promptTokens,
+            model: cloud.model,
+            finishReason: cloud.finishReason
+        });
+    else {
+        process.stdout.write("\n");
+        if (cloud.blocked)
+            process.stderr.write(`Reply blocked: ${cloud.verdict?.detail ?? ""} Nothing of it was kept. You can retry locally.\n`);
+        else if (cloud.verdict != null)
+            process.stderr.write(`Warning: ${cloud.verdict.detail}\n`);
+        for (const warning of cloud.warnings)
+            process.stderr.write(`Note: ${warning}\n`);
+    }
+    if (cloud.blocked)
+        process.exitCode = exitCodes.blocked;
 }
 
 async function interactive(core: Core, conversationId: string, options: ChatOptions) {

@@ -36,6 +36,17 @@ export type MessageRole = z.infer<typeof MessageRoleSchema>;
 export const RouteSchema = z.enum(["local", "cloud"]);
 export type Route = z.infer<typeof RouteSchema>;
 
+export const CloudVerdictKindSchema = z.enum(["cross-request", "foreign-canary", "fingerprint", "truncation"]);
+export type CloudVerdictKind = z.infer<typeof CloudVerdictKindSchema>;
+
+/** Why a cloud reply was blocked or flagged. Holds kinds, offsets and lengths: never the text. */
+export type CloudVerdict = {
+    kind: CloudVerdictKind,
+    blocked: boolean,
+    detail: string,
+    findings: Array<{kind: string, start: number, end: number}>
+};
+
 export type Message = {
     id: number,
     conversationId: ConversationId,
@@ -45,6 +56,8 @@ export type Message = {
     route: Route | null,
     routeReason: string | null,
     tokens: number | null,
+    /** Set on cloud replies that were blocked or flagged. */
+    verdict?: CloudVerdict | null,
     createdAt: number,
     updatedAt: number
 };
@@ -110,6 +123,20 @@ export type LocalTurnResult = {
     tokens: {prompt: number, evaluated: number, reused: number, generated: number},
     finishReason: "stop" | "maxTokens" | "aborted",
     history: DroppedHistory,
-    isolation: IsolationInfo,
-    timings: {firstTokenMs: number | null, totalMs: number, tokensPerSecond: number | null}
+    /** The local context that served the turn; null for a cloud turn. */
+    isolation: IsolationInfo | null,
+    timings: {firstTokenMs: number | null, totalMs: number, tokensPerSecond: number | null},
+    /** Only for cloud turns. */
+    cloud?: CloudTurnInfo
+};
+
+export type CloudTurnInfo = {
+    requestId: string,
+    blocked: boolean,
+    verdict: CloudVerdict | null,
+    warnings: string[],
+    canariesPlanted: number,
+    promptTokens: {ours: number, reported: number | null},
+    model: string | null,
+    finishReason: string | null
 };

@@ -11,21 +11,57 @@ import {LocalEngine, type LoadedModelInfo, type LocalEngineOptions} from "./engi
 import {ConversationStore, type NewConversation} from "./store/ConversationStore.js";
 import {SettingsStore} from "./store/SettingsStore.js";
 import {openDatabase} from "./store/openDatabase.js";
+import {CanaryLedger} from "./cloud/CanaryLedger.js";
+import {CloudClient, type CloudChatMessage, type CloudClientOptions} from "./cloud/CloudClient.js";
+import {runGuardedCloudTurn} from "./cloud/runGuardedCloudTurn.js";
+import {FingerprintIndex} from "../common/cloud/fingerprints.js";
+import {chooseRoute, type RouteRequest} from "./routing/chooseRoute.js";
+import crypto from "node:crypto";
 
 export type CoreOptions = {
     /** SQLite file, or ":memory:". */
     database: string,
     engine?: LocalEngineOptions,
     /** How often a growing reply is written to the database. Defaults to `100` ms. */
-    streamSaveIntervalMs?: number
+    streamSaveIntervalMs?: number,
+    cloud?: CloudAccess
 };
+
+/** How the core reaches the shared cloud. Endpoint, model and switches live in the settings. */
+export type CloudAccess = {
+    /** The API key: from the OS keychain in the app, from CLEANROOM_CLOUD_API_KEY in the CLI. Never stored by the core. */
+    apiKey?: () => Promise<string | null> | string | null,
+    clientOptions?: CloudClientOptions,
+    /** One more canary per this many characters of long messages. Defaults to `1500`. */
+    charsPerCanary?: number,
+    /** Used instead of the stored settings (the CLI's --endpoint, --cloud-model), never saved. */
+    settingsOverride?: Partial<CloudSettings>
+};
+
+export type CloudSettings = {
+    endpoint: string | null,
+    model: string | null,
+    /** Tokens the endpoint accepts; null: ask the endpoint. */
+    contextLimit: number | null,
+    /** The global cloud-fallback switch. Off by default. */
+    fallback: boolean
+};
+
+export const cloudSettingKeys = {
+    endpoint: "cloud.endpoint",
+    model: "cloud.model",
+    contextLimit: "cloud.contextLimit",
+    fallback: "cloud.fallback"
+} as const;
 
 export type SendMessageInput = {
     conversationId: ConversationId,
     text: string,
     maxTokens?: number,
     temperature?: number,
-    seed?: number | null
+    seed?: number | null,
+    /** `auto` (the default): local, unless the local engine cannot serve the turn and the cloud is allowed. */
+    route?: RouteRequest
 };
 
 export type SendMessageCallbacks = {
@@ -43,6 +79,7 @@ export type IsolationReport = {
     scrubs: {verified: number, failed: number},
     refusals: number,
     routes: {local: number, cloud: number},
+    cloud: {canariesPlanted: number, checksPassed: number, blocked: number, flagged: number},
     events: AuditEvent[]
 };
 
@@ -60,6 +97,8 @@ export class Core {
     private readonly _db: Database.Database;
     private readonly _streamSaveIntervalMs: number;
     private readonly _lastSessionEnd = new Map<ConversationId, SessionEnd>();
+    private readonly _cloud: CloudAccess;
+    private readonly _canaries: CanaryLedger;
     private _closed = false;
 
     private constructor(db: Database.Database, llama: Llama, options: CoreOptions) {
@@ -69,6 +108,33 @@ export class Core {
         this.settings = new SettingsStore(db);
         this.engine = new LocalEngine(llama, this.audit, this.settings, options.engine);
         this._streamSaveIntervalMs = options.streamSaveIntervalMs ?? defaultStreamSaveIntervalMs;
+        this._cloud = options.cloud ?? {};
+        this._canaries = new CanaryLedger(db);
+    }
+
+    public cloudSettings(): CloudSettings {
+        return {
+            endpoint: this.settings.get<string>(cloudSettingKeys.endpoint) ?? null,
+            model: this.settings.get<string>(cloudSettingKeys.model) ?? null,
+            contextLimit: this.settings.get<number>(cloudSettingKeys.contextLimit) ?? null,
+            fallback: this.settings.get<boolean>(cloudSettingKeys.fallback) ?? false,
+            ...this._cloud.settingsOverride
+        };
+    }
+
+    public setCloudSettings(changes: Partial<CloudSettings>): CloudSettings {
+        for (const [field, key] of Object.entries(cloudSettingKeys) as Array<[keyof CloudSettings, string]>) {
+            const value = changes[field];
+            if (value === undefined)
+                continue;
+            if (value === null)
+                this.settings.delete(key);
+            else
+                this.settings.set(key, value);
+        }
+        const next = this.cloudSettings();
+        this.audit.record({kind: "cloud.settings", data: {fallback: next.fallback, endpointSet: next.endpoint != null, model: next.model}});
+        return next;
     }
 
     public static create(llama: Llama, options: CoreOptions) {
@@ -141,18 +207,49 @@ export class Core {
             seed: input.seed
         };
 
-        let prepared;
+        let prepared: ReturnType<LocalEngine["preparePrompt"]> | null = null;
+        let localProblem: CleanroomError | null = null;
         try {
             prepared = this.engine.preparePrompt(turnInput);
+        } catch (error) {
+            if (!(error instanceof CleanroomError) || (error.code !== "CONTEXT_OVERFLOW" && error.code !== "MODEL_NOT_LOADED"))
+                throw error;
+            localProblem = error;
+        }
+
+        const cloud = this.cloudSettings();
+        let decision;
+        try {
+            decision = chooseRoute({
+                policy: conversation.policy,
+                cloudFallback: cloud.fallback,
+                cloudConfigured: cloud.endpoint != null && cloud.model != null,
+                requested: input.route ?? "auto",
+                localProblem
+            });
         } catch (error) {
             if (error instanceof CleanroomError && error.code === "CONTEXT_OVERFLOW")
                 this.audit.record({kind: "turn.refused", conversationId: conversation.id, data: {...error.details}});
             throw error;
         }
+        if (decision.route === "cloud")
+            return await this._sendCloud(conversation.id, conversation.settings, history, input, decision.reason, callbacks);
+
+        return await this._sendLocal(conversation.id, turnInput, prepared!, decision.reason, callbacks);
+    }
+
+    private async _sendLocal(
+        conversationId: ConversationId,
+        turnInput: Parameters<LocalEngine["preparePrompt"]>[0] & {conversationId: ConversationId, temperature?: number, seed?: number | null},
+        prepared: ReturnType<LocalEngine["preparePrompt"]>,
+        routeReason: string,
+        callbacks: SendMessageCallbacks
+    ): Promise<LocalTurnResult> {
+        const conversation = {id: conversationId};
+        const input = {text: turnInput.userText};
         if (prepared.dropped.droppedMessages > 0)
             this.audit.record({kind: "history.dropped", conversationId: conversation.id, data: {...prepared.dropped, policy: "drop-oldest"}});
 
-        const routeReason = "local engine serves this conversation";
         const userMessage = this.store.appendMessage(conversation.id, {role: "user", content: input.text, status: "complete"});
         const reply = this.store.appendMessage(conversation.id, {role: "assistant", content: "", status: "streaming", route: "local", routeReason});
         callbacks.onStarted?.({userMessageId: userMessage.id, assistantMessageId: reply.id});
@@ -222,6 +319,109 @@ export class Core {
         }
     }
 
+    private async _sendCloud(
+        conversationId: ConversationId,
+        settings: ConversationSettings,
+        history: Array<{role: "user" | "assistant", content: string}>,
+        input: SendMessageInput,
+        routeReason: string,
+        callbacks: SendMessageCallbacks
+    ): Promise<LocalTurnResult> {
+        const cloud = this.cloudSettings();
+        const client = new CloudClient({
+            baseURL: cloud.endpoint!, model: cloud.model!, contextLimit: cloud.contextLimit,
+            apiKey: (await this._cloud.apiKey?.()) ?? null
+        }, this._cloud.clientOptions);
+        const maxTokens = input.maxTokens ?? settings.sampling.maxTokens;
+        const messages: CloudChatMessage[] = [
+            ...(settings.systemPrompt.trim() !== "" ? [{role: "system" as const, content: settings.systemPrompt}] : []),
+            ...history.map((turn) => ({role: turn.role, content: turn.content})),
+            {role: "user", content: input.text}
+        ];
+
+        // Fingerprints of the user's other conversations: their text must never come back here.
+        const fingerprints = new FingerprintIndex();
+        for (const other of this.store.list())
+            if (other.id !== conversationId)
+                fingerprints.addConversation(this.store.messages(other.id).map((message) => message.content));
+        const requestId = crypto.randomUUID();
+
+        const userMessage = this.store.appendMessage(conversationId, {role: "user", content: input.text, status: "complete"});
+        const reply = this.store.appendMessage(conversationId, {role: "assistant", content: "", status: "streaming", route: "cloud", routeReason});
+        callbacks.onStarted?.({userMessageId: userMessage.id, assistantMessageId: reply.id});
+
+        let text = "";
+        let lastSave = 0;
+        const started = performance.now();
+        let firstTokenMs: number | null = null;
+        let result;
+        try {
+            result = await runGuardedCloudTurn({
+                client,
+                ledger: this._canaries,
+                conversationId,
+                requestId,
+                messages,
+                maxTokens,
+                countTokens: (value) => this.engine.model != null ? this.engine.countTokens(value) : Math.ceil(value.length / 4),
+                fingerprints: fingerprints.excluding(messages.map((message) => message.content)),
+                charsPerCanary: this._cloud.charsPerCanary,
+                signal: callbacks.signal,
+                onText: (piece) => {
+                    firstTokenMs ??= performance.now() - started;
+                    text += piece;
+                    const now = performance.now();
+                    if (now - lastSave >= this._streamSaveIntervalMs) {
+                        lastSave = now;
+                        this.store.updateMessageContent(reply.id, text, 0);
+                    }
+                    callbacks.onText?.(piece);
+                }
+            });
+        } catch (error) {
+            // A failed cloud turn leaves the conversation as it was: nothing half-written is kept as a reply.
+            this.store.deleteMessage(reply.id);
+            this.store.deleteMessage(userMessage.id);
+            const wire = error instanceof CleanroomError ? error : new CleanroomError("CLOUD_REQUEST_FAILED", String(error));
+            this.audit.record({kind: "cloud.failed", conversationId, data: {requestId, code: wire.code, message: wire.message}});
+            throw wire;
+        }
+
+        const status = result.blocked ? "blocked" : "complete";
+        this.store.finishMessage(reply.id, {content: result.text, status, tokens: result.completionTokens, verdict: result.verdict});
+        this.audit.record({kind: "turn.cloud", conversationId, data: {
+            requestId, routeReason, canariesPlanted: result.canariesPlanted, blocked: result.blocked,
+            verdict: result.verdict?.kind ?? null, promptTokensOurs: result.promptTokens.ours,
+            promptTokensReported: result.promptTokens.reported, model: result.model, finishReason: result.finishReason
+        }});
+        if (result.blocked)
+            this.audit.record({kind: "cloud.blocked", conversationId, data: {requestId, verdict: result.verdict}});
+        else if (result.verdict != null)
+            this.audit.record({kind: "cloud.flagged", conversationId, data: {requestId, verdict: result.verdict}});
+        for (const warning of result.warnings)
+            this.audit.record({kind: "cloud.warning", conversationId, data: {requestId, warning}});
+
+        return {
+            conversationId,
+            route: "cloud",
+            routeReason,
+            userMessageId: userMessage.id,
+            assistantMessageId: reply.id,
+            reply: result.text,
+            status,
+            tokens: {prompt: result.promptTokens.ours, evaluated: 0, reused: 0, generated: result.completionTokens ?? 0},
+            finishReason: "stop",
+            history: {droppedMessages: 0, droppedTokens: 0},
+            isolation: null,
+            timings: {firstTokenMs, totalMs: performance.now() - started, tokensPerSecond: null},
+            cloud: {
+                requestId, blocked: result.blocked, verdict: result.verdict, warnings: result.warnings,
+                canariesPlanted: result.canariesPlanted, promptTokens: result.promptTokens, model: result.model,
+                finishReason: result.finishReason
+            }
+        };
+    }
+
     public isolationReport(conversationId: ConversationId): IsolationReport {
         this.store.get(conversationId);
         const context = this.engine.pool?.peek(conversationId);
@@ -246,6 +446,12 @@ export class Core {
             routes: {
                 local: events.filter((event) => event.kind === "turn.local").length,
                 cloud: events.filter((event) => event.kind === "turn.cloud").length
+            },
+            cloud: {
+                canariesPlanted: this._canaries.count(conversationId),
+                checksPassed: events.filter((event) => event.kind === "turn.cloud" && event.data.blocked === false && event.data.verdict == null).length,
+                blocked: events.filter((event) => event.kind === "cloud.blocked").length,
+                flagged: events.filter((event) => event.kind === "cloud.flagged").length
             },
             events
         };

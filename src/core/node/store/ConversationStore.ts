@@ -2,14 +2,15 @@ import crypto from "node:crypto";
 import type Database from "better-sqlite3";
 import {CleanroomError} from "../../common/errors.js";
 import {
-    ConversationSettingsSchema, type Conversation, type ConversationId, type ConversationPolicy, type ConversationSettings,
+    ConversationSettingsSchema, type CloudVerdict, type Conversation, type ConversationId, type ConversationPolicy, type ConversationSettings,
     type ConversationSummary, type Message, type MessageRole, type MessageStatus, type Route
 } from "../../common/types.js";
 
 type ConversationRow = {id: string, title: string, policy: ConversationPolicy, settings_json: string, created_at: number, updated_at: number};
 type MessageRow = {
     id: number, conversation_id: string, role: MessageRole, content: string, status: MessageStatus,
-    route: Route | null, route_reason: string | null, tokens: number | null, created_at: number, updated_at: number
+    route: Route | null, route_reason: string | null, tokens: number | null, verdict_json: string | null,
+    created_at: number, updated_at: number
 };
 
 export type NewConversation = {
@@ -114,9 +115,9 @@ export class ConversationStore {
         this._db.prepare("UPDATE messages SET content = ?, tokens = ?, updated_at = ? WHERE id = ?").run(content, tokens, Date.now(), messageId);
     }
 
-    public finishMessage(messageId: number, update: {content: string, status: MessageStatus, tokens?: number | null}): Message {
-        this._db.prepare("UPDATE messages SET content = ?, status = ?, tokens = COALESCE(?, tokens), updated_at = ? WHERE id = ?")
-            .run(update.content, update.status, update.tokens ?? null, Date.now(), messageId);
+    public finishMessage(messageId: number, update: {content: string, status: MessageStatus, tokens?: number | null, verdict?: CloudVerdict | null}): Message {
+        this._db.prepare("UPDATE messages SET content = ?, status = ?, tokens = COALESCE(?, tokens), verdict_json = COALESCE(?, verdict_json), updated_at = ? WHERE id = ?")
+            .run(update.content, update.status, update.tokens ?? null, update.verdict == null ? null : JSON.stringify(update.verdict), Date.now(), messageId);
         return this.getMessage(messageId);
     }
 
@@ -159,6 +160,7 @@ function messageFromRow(row: MessageRow): Message {
         route: row.route,
         routeReason: row.route_reason,
         tokens: row.tokens,
+        verdict: row.verdict_json == null ? null : JSON.parse(row.verdict_json),
         createdAt: row.created_at,
         updatedAt: row.updated_at
     };

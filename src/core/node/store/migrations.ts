@@ -41,5 +41,19 @@ export const migrations: ReadonlyArray<(db: Database.Database) => void> = [
             );
             CREATE INDEX audit_by_conversation ON audit_events(conversation_id, id);
         `);
+    },
+    (db) => {
+        // Shared-cloud mode: every planted canary is remembered by hash (never in the clear),
+        // and a blocked reply keeps only its verdict (kinds, offsets, lengths), never the text.
+        db.exec(`
+            CREATE TABLE canaries (
+                hash TEXT PRIMARY KEY,
+                conversation_id TEXT,
+                request_id TEXT NOT NULL,
+                planted_at INTEGER NOT NULL
+            );
+            CREATE INDEX canaries_by_request ON canaries(request_id);
+            ALTER TABLE messages ADD COLUMN verdict_json TEXT;
+        `);
     }
 ];

@@ -328,7 +328,7 @@ export class SharedCloudSimulator {
             completionTokens += this._model.countTokens(` ${fragment} `);
             const at = this._random.int(text.length + 1);
             text = `${text.slice(0, at)} ${fragment} ${text.slice(at)}`;
-            record.leaks.push({tenant: run.tenant, requestId: run.requestId, pages: run.pages.length, mangled} satisfies SimLeak);
+            record.leaks.push({tenant: run.tenant, requestId: run.requestId, pages: run.pages.length, mangled, sourceText: run.text} satisfies SimLeak);
         }
 
         if (this.mode === "honest")

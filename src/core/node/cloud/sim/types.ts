@@ -61,7 +61,9 @@ export type SimLeak = {
     tenant: string,
     requestId: string,
     pages: number,
-    mangled: boolean
+    mangled: boolean,
+    /** The leaked fragment as it stood in the earlier request (before any mangling): ground truth for tests. */
+    sourceText: string
 };
 
 /** The simulator's own record of one request (ground truth for detection-rate runs). */

@@ -1,0 +1,143 @@
+import OpenAI from "openai";
+import {CleanroomError} from "../../common/errors.js";
+
+export type CloudEndpoint = {
+    /** OpenAI-compatible base URL, e.g. `https://host/v1`. */
+    baseURL: string,
+    model: string,
+    apiKey: string | null,
+    /** Tokens the endpoint accepts (prompt + reply). `null`: ask the endpoint's /models. */
+    contextLimit: number | null
+};
+
+export type CloudClientOptions = {
+    /** Gives up on a request with no answer for this long. Defaults to `60_000` ms. */
+    timeoutMs?: number,
+    /** Tries again, only while nothing was received yet. Defaults to `2`. */
+    retries?: number,
+    /** For tests. Defaults to the global fetch. */
+    fetch?: typeof fetch
+};
+
+export type CloudChatMessage = {role: "system" | "user" | "assistant", content: string};
+
+export type CloudStreamEvent =
+    | {type: "text", text: string}
+    | {type: "end", finishReason: string | null, model: string | null, usage: {promptTokens: number, completionTokens: number} | null};
+
+const defaultTimeoutMs = 60_000;
+const defaultRetries = 2;
+
+/**
+ * Chat completions against any OpenAI-compatible endpoint through the official SDK. The SDK's
+ * own retries are off: a request is tried again only while nothing of its reply has arrived.
+ */
+export class CloudClient {
+    public readonly endpoint: Readonly<CloudEndpoint>;
+    private readonly _openai: OpenAI;
+    private readonly _retries: number;
+
+    public constructor(endpoint: CloudEndpoint, {timeoutMs = defaultTimeoutMs, retries = defaultRetries, fetch}: CloudClientOptions = {}) {
+        this.endpoint = endpoint;
+        this._retries = retries;
+        this._openai = new OpenAI({
+            baseURL: endpoint.baseURL,
+            // Some local servers need no key; the SDK insists on a non-empty string.
+            apiKey: endpoint.apiKey ?? "none",
+            timeout: timeoutMs,
+            maxRetries: 0,
+            ...(fetch != null ? {fetch} : {})
+        });
+    }
+
+    /** The endpoint's context limit: configured, else as /models reports it (`context_length`, `max_model_len`, `n_ctx`). */
+    public async contextLimit(signal?: AbortSignal): Promise<number | null> {
+        if (this.endpoint.contextLimit != null)
+            return this.endpoint.contextLimit;
+
+        try {
+            const page = await this._openai.models.list({signal});
+            for (const model of page.data) {
+                const record = model as unknown as Record<string, unknown>;
+                if (model.id !== this.endpoint.model && page.data.length > 1)
+                    continue;
+                const meta = (record.meta ?? {}) as Record<string, unknown>;
+                for (const value of [record.context_length, record.max_model_len, meta.n_ctx_train, meta.n_ctx, record.n_ctx])
+                    if (typeof value === "number" && value > 0)
+                        return value;
+            }
+        } catch {
+            // No limit known: the server's own refusal is then the only guard.
+        }
+        return null;
+    }
+
+    /** Streams one chat completion. */
+    public async *streamChat(messages: CloudChatMessage[], {maxTokens, signal}: {maxTokens: number, signal?: AbortSignal}): AsyncGenerator<CloudStreamEvent> {
+        let received = false;
+        for (let attempt = 0; ; attempt++) {
+            try {
+                const stream = await this._openai.chat.completions.create({
+                    model: this.endpoint.model,
+                    messages,
+                    max_tokens: maxTokens,
+                    stream: true,
+                    stream_options: {include_usage: true}
+                }, {signal});
+
+                let finishReason: string | null = null;
+                let model: string | null = null;
+                let usage: {promptTokens: number, completionTokens: number} | null = null;
+                for await (const chunk of stream) {
+                    if (typeof chunk !== "object" || chunk == null || !Array.isArray(chunk.choices))
+                        throw new CleanroomError("CLOUD_BAD_RESPONSE", "The cloud server sent a malformed stream event.");
+                    model ??= typeof chunk.model === "string" ? chunk.model : null;
+                    if (chunk.usage != null)
+                        usage = {promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens};
+                    for (const choice of chunk.choices) {
+                        const text = choice.delta?.content;
+                        if (typeof text === "string" && text.length > 0) {
+                            received = true;
+                            yield {type: "text", text};
+                        }
+                        if (choice.finish_reason != null)
+                            finishReason = choice.finish_reason;
+                    }
+                }
+                yield {type: "end", finishReason, model, usage};
+                return;
+            } catch (error) {
+                if (signal?.aborted === true)
+                    throw new CleanroomError("GENERATION_ABORTED", "The cloud request was stopped.");
+                if (received || attempt >= this._retries || !isRetryable(error))
+                    throw toCloudError(error, received);
+                await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** attempt));
+            }
+        }
+    }
+}
+
+function isRetryable(error: unknown) {
+    if (error instanceof OpenAI.APIConnectionError || error instanceof OpenAI.APIConnectionTimeoutError)
+        return true;
+    if (error instanceof OpenAI.APIError)
+        return error.status == null || error.status >= 500 || error.status === 429;
+    return false;
+}
+
+function toCloudError(error: unknown, received: boolean): CleanroomError {
+    if (error instanceof CleanroomError)
+        return error;
+    if (error instanceof OpenAI.APIConnectionTimeoutError)
+        return new CleanroomError("CLOUD_REQUEST_FAILED", "The cloud server did not answer in time.", {timeout: true});
+    if (error instanceof OpenAI.APIError && error.status != null) {
+        const overLimit = error.status === 400 && /context|too long|exceed/i.test(error.message);
+        return new CleanroomError(overLimit ? "CLOUD_OVER_LIMIT" : "CLOUD_REQUEST_FAILED",
+            `The cloud server answered HTTP ${error.status}${overLimit ? ": the request is over its context limit" : ""}.`,
+            {status: error.status});
+    }
+    const reason = error instanceof Error ? error.message : String(error);
+    return new CleanroomError(received ? "CLOUD_BAD_RESPONSE" : "CLOUD_REQUEST_FAILED",
+        received ? `The cloud reply broke off mid-stream (${reason}).` : `The cloud server could not be reached (${reason}).`,
+        {receivedText: received});
+}

@@ -1,0 +1,167 @@
+import {CanaryScanner} from "../../common/cloud/CanaryScanner.js";
+import type {FingerprintMatcher} from "../../common/cloud/fingerprints.js";
+import {plantCanaries} from "../../common/cloud/plantCanaries.js";
+import type {ScanFinding} from "../../common/cloud/types.js";
+import {CleanroomError} from "../../common/errors.js";
+import type {CloudVerdict} from "../../common/types.js";
+import type {CanaryLedger} from "./CanaryLedger.js";
+import type {CloudChatMessage, CloudClient, CloudStreamEvent} from "./CloudClient.js";
+
+export type GuardedCloudTurnInput = {
+    client: CloudClient,
+    ledger: CanaryLedger,
+    conversationId: string,
+    requestId: string,
+    messages: CloudChatMessage[],
+    maxTokens: number,
+    /** Our own token count of a text (the local tokenizer, or an estimate). */
+    countTokens: (text: string) => number,
+    fingerprints?: FingerprintMatcher,
+    /** One more canary per this many characters of long messages. Defaults to `1500`. */
+    charsPerCanary?: number,
+    signal?: AbortSignal,
+    onText?: (text: string) => void
+};
+
+export type GuardedCloudTurnResult = {
+    text: string,
+    blocked: boolean,
+    verdict: CloudVerdict | null,
+    warnings: string[],
+    canariesPlanted: number,
+    promptTokens: {ours: number, reported: number | null},
+    completionTokens: number | null,
+    finishReason: string | null,
+    model: string | null
+};
+
+/** Per message, chat templates add a few tokens of their own. */
+const templateTokensPerMessage = 4;
+
+/**
+ * One cloud request wrapped in the canary protocol: fresh canaries planted and remembered,
+ * the limit checked before sending, the reply scanned while it streams (cut at the first
+ * blocking finding), then usage, model and finish reason checked. HTTP 200 is not success.
+ */
+export async function runGuardedCloudTurn(input: GuardedCloudTurnInput): Promise<GuardedCloudTurnResult> {
+    const {messages, canaries} = plantCanaries(input.messages, {charsPerCanary: input.charsPerCanary});
+    const ourPromptTokens = messages.reduce((sum, message) => sum + input.countTokens(message.content) + templateTokensPerMessage, 0);
+
+    const limit = await input.client.contextLimit(input.signal);
+    if (limit != null && ourPromptTokens + input.maxTokens > limit)
+        throw new CleanroomError(
+            "CLOUD_OVER_LIMIT",
+            `This turn needs about ${ourPromptTokens + input.maxTokens} tokens (${ourPromptTokens} prompt + ${input.maxTokens} reply budget) ` +
+            `but the cloud endpoint accepts ${limit}: not sent.`,
+            {promptTokens: ourPromptTokens, replyBudget: input.maxTokens, contextLimit: limit}
+        );
+
+    input.ledger.remember(canaries, {conversationId: input.conversationId, requestId: input.requestId});
+    const scanner = new CanaryScanner({
+        conversationId: input.conversationId, requestId: input.requestId, book: input.ledger, fingerprints: input.fingerprints
+    });
+
+    const cut = new AbortController();
+    const signal = input.signal == null ? cut.signal : AbortSignal.any([input.signal, cut.signal]);
+    let text = "";
+    let end: Extract<CloudStreamEvent, {type: "end"}> | null = null;
+    const show = (piece: string) => {
+        if (piece.length > 0) {
+            text += piece;
+            input.onText?.(piece);
+        }
+    };
+
+    try {
+        for await (const event of input.client.streamChat(messages, {maxTokens: input.maxTokens, signal})) {
+            if (event.type === "end") {
+                end = event;
+                break;
+            }
+            const step = scanner.feed(event.text);
+            if (step.blocked) {
+                cut.abort();
+                break;
+            }
+            show(step.text);
+        }
+    } catch (error) {
+        if (!scanner.blocked)
+            throw error;
+    }
+
+    if (!scanner.blocked) {
+        if (end == null)
+            throw new CleanroomError("CLOUD_BAD_RESPONSE", "The cloud reply ended without a finish: the stream was cut.");
+        show(scanner.finish().text);
+    }
+
+    const findings = scanner.findings;
+    const blocking = findings.find((finding) => finding.blocking);
+    const warnings: string[] = [];
+    const echoes = findings.filter((finding) => finding.kind === "prompt-echo").length;
+    if (echoes > 0)
+        warnings.push(`the reply echoed ${echoes} of this request's own canaries; they were removed`);
+
+    if (blocking != null)
+        return {
+            text: "",
+            blocked: true,
+            verdict: verdictOf(blocking, findings),
+            warnings,
+            canariesPlanted: canaries.length,
+            promptTokens: {ours: ourPromptTokens, reported: null},
+            completionTokens: null,
+            finishReason: null,
+            model: null
+        };
+
+    let verdict: CloudVerdict | null = null;
+    const reported = end!.usage?.promptTokens ?? null;
+    if (reported == null)
+        warnings.push("the server reported no token usage");
+    else if (reported < ourPromptTokens / 2)
+        verdict = {
+            kind: "truncation",
+            blocked: false,
+            detail: `The server counted ${reported} prompt tokens; about ${ourPromptTokens} were sent. ` +
+                "It probably dropped part of the conversation silently.",
+            findings: []
+        };
+    if (end!.model != null && !sameModel(end!.model, input.client.endpoint.model))
+        warnings.push(`the server answered with model "${end!.model}", not "${input.client.endpoint.model}"`);
+    if (end!.finishReason !== "stop" && end!.finishReason !== "length")
+        warnings.push(`unexpected finish reason "${end!.finishReason}"`);
+
+    return {
+        text,
+        blocked: false,
+        verdict,
+        warnings,
+        canariesPlanted: canaries.length,
+        promptTokens: {ours: ourPromptTokens, reported},
+        completionTokens: end!.usage?.completionTokens ?? null,
+        finishReason: end!.finishReason,
+        model: end!.model
+    };
+}
+
+function verdictOf(first: ScanFinding, all: readonly ScanFinding[]): CloudVerdict {
+    const kind = first.kind === "fingerprint" ? "fingerprint" : first.kind === "foreign-canary" ? "foreign-canary" : "cross-request";
+    const detail = {
+        "cross-request": "The reply carried one of our canaries from another conversation or request: cross-request contamination.",
+        "foreign-canary": "The reply carried another install's canary: another tenant's data.",
+        "fingerprint": "The reply repeated 8 or more words verbatim from another of your conversations, absent from this request."
+    }[kind];
+    return {
+        kind,
+        blocked: true,
+        detail,
+        findings: all.filter((finding) => finding.blocking).map((finding) => ({kind: finding.kind, start: finding.start, end: finding.end}))
+    };
+}
+
+function sameModel(reported: string, requested: string) {
+    const normalise = (name: string) => name.toLowerCase().replace(/\.gguf$/, "").split("/").pop()!;
+    return normalise(reported) === normalise(requested) || normalise(reported).includes(normalise(requested));
+}

@@ -1,0 +1,25 @@
+import Database from "better-sqlite3";
+import {migrations} from "../../src/core/node/store/migrations.js";
+import {CanaryLedger} from "../../src/core/node/cloud/CanaryLedger.js";
+import {SeededRandom} from "../../src/core/node/cloud/sim/SeededRandom.js";
+
+/** A canary ledger on a private in-memory database: one "install". */
+export function memoryLedger() {
+    const db = new Database(":memory:");
+    for (const migrate of migrations)
+        migrate(db);
+    return new CanaryLedger(db);
+}
+
+const vocabulary = (
+    "the girl and her brother walked to school every morning past the old bakery where the baker sold warm bread " +
+    "my sister sent the contract about the house on maple street with the bank account number for the deposit " +
+    "our team met on tuesday to plan the project budget and the doctor called about the test results from last week " +
+    "please remember the password for the garage door and the name of the lawyer who handled the family trust"
+).split(" ");
+
+export function prose(random: SeededRandom, words: number) {
+    return Array.from({length: words}, () => random.pick(vocabulary)).join(" ") + ".";
+}
+
+export const canaryPattern = /CLRM-[A-Z2-7]{24}/;

@@ -1,0 +1,168 @@
+import {afterAll, afterEach, beforeAll, describe, expect, it} from "vitest";
+import {Core} from "../../src/core/node/Core.js";
+import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
+import {SharedCloudSimulator} from "../../src/core/node/cloud/sim/SharedCloudSimulator.js";
+import {requireTestModel} from "../helpers/testModel.js";
+import {tempDir} from "../helpers/tempCore.js";
+import path from "node:path";
+
+const modelPath = requireTestModel();
+
+async function cloudCore(sim: SharedCloudSimulator, apiKey: string, {local = false, contextLimit = null as number | null, retries = 1} = {}) {
+    const core = Core.create(await loadLlama(), {
+        database: path.join(tempDir("cloud"), "c.db"),
+        engine: {threads: 1, contextSize: 512, pool: {idleTimeoutMs: 0}},
+        cloud: {apiKey: () => apiKey, clientOptions: {timeoutMs: 3000, retries}, charsPerCanary: 300}
+    });
+    core.setCloudSettings({endpoint: sim.url, model: sim.modelName, fallback: true, contextLimit});
+    if (local)
+        await core.loadModel(modelPath!);
+    return core;
+}
+
+describe.skipIf(modelPath == null)("shared cloud: routing and the canary protocol against the simulator", () => {
+    const cores: Core[] = [];
+    const sims: SharedCloudSimulator[] = [];
+    const track = <T extends Core | SharedCloudSimulator>(value: T) => {
+        (value instanceof Core ? cores : sims).push(value as never);
+        return value;
+    };
+    afterEach(async () => {
+        await Promise.all(cores.splice(0).map((core) => core.close()));
+        await Promise.all(sims.splice(0).map((sim) => sim.close()));
+    });
+
+    it("honest mode: the reply (from the real model) is delivered, canaries planted and remembered, the route recorded", async () => {
+        const sim = track(await SharedCloudSimulator.start({mode: "honest", modelPath: modelPath!}));
+        const core = track(await cloudCore(sim, "tenant-a"));
+        const conversation = core.createConversation({policy: "cloud-allowed"});
+        const result = await core.sendMessage({conversationId: conversation.id, text: "Once upon a time", maxTokens: 24, route: "cloud"});
+        expect(result).toMatchObject({route: "cloud", status: "complete", cloud: {blocked: false, verdict: null}});
+        expect(result.reply).toContain("little girl");
+        expect(result.reply).not.toMatch(/CLRM/);
+        expect(result.cloud!.canariesPlanted).toBeGreaterThanOrEqual(1);
+        expect(sim.requests).toHaveLength(1);
+        const report = core.isolationReport(conversation.id);
+        expect(report.cloud).toMatchObject({canariesPlanted: result.cloud!.canariesPlanted, checksPassed: 1, blocked: 0});
+        expect(core.store.getMessage(result.assistantMessageId)).toMatchObject({route: "cloud", routeReason: "the user asked for the cloud"});
+    });
+
+    it("incident mode: an oversize request gets another tenant's stale pages with HTTP 200, and the reply is blocked and not kept", async () => {
+        const sim = track(await SharedCloudSimulator.start({mode: "incident", poolTokens: 2048}));
+        const victim = track(await cloudCore(sim, "tenant-victim"));
+        const ours = track(await cloudCore(sim, "tenant-ours"));
+        const filler = "The quarterly contract for the house on maple street names the buyer and the bank. ".repeat(20);
+        for (let index = 0; index < 3; index++) {
+            const conversation = victim.createConversation({policy: "cloud-allowed"});
+            await victim.sendMessage({conversationId: conversation.id, text: filler, maxTokens: 16, route: "cloud"});
+        }
+        const conversation = ours.createConversation({policy: "cloud-allowed"});
+        const before = ours.store.messages(conversation.id).length;
+        const result = await ours.sendMessage({conversationId: conversation.id, text: "word ".repeat(1800), maxTokens: 16, route: "cloud"});
+
+        expect(sim.requests.at(-1)).toMatchObject({status: 200, overflowed: true});
+        expect(sim.requests.at(-1)!.leaks.length).toBeGreaterThan(0);
+        expect(result).toMatchObject({status: "blocked", reply: "", cloud: {blocked: true, verdict: {kind: "foreign-canary", blocked: true}}});
+        const stored = ours.store.messages(conversation.id);
+        expect(stored).toHaveLength(before + 2);
+        expect(stored.at(-1)).toMatchObject({status: "blocked", content: "", verdict: {kind: "foreign-canary"}});
+        expect(JSON.stringify(ours.audit.events({conversationId: conversation.id}))).not.toMatch(/maple street/);
+        expect(ours.isolationReport(conversation.id).cloud.blocked).toBe(1);
+    });
+
+    it("truncate mode: a server that counts far fewer prompt tokens than were sent is flagged", async () => {
+        const sim = track(await SharedCloudSimulator.start({mode: "truncate", truncateAboveTokens: 100}));
+        const core = track(await cloudCore(sim, "tenant-a"));
+        const conversation = core.createConversation({policy: "cloud-allowed"});
+        const result = await core.sendMessage({conversationId: conversation.id, text: "The dog ran to the park. ".repeat(60), maxTokens: 8, route: "cloud"});
+        expect(result.cloud!.verdict).toMatchObject({kind: "truncation", blocked: false});
+        expect(result.cloud!.promptTokens.reported!).toBeLessThan(result.cloud!.promptTokens.ours / 2);
+        expect(core.isolationReport(conversation.id).cloud.flagged).toBe(1);
+    });
+
+    it("faulty mode: every fault ends in a clear error and leaves the conversation as it was", async () => {
+        const faults = ["server-error", "stall", "cut-stream", "malformed-event"] as const;
+        const sim = track(await SharedCloudSimulator.start({mode: "faulty", faults: [...faults], stallMs: 10_000}));
+        const core = track(await cloudCore(sim, "tenant-a", {retries: 0}));
+        const conversation = core.createConversation({policy: "cloud-allowed"});
+        const errors: string[] = [];
+        for (let index = 0; index < faults.length; index++) {
+            const error = await core.sendMessage({conversationId: conversation.id, text: `Question ${index}`, maxTokens: 16, route: "cloud"})
+                .then(() => null, (caught: {code: string, message: string}) => caught);
+            expect(error, `fault ${index}`).toMatchObject({code: expect.stringMatching(/^CLOUD_/), message: expect.any(String)});
+            errors.push(`${error!.code}: ${error!.message}`);
+            expect(core.store.messages(conversation.id)).toEqual([]);
+        }
+        expect(errors.join("\n")).toMatch(/HTTP 5\d\d/);
+        expect(core.audit.events({conversationId: conversation.id, kinds: ["cloud.failed"]})).toHaveLength(faults.length);
+    });
+
+    it("retries only while nothing was received: a 5xx before the reply is retried and succeeds", async () => {
+        const sim = track(await SharedCloudSimulator.start({mode: "faulty", faults: ["server-error", "none"], seed: 0}));
+        const core = track(await cloudCore(sim, "tenant-a", {retries: 1}));
+        const conversation = core.createConversation({policy: "cloud-allowed"});
+        const result = await core.sendMessage({conversationId: conversation.id, text: "Hello there", maxTokens: 8, route: "cloud"});
+        expect(result.status).toBe("complete");
+        expect(sim.requests.map((request) => request.status)).toEqual([expect.any(Number), 200]);
+        expect(sim.requests[0]!.status).toBeGreaterThanOrEqual(500);
+    });
+
+    it("a local conversation never reaches the network, whatever else is set; a cloud-allowed one falls back only with the switch on", async () => {
+        const sim = track(await SharedCloudSimulator.start({mode: "honest", modelPath: modelPath!}));
+        const core = track(await cloudCore(sim, "tenant-a", {local: true}));
+        const tooBig = "story ".repeat(700);
+
+        const local = core.createConversation({policy: "local"});
+        await expect(core.sendMessage({conversationId: local.id, text: tooBig, maxTokens: 16})).rejects.toMatchObject({code: "CONTEXT_OVERFLOW"});
+        await expect(core.sendMessage({conversationId: local.id, text: "hi", maxTokens: 8, route: "cloud"})).rejects.toMatchObject({code: "CLOUD_DISABLED"});
+        const fits = await core.sendMessage({conversationId: local.id, text: "Once upon a time", maxTokens: 8});
+        expect(fits.route).toBe("local");
+        expect(sim.requests).toHaveLength(0);
+
+        const allowed = core.createConversation({policy: "cloud-allowed"});
+        const small = await core.sendMessage({conversationId: allowed.id, text: "Once upon a time", maxTokens: 8});
+        expect(small.route).toBe("local");
+        const big = await core.sendMessage({conversationId: allowed.id, text: tooBig, maxTokens: 16});
+        expect(big).toMatchObject({route: "cloud", routeReason: expect.stringMatching(/does not fit the local context \(\d+ tokens over\)/)});
+        expect(sim.requests).toHaveLength(1);
+
+        core.setCloudSettings({fallback: false});
+        await expect(core.sendMessage({conversationId: allowed.id, text: tooBig, maxTokens: 16})).rejects.toMatchObject({code: "CONTEXT_OVERFLOW"});
+        expect(sim.requests).toHaveLength(1);
+    });
+
+    it("a request over the endpoint's context limit is refused locally, before anything is sent", async () => {
+        const sim = track(await SharedCloudSimulator.start({mode: "honest", poolTokens: 512}));
+        const core = track(await cloudCore(sim, "tenant-a"));
+        const conversation = core.createConversation({policy: "cloud-allowed"});
+        await expect(core.sendMessage({conversationId: conversation.id, text: "word ".repeat(3000), maxTokens: 16, route: "cloud"}))
+            .rejects.toMatchObject({code: "CLOUD_OVER_LIMIT", details: {contextLimit: 512}});
+        expect(sim.requests).toHaveLength(0);
+        expect(core.store.messages(conversation.id)).toEqual([]);
+    });
+});
+
+describe.skipIf(modelPath == null)("shared cloud CLI", () => {
+    let sim: SharedCloudSimulator;
+    beforeAll(async () => {
+        sim = await SharedCloudSimulator.start({mode: "incident", poolTokens: 1024});
+    });
+    afterAll(async () => {
+        await sim.close();
+    });
+
+    it("chat --cloud --json: delivered (exit 0), then blocked (exit 3) when the incident leaks into an oversize request", async () => {
+        const {runCli} = await import("../../src/cli/spawnCli.js");
+        const db = path.join(tempDir("cloud-cli"), "c.db");
+        const args = (conversation: string, prompt: string) => ["chat", "--cloud", "--endpoint", sim.url, "--cloud-model", sim.modelName,
+            "--db", db, "--conversation", conversation, "--prompt", prompt, "--max-tokens", "16", "--json"];
+        const delivered = JSON.parse(await runCli(args("c1", "The contract for the house on maple street is signed. ".repeat(15)),
+            {env: {...process.env, CLEANROOM_CLOUD_API_KEY: "tenant-one"}}));
+        expect(delivered).toMatchObject({conversationId: "c1", route: "cloud", blocked: false, verdict: null, canariesPlanted: expect.any(Number)});
+
+        const blocked = await runCli(args("c2", "word ".repeat(840)), {env: {...process.env, CLEANROOM_CLOUD_API_KEY: "tenant-two"}})
+            .catch((error: Error) => error);
+        expect(blocked).toBeInstanceOf(Error);
+        expect((blocked as Error).message).toMatch(/exited with 3/);
+    });
+});
