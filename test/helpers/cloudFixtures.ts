@@ -1,7 +1,7 @@
 import Database from "better-sqlite3";
 import {migrations} from "../../src/core/node/store/migrations.js";
 import {CanaryLedger} from "../../src/core/node/cloud/CanaryLedger.js";
-import {SeededRandom} from "../../src/core/node/cloud/sim/SeededRandom.js";
+import {type SeededRandom} from "../../src/core/node/cloud/sim/SeededRandom.js";
 
 /** A canary ledger on a private in-memory database: one "install". */
 export function memoryLedger() {
