@@ -1,5 +1,6 @@
 #!/usr/bin/env -S npx tsx
 import {Command} from "commander";
+import {registerAuditCommand} from "./commands/audit.js";
 import {registerChatCommand} from "./commands/chat.js";
 import {registerConversationsCommand} from "./commands/conversations.js";
 import {registerModelsCommand} from "./commands/models.js";
@@ -16,5 +17,6 @@ registerConversationsCommand(program);
 registerSelfTestCommand(program);
 registerModelsCommand(program);
 registerSimCloudCommand(program);
+registerAuditCommand(program);
 
 await program.parseAsync(process.argv);
