@@ -8,6 +8,7 @@ import {loadLlama} from "../src/core/node/engine/loadLlama.js";
 import {measureThreads, pickBestThreads} from "../src/core/node/engine/ThreadTuner.js";
 import {median, round} from "./stats.js";
 import {findLlamaBench, rawGenerationTokensPerSecond} from "./rawLlamaCpp.js";
+import {benchScanner} from "./scannerBench.js";
 
 type Options = {model: string, json?: boolean, tokens: number, runs: number, out?: string};
 
@@ -147,6 +148,9 @@ async function main() {
         threads2: rawGenerationTokensPerSecond(llamaBench, options.model, 2, 128)
     };
 
+    // 6. The canary scanner's cost.
+    const scanner = benchScanner();
+
     const report = {
         machine: {cpus: os.availableParallelism(), cpu: os.cpus()[0]?.model ?? null, totalMemoryBytes: os.totalmem(), node: process.version},
         model: {path: options.model, fileBytes: info.fileBytes, parameters: info.parameters, contextSize: info.contextSize},
@@ -168,7 +172,8 @@ async function main() {
         switchPooled: {
             medianMs: round(median(switchMs), 4), maxMs: round(Math.max(...switchMs), 4), goalMs: 5,
             nextTurnFirstTokenMs: round(median(switchTurnFirstTokenMs), 2)
-        }
+        },
+        scanner
     };
 
     if (options.out != null) {
@@ -191,6 +196,10 @@ async function main() {
         ["time to first token", `${report.timeToFirstTokenMs} ms (prompt ${prepared.tokens.length} tokens)`],
         ["scrub", `${report.scrub.medianMs} ms for ${report.scrub.kvCells} cells / ${round(report.scrub.kvBytes / 2 ** 20, 2)} MiB = ${report.scrub.msPerMiB} ms per MiB`],
         ["resume evicted (1,000-token history)", `${report.resumeEvicted.firstTokenMs} ms to first token (${report.resumeEvicted.historyTokens} prompt tokens)`],
+        ...scanner.byChunk.map(({chunkChars, megabytesPerSecond, microsecondsPerChunk}): [string, string] => [
+            `canary scanner, ${chunkChars}-char chunks`,
+            `${megabytesPerSecond} MB/s, ${microsecondsPerChunk} µs added per chunk (${scanner.fingerprints} fingerprints, 1 MiB reply)`
+        ]),
         ["switch pooled conversations (goal < 5 ms)", `${report.switchPooled.medianMs} ms median, ${report.switchPooled.maxMs} ms max; next turn's first token ${report.switchPooled.nextTurnFirstTokenMs} ms`]
     ];
     const width = Math.max(...rows.map(([name]) => name.length));
