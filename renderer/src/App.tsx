@@ -1,0 +1,156 @@
+import {useCallback, useEffect, useRef, useState} from "react";
+import {BannerStack} from "./components/BannerStack.js";
+import {ChatView} from "./components/ChatView.js";
+import {FirstRunScreen} from "./components/FirstRunScreen.js";
+import {IsolationPanel, type PreviousSession} from "./components/IsolationPanel.js";
+import {SettingsDialog} from "./components/SettingsDialog.js";
+import {Sidebar} from "./components/Sidebar.js";
+import {useBanners} from "./hooks/useBanners.js";
+import {useConversationList} from "./hooks/useConversationList.js";
+import {useCoreEvent} from "./hooks/useCoreEvent.js";
+import {useIsolationReport} from "./hooks/useIsolationReport.js";
+import {useModelAndSettings} from "./hooks/useModelAndSettings.js";
+import {useOpenConversation} from "./hooks/useOpenConversation.js";
+import type {AppCoreClient} from "./transport/AppCoreClient.js";
+
+const defaultTitle = "New conversation";
+
+/** A conversation's title from its first message: the first line, cut at a word near 48 characters. */
+function titleFrom(text: string): string {
+    const line = text.trim().split("\n")[0]!.trim();
+    if (line.length <= 48)
+        return line;
+    const cut = line.slice(0, 48);
+    return (cut.lastIndexOf(" ") > 24 ? cut.slice(0, cut.lastIndexOf(" ")) : cut) + "…";
+}
+
+/**
+ * The app: sidebar, chat and Isolation panel once a model is loaded, the first-run screen
+ * before. Switching conversation ends the previous one's session, and the panel shows its scrub.
+ */
+export function App({client}: {client: AppCoreClient}) {
+    const {banners, show, showError, dismiss} = useBanners();
+    const models = useModelAndSettings(client, showError);
+    const list = useConversationList(client, showError);
+    const [openId, setOpenId] = useState<string | null>(null);
+    const chat = useOpenConversation(client, openId, showError);
+    const isolation = useIsolationReport(client, openId);
+    const [previous, setPrevious] = useState<PreviousSession | null>(null);
+    const [settingsOpen, setSettingsOpen] = useState(false);
+    const openedFirst = useRef(false);
+
+    useEffect(() => {
+        if (!openedFirst.current && list.loaded) {
+            openedFirst.current = true;
+            if (list.conversations[0] != null)
+                setOpenId(list.conversations[0].id);
+        }
+    }, [list.loaded, list.conversations]);
+
+    useCoreEvent(client, "core.status", (status) => {
+        if (status.state === "disconnected")
+            show({id: "connection", kind: "error", title: "Disconnected from the core", detail: status.message ?? "Reconnecting…"});
+        else if (status.state === "restarted") {
+            dismiss("connection");
+            show({id: "connection-restored", kind: "info", title: "The core restarted", detail: status.message ?? "Sessions were scrubbed and start fresh from the stored history."});
+            void list.refresh();
+            void chat.refresh();
+            void isolation.refresh();
+        }
+    });
+    useEffect(() => {
+        if (models.model?.state === "error" && models.model.error != null)
+            show({id: "model", kind: "error", title: "The model could not be loaded", detail: models.model.error.message});
+        else if (models.model?.state === "ready")
+            dismiss("model");
+    }, [models.model, show, dismiss]);
+    useEffect(() => {
+        if (models.settings?.cloud.keyStorage === "basic_text" && models.settings.cloud.keyStorageWarning != null)
+            show({id: "key-storage", kind: "warning", title: "The cloud key is stored without OS encryption", detail: models.settings.cloud.keyStorageWarning});
+    }, [models.settings, show]);
+
+    const switchTo = useCallback(async (id: string | null) => {
+        const previousId = openId;
+        if (previousId === id)
+            return;
+        setOpenId(id);
+        setPrevious(null);
+        if (previousId == null || chat.generating || !list.conversations.some((conversation) => conversation.id === previousId))
+            return;
+        const title = list.conversations.find((conversation) => conversation.id === previousId)?.title ?? "Previous conversation";
+        try {
+            const {scrub} = await client.call("conversations.close", {conversationId: previousId});
+            if (scrub != null)
+                setPrevious({title, scrub, at: Date.now()});
+        } catch (error) {
+            showError(error);
+        }
+    }, [openId, chat.generating, list.conversations, client, showError]);
+
+    const createConversation = useCallback(async () => {
+        try {
+            const conversation = await list.create();
+            await switchTo(conversation.id);
+        } catch (error) {
+            showError(error);
+        }
+    }, [list, switchTo, showError]);
+
+    const send = useCallback(async (text: string) => {
+        const untitled = chat.conversation != null && chat.messages.length === 0 && chat.conversation.title === defaultTitle;
+        const sent = await chat.send(text);
+        if (sent && untitled && openId != null)
+            await list.rename(openId, titleFrom(text)).then(() => chat.refresh()).catch(showError);
+        return sent;
+    }, [chat, list, openId, showError]);
+
+    const deleteConversation = useCallback(async (id: string) => {
+        try {
+            await list.remove(id);
+            if (id === openId)
+                setOpenId(null);
+        } catch (error) {
+            showError(error);
+        }
+    }, [list, openId, showError]);
+
+    if (models.model == null)
+        return <div className="splash" role="status">{client.connection === "disconnected" ? "Connecting to the core…" : "Starting…"}<BannerStack banners={banners} onDismiss={dismiss} /></div>;
+
+    const modelReady = models.model.state === "ready";
+    const settingsDialog = settingsOpen && models.settings != null && (
+        <SettingsDialog settings={models.settings} model={models.model} pendingRestart={models.pendingRestart}
+            conversation={chat.conversation} onClose={() => setSettingsOpen(false)}
+            onSave={(changes) => models.save(changes).catch(showError)}
+            onLoadModel={(path) => models.loadModel(path).catch(showError)}
+            onSetPolicy={(policy) => {
+                if (openId != null)
+                    void list.setPolicy(openId, policy).then(() => chat.refresh()).catch(showError);
+            }} />
+    );
+
+    if (models.model.state !== "ready" && !(models.model.state === "loading" && list.conversations.length > 0))
+        return (
+            <div className="app-first-run">
+                <BannerStack banners={banners.filter((banner) => banner.id !== "model")} onDismiss={dismiss} />
+                {models.model.state === "loading"
+                    ? <main className="first-run" aria-label="Loading"><div className="first-run-card"><h1>Loading the model…</h1><p className="muted">{models.model.path}</p><p className="muted">The first load measures the fastest thread count for this machine.</p></div></main>
+                    : <FirstRunScreen model={models.model} onLoadModel={(path) => models.loadModel(path).catch(showError)} />}
+            </div>
+        );
+
+    return (
+        <div className="app">
+            <Sidebar conversations={list.conversations} openId={openId} onNew={() => void createConversation()}
+                onOpen={(id) => void switchTo(id)} onRename={(id, title) => void list.rename(id, title).then(() => chat.refresh()).catch(showError)}
+                onDelete={(id) => void deleteConversation(id)} onOpenSettings={() => setSettingsOpen(true)} />
+            <div className="center">
+                <BannerStack banners={banners} onDismiss={dismiss} />
+                <ChatView conversation={chat.conversation} messages={chat.messages} generating={chat.generating} modelReady={modelReady}
+                    onSend={send} onStop={() => void chat.stop()} onRegenerate={() => void chat.regenerate()} />
+            </div>
+            <IsolationPanel report={isolation.report} previous={previous} />
+            {settingsDialog}
+        </div>
+    );
+}

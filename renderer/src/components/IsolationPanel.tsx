@@ -1,0 +1,102 @@
+import type {IsolationReportView} from "../../../src/core/common/api/index.js";
+import type {ScrubReport} from "../../../src/core/common/types.js";
+import {formatBytes, formatCount, formatTime, shortId} from "../format.js";
+import {AuditTimeline} from "./AuditTimeline.js";
+
+export type PreviousSession = {title: string, scrub: ScrubReport, at: number};
+
+/** What isolation looks like for the open conversation: its context, scrubs, routes, canaries and audit trail. */
+export function IsolationPanel({report, previous}: {report: IsolationReportView | null, previous: PreviousSession | null}) {
+    return (
+        <section className="isolation" aria-label="Isolation">
+            <h2 className="panel-title">Isolation</h2>
+            {previous != null && (
+                <div className={`card scrub-card ${previous.scrub.verified ? "ok" : "fault"}`} aria-label="Previous session">
+                    <div className="card-title">Previous session · {previous.title}</div>
+                    <ScrubSummary scrub={previous.scrub} at={previous.at} />
+                </div>
+            )}
+            {report == null
+                ? <p className="muted">Open a conversation to see its isolation.</p>
+                : <ReportBody report={report} />}
+        </section>
+    );
+}
+
+function ReportBody({report}: {report: IsolationReportView}) {
+    const {live, lastScrub, canaries} = report;
+    return (
+        <>
+            <div className="card">
+                <div className="card-title">Context</div>
+                {live == null
+                    ? <p className="muted">No live context. A fresh one is built from the stored history at the next turn.</p>
+                    : (
+                        <dl className="facts">
+                            <dt>Context id</dt><dd className="mono" title={live.contextId}>{shortId(live.contextId)}</dd>
+                            <dt>KV size</dt><dd>{formatBytes(live.kvBytes)} · {formatCount(live.kvCells)} cells</dd>
+                            <dt>Tokens used</dt><dd>{formatCount(live.tokensInContext)} / {formatCount(live.kvCells)}</dd>
+                            <dt>Threads</dt><dd>{live.threads}</dd>
+                        </dl>
+                    )}
+                <Meter used={live?.tokensInContext ?? 0} total={live?.kvCells ?? 1} />
+            </div>
+
+            <div className={`card scrub-card ${lastScrub == null ? "" : lastScrub.verified ? "ok" : "fault"}`}>
+                <div className="card-title">Last scrub</div>
+                {lastScrub == null
+                    ? <p className="muted">No session of this conversation has ended yet.</p>
+                    : <ScrubSummary scrub={lastScrub} at={lastScrub.at} />}
+                <p className="small muted">{report.scrubs.verified} verified · {report.scrubs.failed} failed · {report.refusals} turns refused</p>
+            </div>
+
+            <div className="card">
+                <div className="card-title">Cloud canaries</div>
+                <dl className="facts three">
+                    <dt>Planted</dt><dd>{canaries.planted}</dd>
+                    <dt>Checks passed</dt><dd>{canaries.checksPassed}</dd>
+                    <dt>Replies blocked</dt><dd>{canaries.repliesBlocked}</dd>
+                </dl>
+            </div>
+
+            <div className="card">
+                <div className="card-title">Turn routes</div>
+                {report.turns.length === 0
+                    ? <p className="muted">No turns yet.</p>
+                    : (
+                        <ol className="routes">
+                            {report.turns.map((turn, index) => (
+                                <li key={`${turn.at}-${index}`}>
+                                    <span>Turn {index + 1}</span>
+                                    <span className={`route-chip route-${turn.route}`}>{turn.route}</span>
+                                    <span className="mono small">{turn.contextId == null ? "" : shortId(turn.contextId)}</span>
+                                </li>
+                            ))}
+                        </ol>
+                    )}
+            </div>
+
+            <AuditTimeline events={report.events} />
+        </>
+    );
+}
+
+function ScrubSummary({scrub, at}: {scrub: ScrubReport, at: number}) {
+    return (
+        <>
+            <p className={`scrub-verdict ${scrub.verified ? "ok" : "fault"}`}>
+                {scrub.verified ? "✓ Scrub verified" : "✗ Scrub NOT verified: context discarded"}
+            </p>
+            <dl className="facts">
+                <dt>Bytes zeroed</dt><dd>{formatBytes(scrub.bytesZeroed)}</dd>
+                <dt>Read back</dt><dd>{formatBytes(scrub.bytesChecked)} · {formatCount(scrub.nonZeroBytes)} non-zero</dd>
+                <dt>Context</dt><dd className="mono" title={scrub.contextId}>{shortId(scrub.contextId)}</dd>
+                <dt>When</dt><dd>{formatTime(at)} · {scrub.reason}</dd>
+            </dl>
+        </>
+    );
+}
+
+function Meter({used, total}: {used: number, total: number}) {
+    return <meter className="meter" aria-label="Context used" min={0} max={Math.max(1, total)} value={used} />;
+}

@@ -1,0 +1,147 @@
+import {useEffect, useState} from "react";
+import type {ApiInput, AppSettings, ModelStatus} from "../../../src/core/common/api/index.js";
+import type {Conversation, ConversationPolicy} from "../../../src/core/common/types.js";
+import {Switch} from "./Switch.js";
+
+type Draft = {modelPath: string, threads: string, contextSize: string, cloudEndpoint: string, cloudModel: string, cloudApiKey: string};
+
+/** Model, engine and cloud settings, and the open conversation's policy. */
+export function SettingsDialog({settings, model, pendingRestart, conversation, onSave, onLoadModel, onSetPolicy, onClose}: {
+    settings: AppSettings, model: ModelStatus | null, pendingRestart: string[], conversation: Conversation | null,
+    onSave: (changes: ApiInput<"settings.set">) => Promise<unknown>, onLoadModel: (path: string) => Promise<unknown>,
+    onSetPolicy: (policy: ConversationPolicy) => void, onClose: () => void
+}) {
+    const [draft, setDraft] = useState<Draft>(() => draftOf(settings));
+    const [saving, setSaving] = useState(false);
+    useEffect(() => {
+        const onKey = (event: KeyboardEvent) => {
+            if (event.key === "Escape")
+                onClose();
+        };
+        window.addEventListener("keydown", onKey);
+        return () => window.removeEventListener("keydown", onKey);
+    }, [onClose]);
+
+    const field = (name: keyof Draft) => ({
+        value: draft[name],
+        onChange: (event: {target: {value: string}}) => setDraft((current) => ({...current, [name]: event.target.value}))
+    });
+
+    const save = async () => {
+        setSaving(true);
+        try {
+            await onSave({
+                threads: optionalNumber(draft.threads),
+                contextSize: optionalNumber(draft.contextSize),
+                cloudEndpoint: draft.cloudEndpoint.trim() === "" ? null : draft.cloudEndpoint.trim(),
+                cloudModel: draft.cloudModel.trim() === "" ? null : draft.cloudModel.trim(),
+                ...(draft.cloudApiKey !== "" ? {cloudApiKey: draft.cloudApiKey} : {})
+            });
+            setDraft((current) => ({...current, cloudApiKey: ""}));
+        } finally {
+            setSaving(false);
+        }
+    };
+
+    return (
+        <div className="dialog-backdrop" onMouseDown={(event) => {
+            if (event.target === event.currentTarget)
+                onClose();
+        }}>
+            <div className="dialog" role="dialog" aria-modal="true" aria-label="Settings">
+                <header className="dialog-header">
+                    <h2>Settings</h2>
+                    <button type="button" className="icon-button" aria-label="Close settings" onClick={onClose}>×</button>
+                </header>
+
+                <fieldset>
+                    <legend>Local model</legend>
+                    <label className="field">
+                        <span>Model file (GGUF)</span>
+                        <div className="field-row">
+                            <input {...field("modelPath")} placeholder="/path/to/model.gguf" spellCheck={false} />
+                            <button type="button" className="button" disabled={draft.modelPath.trim() === "" || model?.state === "loading"}
+                                onClick={() => void onLoadModel(draft.modelPath.trim())}>Load</button>
+                        </div>
+                        <small>{modelLine(model)}</small>
+                    </label>
+                    <div className="field-grid">
+                        <label className="field">
+                            <span>Threads</span>
+                            <input {...field("threads")} inputMode="numeric" placeholder="measured" />
+                        </label>
+                        <label className="field">
+                            <span>Context size (tokens)</span>
+                            <input {...field("contextSize")} inputMode="numeric" placeholder="model default" />
+                        </label>
+                    </div>
+                    {pendingRestart.length > 0 && <p className="notice">Threads and context size apply when the core next starts.</p>}
+                </fieldset>
+
+                <fieldset>
+                    <legend>Shared cloud (off by default)</legend>
+                    <Switch label="Cloud fallback" checked={settings.cloud.fallback}
+                        description="Let conversations marked “cloud allowed” use the cloud endpoint; every request carries canaries."
+                        onChange={(checked) => void onSave({cloudFallback: checked})} />
+                    <label className="field">
+                        <span>Cloud endpoint</span>
+                        <input {...field("cloudEndpoint")} placeholder="https://api.example.com/v1" spellCheck={false} />
+                    </label>
+                    <label className="field">
+                        <span>Cloud model</span>
+                        <input {...field("cloudModel")} placeholder="model name" spellCheck={false} />
+                    </label>
+                    <label className="field">
+                        <span>API key</span>
+                        <input {...field("cloudApiKey")} type="password" autoComplete="off"
+                            placeholder={settings.cloud.apiKeyStored ? "stored (type to replace)" : "not set"} />
+                        <small>Kept in: {settings.cloud.keyStorage}{settings.cloud.apiKeyStored ? " · a key is stored" : ""}</small>
+                        {settings.cloud.keyStorageWarning != null && <small className="warning-text">{settings.cloud.keyStorageWarning}</small>}
+                    </label>
+                    {settings.cloud.apiKeyStored && (
+                        <button type="button" className="text-button" onClick={() => void onSave({cloudApiKey: null})}>Forget stored key</button>
+                    )}
+                </fieldset>
+
+                {conversation != null && (
+                    <fieldset>
+                        <legend>This conversation</legend>
+                        <Switch label="Allow cloud for this conversation" checked={conversation.policy === "cloud-allowed"}
+                            description={conversation.policy === "local" ? "Local only: nothing leaves this machine." : "Cloud allowed when cloud fallback is on."}
+                            onChange={(checked) => onSetPolicy(checked ? "cloud-allowed" : "local")} />
+                    </fieldset>
+                )}
+
+                <footer className="dialog-footer">
+                    <button type="button" className="button" onClick={onClose}>Close</button>
+                    <button type="button" className="button button-primary" disabled={saving} onClick={() => void save()}>Save</button>
+                </footer>
+            </div>
+        </div>
+    );
+}
+
+function draftOf(settings: AppSettings): Draft {
+    return {
+        modelPath: settings.modelPath ?? "",
+        threads: settings.threads == null ? "" : String(settings.threads),
+        contextSize: settings.contextSize == null ? "" : String(settings.contextSize),
+        cloudEndpoint: settings.cloud.endpoint ?? "",
+        cloudModel: settings.cloud.model ?? "",
+        cloudApiKey: ""
+    };
+}
+
+function optionalNumber(text: string): number | null {
+    return text.trim() === "" ? null : Number(text.trim());
+}
+
+function modelLine(model: ModelStatus | null): string {
+    if (model == null || model.state === "none")
+        return "No model loaded.";
+    if (model.state === "loading")
+        return "Loading…";
+    if (model.state === "error")
+        return `Failed: ${model.error?.message ?? "unknown error"}`;
+    return `Loaded: ${model.info?.architecture ?? "model"} · ${model.info?.contextSize ?? "?"} tokens · ${model.info?.threads ?? "?"} threads`;
+}

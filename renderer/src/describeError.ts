@@ -1,0 +1,29 @@
+import {isCleanroomError} from "../../src/core/common/errors.js";
+
+export type BannerKind = "error" | "warning" | "info";
+
+/** A user-facing sentence for an error the core reported, keyed by its code. */
+export function describeError(error: unknown): {title: string, detail: string, kind: BannerKind} {
+    if (!isCleanroomError(error))
+        return {title: "Something went wrong", detail: error instanceof Error ? error.message : String(error), kind: "error"};
+
+    const {code, message} = error;
+    if (code.startsWith("MODEL_") && code !== "MODEL_NOT_LOADED")
+        return {title: "The model could not be loaded", detail: message, kind: "error"};
+    switch (code) {
+        case "MODEL_NOT_LOADED":
+            return {title: "No model is loaded", detail: "Choose a GGUF model in Settings to start chatting.", kind: "warning"};
+        case "CONTEXT_OVERFLOW":
+            return {title: "This turn is too large for the model's context", detail: message, kind: "error"};
+        case "CLOUD_BLOCKED":
+            return {title: "A cloud reply was blocked", detail: message, kind: "error"};
+        case "SCRUB_UNVERIFIED":
+            return {title: "Security fault: a scrub could not be verified", detail: message, kind: "error"};
+        case "INVALID_INPUT":
+            return {title: "Not accepted", detail: message, kind: "warning"};
+        case "CONVERSATION_NOT_FOUND":
+            return {title: "That conversation no longer exists", detail: message, kind: "warning"};
+        default:
+            return {title: (error as {details?: {disconnected?: unknown}}).details?.disconnected === true ? "Not connected to the core" : "The core reported an error", detail: message, kind: "error"};
+    }
+}

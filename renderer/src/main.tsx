@@ -1,0 +1,13 @@
+import {StrictMode} from "react";
+import {createRoot} from "react-dom/client";
+import {App} from "./App.js";
+import {connectToCore} from "./transport/connectToCore.js";
+import "./styles.css";
+import "./highlight.css";
+
+const client = connectToCore();
+createRoot(document.getElementById("root")!).render(
+    <StrictMode>
+        <App client={client} />
+    </StrictMode>
+);

@@ -1,0 +1,103 @@
+import {z} from "zod";
+import {ConversationIdSchema, ConversationPolicySchema} from "../types.js";
+import {
+    AppSettingsSchema, AuditEventSchema, CloudEndpointSchema, ContextSizeSettingSchema, ConversationSchema,
+    ConversationSummarySchema, IsolationReportSchema, MessageSchema, ModelStatusSchema, ScrubReportSchema,
+    ThreadsSettingSchema, TurnStartedSchema
+} from "./schemas.js";
+
+export type CallDefinition = {input: z.ZodType, output: z.ZodType};
+
+const conversationRef = z.strictObject({conversationId: ConversationIdSchema});
+const titleSchema = z.string().trim().min(1, "a title cannot be empty").max(200);
+const messageTextSchema = z.string().min(1, "a message cannot be empty").max(100_000)
+    .refine((text) => text.trim() !== "", "a message cannot be only whitespace");
+const maxTokensSchema = z.number().int().min(1).max(32_768);
+
+/**
+ * Every call the core answers. Method names are the keys; the core validates each input with
+ * its schema before anything runs. Long work (a reply) returns once started and streams events.
+ */
+export const coreCalls = {
+    "conversations.list": {
+        input: z.strictObject({}),
+        output: z.array(ConversationSummarySchema)
+    },
+    "conversations.create": {
+        input: z.strictObject({title: titleSchema.optional(), policy: ConversationPolicySchema.optional()}),
+        output: ConversationSchema
+    },
+    "conversations.get": {
+        input: conversationRef,
+        output: z.object({conversation: ConversationSchema, messages: z.array(MessageSchema), generating: z.boolean()})
+    },
+    "conversations.rename": {
+        input: z.strictObject({conversationId: ConversationIdSchema, title: titleSchema}),
+        output: ConversationSchema
+    },
+    "conversations.setPolicy": {
+        input: z.strictObject({conversationId: ConversationIdSchema, policy: ConversationPolicySchema}),
+        output: ConversationSchema
+    },
+    /** Ends the conversation's session: its context is scrubbed (zeroed and verified) and freed. */
+    "conversations.close": {
+        input: conversationRef,
+        output: z.object({scrub: ScrubReportSchema.nullable()})
+    },
+    /** Scrubs the conversation's context, then deletes it with its messages and audit trail. */
+    "conversations.delete": {
+        input: conversationRef,
+        output: z.object({scrub: ScrubReportSchema.nullable()})
+    },
+    /** Starts a reply; text arrives as `message.text` events, then `turn.finished` or `turn.error`. */
+    "chat.send": {
+        input: z.strictObject({conversationId: ConversationIdSchema, text: messageTextSchema, maxTokens: maxTokensSchema.optional()}),
+        output: TurnStartedSchema
+    },
+    /** Stops the conversation's reply in progress; what was produced is kept, marked interrupted. */
+    "chat.stop": {
+        input: conversationRef,
+        output: z.object({stopped: z.boolean()})
+    },
+    /** Removes the last reply (and its prompt), then asks again with the same prompt. */
+    "chat.regenerate": {
+        input: z.strictObject({conversationId: ConversationIdSchema, maxTokens: maxTokensSchema.optional()}),
+        output: TurnStartedSchema
+    },
+    "isolation.report": {
+        input: conversationRef,
+        output: IsolationReportSchema
+    },
+    "audit.events": {
+        input: z.strictObject({conversationId: ConversationIdSchema.optional(), limit: z.number().int().min(1).max(5000).optional()}),
+        output: z.array(AuditEventSchema)
+    },
+    "settings.get": {
+        input: z.strictObject({}),
+        output: AppSettingsSchema
+    },
+    /** Changes only the fields given. `cloudApiKey: null` forgets the stored key. */
+    "settings.set": {
+        input: z.strictObject({
+            modelPath: z.string().min(1).max(4096).nullable().optional(),
+            threads: ThreadsSettingSchema.optional(),
+            contextSize: ContextSizeSettingSchema.optional(),
+            cloudEndpoint: CloudEndpointSchema.optional(),
+            cloudModel: z.string().min(1).max(256).nullable().optional(),
+            cloudFallback: z.boolean().optional(),
+            cloudApiKey: z.string().min(1).max(4096).nullable().optional()
+        }),
+        output: AppSettingsSchema
+    },
+    "model.status": {
+        input: z.strictObject({}),
+        output: ModelStatusSchema
+    },
+    /** Loads a model (ending and scrubbing every session of the previous one); without `path`, the saved model path. */
+    "model.load": {
+        input: z.strictObject({path: z.string().min(1).max(4096).optional(), remember: z.boolean().optional()}),
+        output: ModelStatusSchema
+    }
+} as const satisfies Record<string, CallDefinition>;
+
+export type CoreCalls = typeof coreCalls;

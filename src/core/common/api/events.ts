@@ -1,0 +1,17 @@
+import {z} from "zod";
+import {ConversationIdSchema} from "../types.js";
+import {AuditEventSchema, CoreStatusSchema, TurnResultSchema, TurnStartedSchema, WireErrorSchema} from "./schemas.js";
+
+/** Every event the core emits. Event names are the keys; payloads follow the schemas. */
+export const coreEvents = {
+    "turn.started": TurnStartedSchema,
+    /** One piece of a reply as it streams. */
+    "message.text": z.object({conversationId: ConversationIdSchema, messageId: z.number().int(), text: z.string()}),
+    "turn.finished": TurnResultSchema,
+    /** A turn failed after it started, or a regenerate could not start; nothing further streams for it. */
+    "turn.error": z.object({conversationId: ConversationIdSchema, messageId: z.number().int().nullable(), error: WireErrorSchema}),
+    "audit.event": AuditEventSchema,
+    "core.status": CoreStatusSchema
+} as const satisfies Record<string, z.ZodType>;
+
+export type CoreEvents = typeof coreEvents;

@@ -1,0 +1,175 @@
+import {z} from "zod";
+import {
+    ConversationIdSchema, ConversationPolicySchema, ConversationSettingsSchema, MessageRoleSchema, MessageStatusSchema,
+    RouteSchema, SessionEndReasonSchema
+} from "../types.js";
+
+/**
+ * Shapes of the values that cross the API: what calls return and what events carry.
+ * Inputs are validated at the core's door; outputs are typed by these schemas.
+ */
+
+export const WireErrorSchema = z.object({
+    code: z.string(),
+    message: z.string(),
+    details: z.record(z.string(), z.union([z.number(), z.string(), z.boolean(), z.null()]))
+});
+
+export const ConversationSchema = z.object({
+    id: ConversationIdSchema,
+    title: z.string(),
+    policy: ConversationPolicySchema,
+    settings: ConversationSettingsSchema,
+    createdAt: z.number(),
+    updatedAt: z.number()
+});
+
+export const ConversationSummarySchema = ConversationSchema.extend({messageCount: z.number().int()});
+
+export const MessageSchema = z.object({
+    id: z.number().int(),
+    conversationId: ConversationIdSchema,
+    role: MessageRoleSchema,
+    content: z.string(),
+    status: MessageStatusSchema,
+    route: RouteSchema.nullable(),
+    routeReason: z.string().nullable(),
+    tokens: z.number().int().nullable(),
+    /** Why a cloud reply was blocked or flagged: kinds and a description, never the text. */
+    verdict: z.object({kind: z.string(), blocked: z.boolean(), detail: z.string()}).nullable().optional(),
+    createdAt: z.number(),
+    updatedAt: z.number()
+});
+
+export const ScrubReportSchema = z.object({
+    contextId: z.string(),
+    kvCells: z.number().int(),
+    layers: z.number().int(),
+    bytesZeroed: z.number(),
+    bytesChecked: z.number(),
+    nonZeroBytes: z.number(),
+    cellsReadBack: z.number().int(),
+    verified: z.boolean(),
+    durationMs: z.number(),
+    reason: SessionEndReasonSchema
+});
+
+export const AuditEventSchema = z.object({
+    id: z.number().int(),
+    conversationId: ConversationIdSchema.nullable(),
+    at: z.number(),
+    kind: z.string(),
+    data: z.record(z.string(), z.unknown())
+});
+
+export const TurnRouteSchema = z.object({
+    messageId: z.number().int().nullable(),
+    route: RouteSchema,
+    contextId: z.string().nullable(),
+    at: z.number()
+});
+
+/** Shared-cloud canary counters; all zero until cloud turns exist. */
+export const CanaryCountsSchema = z.object({
+    planted: z.number().int(),
+    checksPassed: z.number().int(),
+    repliesBlocked: z.number().int()
+});
+
+export const IsolationReportSchema = z.object({
+    conversationId: ConversationIdSchema,
+    live: z.object({
+        contextId: z.string(),
+        kvCells: z.number().int(),
+        kvBytes: z.number(),
+        tokensInContext: z.number().int(),
+        threads: z.number().int()
+    }).nullable(),
+    lastScrub: ScrubReportSchema.extend({at: z.number()}).nullable(),
+    scrubs: z.object({verified: z.number().int(), failed: z.number().int()}),
+    refusals: z.number().int(),
+    routes: z.object({local: z.number().int(), cloud: z.number().int()}),
+    turns: z.array(TurnRouteSchema),
+    canaries: CanaryCountsSchema,
+    events: z.array(AuditEventSchema)
+});
+
+export const ThreadsSettingSchema = z.number().int().min(1).max(256).nullable();
+export const ContextSizeSettingSchema = z.number().int().min(128).max(131_072).nullable();
+export const CloudEndpointSchema = z.url({protocol: /^https?$/}).max(2048).nullable();
+
+/** App-wide settings. `null` means "the core decides" (threads: measured; context size: the model's, at most 4096). */
+export const AppSettingsSchema = z.object({
+    modelPath: z.string().min(1).max(4096).nullable(),
+    threads: ThreadsSettingSchema,
+    contextSize: ContextSizeSettingSchema,
+    cloud: z.object({
+        endpoint: CloudEndpointSchema,
+        model: z.string().min(1).max(256).nullable(),
+        fallback: z.boolean(),
+        /** The key itself never leaves the vault; only whether one is stored. */
+        apiKeyStored: z.boolean(),
+        /** Where the key is kept, e.g. "os-keychain", "basic_text" (weak), "memory" (this session only). */
+        keyStorage: z.string(),
+        keyStorageWarning: z.string().nullable()
+    })
+});
+
+export const ModelInfoSchema = z.object({
+    path: z.string(),
+    architecture: z.string(),
+    fileBytes: z.number(),
+    parameters: z.number(),
+    contextSize: z.number().int(),
+    threads: z.number().int(),
+    threadsSource: z.enum(["override", "tuned", "cached"]),
+    kvBytesPerContext: z.number(),
+    poolCapacity: z.number().int()
+});
+
+export const ModelStatusSchema = z.object({
+    state: z.enum(["none", "loading", "ready", "error"]),
+    /** The model being loaded, loaded, or that failed. */
+    path: z.string().nullable(),
+    info: ModelInfoSchema.nullable(),
+    error: WireErrorSchema.nullable()
+});
+
+export const CoreStatusSchema = z.object({
+    /** `disconnected` and `restarted` are emitted by the transport side, never by the core itself. */
+    state: z.enum(["ready", "disconnected", "restarted"]),
+    model: ModelStatusSchema.nullable(),
+    /** Settings that only apply when the core next starts and differ from the running ones. */
+    pendingRestart: z.array(z.string()),
+    message: z.string().nullable()
+});
+
+export const TurnTokensSchema = z.object({
+    prompt: z.number().int(),
+    evaluated: z.number().int(),
+    reused: z.number().int(),
+    generated: z.number().int()
+});
+
+export const TurnResultSchema = z.object({
+    conversationId: ConversationIdSchema,
+    route: RouteSchema,
+    routeReason: z.string(),
+    userMessageId: z.number().int(),
+    assistantMessageId: z.number().int(),
+    status: MessageStatusSchema,
+    tokens: TurnTokensSchema,
+    finishReason: z.enum(["stop", "maxTokens", "aborted"]),
+    history: z.object({droppedMessages: z.number().int(), droppedTokens: z.number().int()}),
+    /** The local context that served the turn; null for a cloud turn. */
+    isolation: z.object({contextId: z.string(), kvCells: z.number().int(), kvBytes: z.number(), threads: z.number().int()}).nullable(),
+    timings: z.object({firstTokenMs: z.number().nullable(), totalMs: z.number(), tokensPerSecond: z.number().nullable()}),
+    /** Only for cloud turns. */
+    cloud: z.object({blocked: z.boolean(), canariesPlanted: z.number().int(), warnings: z.array(z.string())}).nullable()
+});
+
+export const TurnStartedSchema = z.object({
+    conversationId: ConversationIdSchema,
+    userMessageId: z.number().int(),
+    assistantMessageId: z.number().int()
+});

@@ -1,0 +1,76 @@
+import {createBirpc} from "birpc";
+import {isApiEvent, type ApiEvent, type ApiEventPayload, type ApiInput, type ApiMethod, type ApiOutput, type CallResult} from "../api/index.js";
+import type {CoreClient} from "./CoreClient.js";
+import {RemoteCallError} from "./RemoteCallError.js";
+import type {ClientSideFunctions, CoreSideFunctions, RpcChannel} from "./RpcChannel.js";
+
+export type ConnectedCoreClient = CoreClient & {
+    /** Stops listening and rejects calls still waiting. */
+    close(): void
+};
+
+/** The client end of the RPC layer over any channel. */
+export function connectCoreClient(channel: RpcChannel): ConnectedCoreClient {
+    const listeners = new Map<ApiEvent, Set<(payload: never) => void>>();
+    const functions: ClientSideFunctions = {
+        event(name, payload) {
+            if (!isApiEvent(name))
+                return;
+
+            for (const listener of listeners.get(name) ?? [])
+                listener(payload as never);
+        }
+    };
+
+    const unsubscribers: Array<() => void> = [];
+    const rpc = createBirpc<CoreSideFunctions, ClientSideFunctions>(functions, {
+        post: (message) => channel.post(message),
+        on: (handler) => {
+            unsubscribers.push(channel.onMessage(handler));
+        },
+        eventNames: [],
+        // Replies may take as long as a model load; a closed channel rejects them instead.
+        timeout: -1
+    });
+    const close = () => {
+        if (rpc.$closed)
+            return;
+
+        rpc.$close(new Error("The connection to the core closed."));
+        for (const unsubscribe of unsubscribers.splice(0))
+            unsubscribe();
+    };
+    unsubscribers.push(channel.onClose(close));
+
+    return {
+        async call<M extends ApiMethod>(method: M, input: ApiInput<M>): Promise<ApiOutput<M>> {
+            if (rpc.$closed)
+                throw new RemoteCallError(method, {code: "INTERNAL", message: "Not connected to the core.", details: {disconnected: true}});
+
+            let result: CallResult;
+            try {
+                result = await rpc.call(method, input) as CallResult;
+            } catch (error) {
+                throw new RemoteCallError(method, {
+                    code: "INTERNAL",
+                    message: error instanceof Error ? error.message : "The connection to the core failed.",
+                    details: {disconnected: true}
+                });
+            }
+            if (!result.ok)
+                throw new RemoteCallError(method, result.error);
+
+            return result.value as ApiOutput<M>;
+        },
+        subscribe<E extends ApiEvent>(event: E, listener: (payload: ApiEventPayload<E>) => void) {
+            let set = listeners.get(event);
+            if (set == null) {
+                set = new Set();
+                listeners.set(event, set);
+            }
+            set.add(listener as (payload: never) => void);
+            return () => set.delete(listener as (payload: never) => void);
+        },
+        close
+    };
+}

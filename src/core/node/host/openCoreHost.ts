@@ -1,0 +1,68 @@
+import type {SecretVault} from "../../common/secrets.js";
+import {Core} from "../Core.js";
+import {loadLlama} from "../engine/loadLlama.js";
+import type {ContextPoolOptions} from "../engine/ContextPool.js";
+import {createCoreService, type CoreService} from "../rpc/createCoreService.js";
+import {AppSettingsStore, cloudApiKeySecret} from "../settings/AppSettingsStore.js";
+import {MemorySecretVault} from "../secrets/MemorySecretVault.js";
+import {SettingsStore} from "../store/SettingsStore.js";
+import {openDatabase} from "../store/openDatabase.js";
+
+export type CoreHostOptions = {
+    /** SQLite file. */
+    database: string,
+    /** Overrides the saved thread setting. Defaults to the saved one, else the core's measured count. */
+    threads?: number,
+    /** Overrides the saved context size. Defaults to the saved one, else the core's default. */
+    contextSize?: number,
+    pool?: ContextPoolOptions,
+    /** Defaults to a `MemorySecretVault`. */
+    vault?: SecretVault
+};
+
+export type CoreHost = {
+    core: Core,
+    service: CoreService,
+    /** The model path saved in settings, if any. */
+    savedModelPath: string | null,
+    /** Stops replies, then closes the core (every session scrubbed). */
+    close(): Promise<void>
+};
+
+/** A core on its database, engine settings taken from the saved ones (or overrides), behind its service door. */
+export async function openCoreHost(options: CoreHostOptions): Promise<CoreHost> {
+    const vault = options.vault ?? new MemorySecretVault();
+    const saved = await readSavedSettings(options.database, vault);
+    const threads = options.threads ?? saved.threads ?? undefined;
+    const contextSize = options.contextSize ?? saved.contextSize ?? undefined;
+
+    const core = Core.create(await loadLlama(), {
+        database: options.database,
+        engine: {threads, contextSize, pool: options.pool},
+        // The key is read from the host's vault for each cloud turn; the core never stores it.
+        cloud: {apiKey: () => vault.read(cloudApiKeySecret)}
+    });
+    const service = createCoreService(core, {vault, runningEngine: {threads: saved.threads, contextSize: saved.contextSize}});
+    let closing: Promise<void> | null = null;
+    return {
+        core,
+        service,
+        savedModelPath: saved.modelPath,
+        close() {
+            closing ??= (async () => {
+                service.dispose();
+                await core.close();
+            })();
+            return closing;
+        }
+    };
+}
+
+async function readSavedSettings(database: string, vault: SecretVault) {
+    const db = openDatabase(database);
+    try {
+        return await new AppSettingsStore(new SettingsStore(db), vault).get();
+    } finally {
+        db.close();
+    }
+}

@@ -1,0 +1,67 @@
+import {toWireError} from "../../common/errors.js";
+import type {ModelStatus} from "../../common/api/index.js";
+import type {Core} from "../Core.js";
+
+/** Loads models through the core and remembers how the last load went, for the status call and event. */
+export class ModelStatusTracker {
+    private readonly _core: Core;
+    private readonly _onChange: (status: ModelStatus) => void;
+    private _status: ModelStatus;
+    private _loading: Promise<ModelStatus> | null = null;
+
+    public constructor(core: Core, onChange: (status: ModelStatus) => void) {
+        this._core = core;
+        this._onChange = onChange;
+        const info = core.engine.info;
+        this._status = info == null
+            ? {state: "none", path: null, info: null, error: null}
+            : {state: "ready", path: info.path, info: modelInfoView(info), error: null};
+    }
+
+    public get status(): ModelStatus {
+        return this._status;
+    }
+
+    /** Loads `path`; a load already running finishes first. Failures are reported in the status, not thrown. */
+    public async load(path: string): Promise<ModelStatus> {
+        while (this._loading != null)
+            await this._loading;
+
+        this._loading = this._load(path);
+        try {
+            return await this._loading;
+        } finally {
+            this._loading = null;
+        }
+    }
+
+    private async _load(path: string): Promise<ModelStatus> {
+        this._set({state: "loading", path, info: null, error: null});
+        try {
+            const info = await this._core.loadModel(path);
+            this._set({state: "ready", path, info: modelInfoView(info), error: null});
+        } catch (error) {
+            this._set({state: "error", path, info: null, error: toWireError(error)});
+        }
+        return this._status;
+    }
+
+    private _set(status: ModelStatus) {
+        this._status = status;
+        this._onChange(status);
+    }
+}
+
+function modelInfoView(info: NonNullable<Core["engine"]["info"]>): NonNullable<ModelStatus["info"]> {
+    return {
+        path: info.path,
+        architecture: info.architecture,
+        fileBytes: info.fileBytes,
+        parameters: info.parameters,
+        contextSize: info.contextSize,
+        threads: info.threads,
+        threadsSource: info.threadsSource,
+        kvBytesPerContext: info.kvBytesPerContext,
+        poolCapacity: info.poolCapacity
+    };
+}

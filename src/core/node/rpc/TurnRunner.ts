@@ -1,0 +1,118 @@
+import {CleanroomError, InvalidInputError, toWireError} from "../../common/errors.js";
+import type {ApiEventPayload, TurnResult} from "../../common/api/index.js";
+import type {ConversationId, LocalTurnResult} from "../../common/types.js";
+import type {Core} from "../Core.js";
+import type {CoreEventEmitter} from "./CoreEventEmitter.js";
+
+type ActiveTurn = {controller: AbortController, assistantMessageId: number | null};
+
+/**
+ * Runs replies in the background, one at a time per conversation: a turn's call returns once
+ * its messages are stored; its text streams as events; Stop aborts it.
+ */
+export class TurnRunner {
+    private readonly _core: Core;
+    private readonly _events: CoreEventEmitter;
+    private readonly _active = new Map<ConversationId, ActiveTurn>();
+
+    public constructor(core: Core, events: CoreEventEmitter) {
+        this._core = core;
+        this._events = events;
+    }
+
+    public isGenerating(conversationId: ConversationId) {
+        return this._active.has(conversationId);
+    }
+
+    /** Resolves when the turn has started (messages stored); rejects when it cannot start. */
+    public start(conversationId: ConversationId, text: string, maxTokens?: number): Promise<ApiEventPayload<"turn.started">> {
+        if (this._active.has(conversationId))
+            throw new InvalidInputError("chat.send", ["a reply is already being generated in this conversation; stop it first"]);
+
+        const turn: ActiveTurn = {controller: new AbortController(), assistantMessageId: null};
+        this._active.set(conversationId, turn);
+        return new Promise((resolve, reject) => {
+            let started = false;
+            this._core.sendMessage({conversationId, text, maxTokens}, {
+                signal: turn.controller.signal,
+                onStarted: (ids) => {
+                    started = true;
+                    turn.assistantMessageId = ids.assistantMessageId;
+                    const payload = {conversationId, ...ids};
+                    this._events.emit("turn.started", payload);
+                    resolve(payload);
+                },
+                onText: (piece) => {
+                    if (turn.assistantMessageId != null)
+                        this._events.emit("message.text", {conversationId, messageId: turn.assistantMessageId, text: piece});
+                }
+            }).then((result) => {
+                this._events.emit("turn.finished", turnResultView(result));
+            }, (error: unknown) => {
+                if (started)
+                    this._events.emit("turn.error", {conversationId, messageId: turn.assistantMessageId, error: toWireError(error)});
+                else
+                    reject(error);
+            }).finally(() => {
+                if (this._active.get(conversationId) === turn)
+                    this._active.delete(conversationId);
+            });
+        });
+    }
+
+    public stop(conversationId: ConversationId): boolean {
+        const turn = this._active.get(conversationId);
+        if (turn == null)
+            return false;
+
+        turn.controller.abort();
+        return true;
+    }
+
+    /** Removes the last prompt and everything after it, then asks again with the same prompt. */
+    public regenerate(conversationId: ConversationId, maxTokens?: number) {
+        if (this._active.has(conversationId))
+            throw new InvalidInputError("chat.regenerate", ["a reply is already being generated in this conversation; stop it first"]);
+
+        const messages = this._core.store.messages(conversationId);
+        const lastPromptIndex = messages.findLastIndex((message) => message.role === "user");
+        const lastPrompt = messages[lastPromptIndex];
+        if (lastPrompt == null)
+            throw new CleanroomError("INVALID_INPUT", "There is no reply to regenerate in this conversation yet.", {conversationId});
+
+        const removed = messages.slice(lastPromptIndex);
+        for (const message of removed)
+            this._core.store.deleteMessage(message.id);
+        this._core.audit.record({kind: "reply.regenerated", conversationId, data: {removedMessages: removed.length}});
+        return this.start(conversationId, lastPrompt.content, maxTokens);
+    }
+
+    /** Stops every reply in progress (host shutdown). */
+    public stopAll() {
+        for (const turn of this._active.values())
+            turn.controller.abort();
+    }
+}
+
+function turnResultView(result: LocalTurnResult): TurnResult {
+    return {
+        conversationId: result.conversationId,
+        route: result.route,
+        routeReason: result.routeReason,
+        userMessageId: result.userMessageId,
+        assistantMessageId: result.assistantMessageId,
+        status: result.status,
+        tokens: result.tokens,
+        finishReason: result.finishReason,
+        history: result.history,
+        isolation: result.isolation,
+        timings: result.timings,
+        cloud: cloudSummaryOf(result)
+    };
+}
+
+/** Cloud turns carry a summary (blocked, canaries); the full verdict stays in the audit log. */
+function cloudSummaryOf(result: LocalTurnResult): TurnResult["cloud"] {
+    const cloud = (result as {cloud?: {blocked: boolean, canariesPlanted: number, warnings: string[]}}).cloud;
+    return cloud == null ? null : {blocked: cloud.blocked, canariesPlanted: cloud.canariesPlanted, warnings: cloud.warnings};
+}

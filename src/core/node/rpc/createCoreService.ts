@@ -1,0 +1,121 @@
+import {CleanroomError, InvalidInputError, toWireError} from "../../common/errors.js";
+import {coreCalls, isApiMethod, type ApiHandlers, type AppSettings, type CallResult, type ModelStatus} from "../../common/api/index.js";
+import type {SecretVault} from "../../common/secrets.js";
+import type {Core} from "../Core.js";
+import {MemorySecretVault} from "../secrets/MemorySecretVault.js";
+import {AppSettingsStore} from "../settings/AppSettingsStore.js";
+import {buildIsolationView} from "./buildIsolationView.js";
+import {CoreEventEmitter} from "./CoreEventEmitter.js";
+import {ModelStatusTracker} from "./ModelStatusTracker.js";
+import {TurnRunner} from "./TurnRunner.js";
+
+export type CoreServiceOptions = {
+    /** Where the cloud API key is kept. Defaults to process memory (`MemorySecretVault`). */
+    vault?: SecretVault,
+    /**
+     * The engine settings the running core was started with; settings that differ are reported
+     * as pending until the core restarts. Defaults to `{threads: null, contextSize: null}`.
+     */
+    runningEngine?: {threads: number | null, contextSize: number | null}
+};
+
+export type CoreService = {
+    /** Validates `input` against the contract, runs the handler, and returns the outcome as data. */
+    call(method: string, input: unknown): Promise<CallResult>,
+    readonly events: CoreEventEmitter,
+    readonly models: ModelStatusTracker,
+    /** Stops replies in progress and detaches from the core (the core itself is closed by its owner). */
+    dispose(): void
+};
+
+/**
+ * The core's one door. Every input is checked with the contract's schema first: a refused
+ * input becomes INVALID_INPUT and nothing runs. Errors leave as `WireError` data.
+ */
+export function createCoreService(core: Core, options: CoreServiceOptions = {}): CoreService {
+    const events = new CoreEventEmitter();
+    const settings = new AppSettingsStore(core.settings, options.vault ?? new MemorySecretVault());
+    const runningEngine = options.runningEngine ?? {threads: null, contextSize: null};
+    const turns = new TurnRunner(core, events);
+
+    const pendingRestart = (current: AppSettings) => [
+        ...(current.threads !== runningEngine.threads ? ["threads"] : []),
+        ...(current.contextSize !== runningEngine.contextSize ? ["contextSize"] : [])
+    ];
+    const emitStatus = async (model: ModelStatus) => {
+        events.emit("core.status", {state: "ready", model, pendingRestart: pendingRestart(await settings.get()), message: null});
+    };
+    const models = new ModelStatusTracker(core, (status) => void emitStatus(status));
+    const stopAudit = core.audit.onEvent((event) => events.emit("audit.event", event));
+
+    const handlers: ApiHandlers = {
+        "conversations.list": async () => core.listConversations(),
+        "conversations.create": async ({title, policy}) => core.createConversation({title, policy}),
+        "conversations.get": async ({conversationId}) => ({
+            ...core.getConversation(conversationId),
+            generating: turns.isGenerating(conversationId)
+        }),
+        "conversations.rename": async ({conversationId, title}) => core.updateConversation(conversationId, {title}),
+        "conversations.setPolicy": async ({conversationId, policy}) => core.updateConversation(conversationId, {policy}),
+        "conversations.close": async ({conversationId}) => {
+            core.store.get(conversationId);
+            return {scrub: await core.closeConversation(conversationId, "close")};
+        },
+        "conversations.delete": async ({conversationId}) => {
+            core.store.get(conversationId);
+            turns.stop(conversationId);
+            return {scrub: await core.deleteConversation(conversationId)};
+        },
+        "chat.send": async ({conversationId, text, maxTokens}) => await turns.start(conversationId, text, maxTokens),
+        "chat.stop": async ({conversationId}) => ({stopped: turns.stop(conversationId)}),
+        "chat.regenerate": async ({conversationId, maxTokens}) => {
+            core.store.get(conversationId);
+            return await turns.regenerate(conversationId, maxTokens);
+        },
+        "isolation.report": async ({conversationId}) => buildIsolationView(core, conversationId),
+        "audit.events": async ({conversationId, limit}) => core.audit.events({conversationId, limit}),
+        "settings.get": async () => await settings.get(),
+        "settings.set": async (changes) => {
+            const updated = await settings.set(changes);
+            void emitStatus(models.status);
+            return updated;
+        },
+        "model.status": async () => models.status,
+        "model.load": async ({path, remember}) => {
+            const modelPath = path ?? (await settings.get()).modelPath;
+            if (modelPath == null)
+                throw new CleanroomError("MODEL_NOT_FOUND", "No model is set: choose a GGUF file.");
+
+            const status = await models.load(modelPath);
+            if (status.state === "ready" && remember !== false)
+                await settings.set({modelPath});
+            return status;
+        }
+    };
+
+    return {
+        events,
+        models,
+        async call(method, input) {
+            if (!isApiMethod(method))
+                return {ok: false, error: new InvalidInputError("call", [`unknown method "${String(method)}"`]).toWire()};
+
+            const parsed = coreCalls[method].input.safeParse(input);
+            if (!parsed.success) {
+                const problems = parsed.error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join(".") + ": " : ""}${issue.message}`);
+                return {ok: false, error: new InvalidInputError(method, problems).toWire()};
+            }
+            try {
+                const handler = handlers[method] as (input: unknown) => Promise<unknown>;
+                return {ok: true, value: await handler(parsed.data)};
+            } catch (error) {
+                return {ok: false, error: toWireError(error)};
+            }
+        },
+        dispose() {
+            turns.stopAll();
+            stopAudit();
+        }
+    };
+}
+

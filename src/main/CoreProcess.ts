@@ -1,0 +1,112 @@
+import {utilityProcess, type MessagePortMain, type UtilityProcess} from "electron";
+import type {KeyVault, VaultRequest} from "./KeyVault.js";
+
+export type CoreProcessOptions = {
+    /** The built core entry (src/core/node/rpc/utilityEntry.ts). */
+    entryPath: string,
+    /** SQLite file of the app. */
+    databasePath: string,
+    vault: KeyVault,
+    /** Delay before restarting a core that died. Defaults to `1000` ms, doubling up to 30 s. */
+    restartDelayMs?: number
+};
+
+type Listener = () => void;
+
+const maxRestartDelayMs = 30_000;
+
+/**
+ * The core in its own utility process, so a crash or a long generation never freezes the
+ * window. If it dies it is started again; listeners hear of both, and main reconnects the renderer.
+ */
+export class CoreProcess {
+    private readonly _options: CoreProcessOptions;
+    private readonly _exitListeners = new Set<Listener>();
+    private readonly _startListeners = new Set<Listener>();
+    private _child: UtilityProcess | null = null;
+    private _stopping = false;
+    private _restartDelayMs: number;
+
+    public constructor(options: CoreProcessOptions) {
+        this._options = options;
+        this._restartDelayMs = options.restartDelayMs ?? 1000;
+    }
+
+    public start() {
+        const {entryPath, databasePath, vault} = this._options;
+        const child = utilityProcess.fork(entryPath, [
+            "--db", databasePath, "--key-storage", vault.storage, "--key-warning", vault.warning ?? ""
+        ], {serviceName: "Cleanroom core", stdio: "inherit"});
+        this._child = child;
+
+        child.on("message", (message: unknown) => void this._answerVault(child, message));
+        child.once("spawn", () => {
+            for (const listener of this._startListeners)
+                listener();
+        });
+        child.once("exit", () => {
+            if (this._child === child)
+                this._child = null;
+            if (this._stopping)
+                return;
+            for (const listener of this._exitListeners)
+                listener();
+            setTimeout(() => {
+                if (!this._stopping)
+                    this.start();
+            }, this._restartDelayMs);
+            this._restartDelayMs = Math.min(maxRestartDelayMs, this._restartDelayMs * 2);
+        });
+    }
+
+    /** Hands the core one end of a renderer's channel. */
+    public connect(port: MessagePortMain) {
+        this._child?.postMessage({type: "connect"}, [port]);
+    }
+
+    public onExit(listener: Listener) {
+        this._exitListeners.add(listener);
+        return () => this._exitListeners.delete(listener);
+    }
+
+    public onStart(listener: Listener) {
+        this._startListeners.add(listener);
+        return () => this._startListeners.delete(listener);
+    }
+
+    public get running() {
+        return this._child != null;
+    }
+
+    /** Asks the core to end every session (scrubbed) and exit; kills it if it takes too long. */
+    public async stop(timeoutMs = 10_000) {
+        this._stopping = true;
+        const child = this._child;
+        if (child == null)
+            return;
+
+        await new Promise<void>((resolve) => {
+            const timer = setTimeout(() => {
+                child.kill();
+                resolve();
+            }, timeoutMs);
+            child.once("exit", () => {
+                clearTimeout(timer);
+                resolve();
+            });
+            child.postMessage({type: "shutdown"});
+        });
+    }
+
+    private async _answerVault(child: UtilityProcess, message: unknown) {
+        const request = message as {type?: unknown, id?: unknown, request?: VaultRequest};
+        if (request.type !== "vault" || typeof request.id !== "number" || request.request == null)
+            return;
+        try {
+            const value = await this._options.vault.handle(request.request);
+            child.postMessage({type: "vault-reply", id: request.id, ok: true, value});
+        } catch (error) {
+            child.postMessage({type: "vault-reply", id: request.id, ok: false, error: error instanceof Error ? error.message : String(error)});
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import path from "node:path";
+import {fileURLToPath} from "node:url";
+import {parseArgs} from "node:util";
+import {appDataDir, defaultDatabasePath} from "../core/node/appPaths.js";
+import {openCoreHost} from "../core/node/host/openCoreHost.js";
+import {resolveStartupModel} from "../core/node/host/resolveStartupModel.js";
+import {ensureRendererBuilt} from "./ensureRendererBuilt.js";
+import {startWebServer} from "./server.js";
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const usage = "usage: npm run web -- [--port P] [--db <file>] [--model <gguf> | --no-model] [--threads N] [--context-size N]";
+
+/**
+ * `npm run web`: the core, the built renderer and the WebSocket bridge on 127.0.0.1. Prints
+ * exactly one line on stdout: the page's address with this launch's token.
+ */
+export async function runWebMode(args: string[]) {
+    const {values} = parseArgs({args, options: {
+        "port": {type: "string"},
+        "db": {type: "string"},
+        "model": {type: "string"},
+        "no-model": {type: "boolean"},
+        "threads": {type: "string"},
+        "context-size": {type: "string"},
+        "help": {type: "boolean"}
+    }});
+    if (values.help === true) {
+        process.stdout.write(usage + "\n");
+        return;
+    }
+
+    const {outDir} = await ensureRendererBuilt(repoRoot);
+    const host = await openCoreHost({
+        database: values.db ?? defaultDatabasePath(),
+        threads: wholeNumber("--threads", values.threads),
+        contextSize: wholeNumber("--context-size", values["context-size"])
+    });
+    const server = await startWebServer({service: host.service, rendererDir: outDir, port: wholeNumber("--port", values.port) ?? 0});
+    process.stdout.write(server.url + "\n");
+
+    let stopping = false;
+    const stop = async () => {
+        if (stopping)
+            return;
+
+        stopping = true;
+        await server.close();
+        await host.close();
+        process.exit(0);
+    };
+    process.on("SIGINT", () => void stop());
+    process.on("SIGTERM", () => void stop());
+
+    const model = values["no-model"] === true ? null : resolveStartupModel({
+        explicit: values.model,
+        folders: [path.join(repoRoot, "models"), path.join(appDataDir(), "models")],
+        saved: host.savedModelPath
+    });
+    if (model != null) {
+        const status = await host.service.models.load(model.path);
+        if (status.state === "error")
+            process.stderr.write(`cleanroom web: the model did not load: ${status.error?.message ?? "unknown error"}\n`);
+    }
+}
+
+function wholeNumber(name: string, value: string | undefined): number | undefined {
+    if (value == null)
+        return undefined;
+
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed) || parsed < 0)
+        throw new Error(`${name} must be a whole number, got "${value}"`);
+    return parsed;
+}
+
+export function reportWebModeFailure(error: unknown) {
+    process.stderr.write(`cleanroom web: ${error instanceof Error ? error.message : String(error)}\n${usage}\n`);
+    process.exit(1);
+}

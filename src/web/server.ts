@@ -1,0 +1,101 @@
+import crypto from "node:crypto";
+import http from "node:http";
+import type {AddressInfo} from "node:net";
+import {WebSocketServer} from "ws";
+import type {CoreService} from "../core/node/rpc/createCoreService.js";
+import {serveCoreOverChannel} from "../core/node/rpc/serveCoreOverChannel.js";
+import {webSocketChannel} from "../core/node/rpc/webSocketChannel.js";
+import {allowedOrigins, checkUpgradeRequest} from "./checkUpgradeRequest.js";
+import {serveStaticFile} from "./serveStaticFile.js";
+
+export type WebServerOptions = {
+    service: CoreService,
+    /** The built renderer (Vite's output folder). */
+    rendererDir: string,
+    /** `0` picks a free port. Defaults to `0`. */
+    port?: number,
+    /** Defaults to a random 32-byte token per launch. */
+    token?: string
+};
+
+export type WebServer = {
+    /** The page's address, token included: the one line to show the user. */
+    url: string,
+    port: number,
+    token: string,
+    close(): Promise<void>
+};
+
+export const rpcPath = "/rpc";
+const maxMessageBytes = 1 << 20;
+
+/**
+ * Web mode: the built renderer over HTTP and the core's API over a WebSocket, on 127.0.0.1
+ * only. An upgrade is accepted only with this launch's token, from our own Origin and Host.
+ */
+export async function startWebServer({service, rendererDir, port = 0, token = crypto.randomBytes(32).toString("base64url")}: WebServerOptions): Promise<WebServer> {
+    const sockets = new WebSocketServer({noServer: true, maxPayload: maxMessageBytes});
+    let boundPort = 0;
+    const server = http.createServer((request, response) => {
+        const headers = securityHeaders(boundPort);
+        const host = request.headers.host;
+        if (host == null || !allowedOrigins(boundPort).includes(`http://${host}`)) {
+            response.writeHead(403, headers).end();
+            return;
+        }
+        serveStaticFile(request, response, rendererDir, headers);
+    });
+
+    server.on("upgrade", (request, socket, head) => {
+        const pathname = new URL(request.url ?? "/", "http://127.0.0.1").pathname;
+        const verdict = pathname === rpcPath
+            ? checkUpgradeRequest(request, {token, port: boundPort})
+            : {ok: false as const, status: 403 as const, reason: "unknown path"};
+        if (!verdict.ok) {
+            const text = verdict.status === 401 ? "Unauthorized" : "Forbidden";
+            socket.end(`HTTP/1.1 ${verdict.status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+            return;
+        }
+        sockets.handleUpgrade(request, socket, head, (webSocket) => {
+            serveCoreOverChannel(service, webSocketChannel(webSocket));
+        });
+    });
+
+    await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, "127.0.0.1", () => {
+            server.off("error", reject);
+            resolve();
+        });
+    });
+    boundPort = (server.address() as AddressInfo).port;
+
+    return {
+        url: `http://127.0.0.1:${boundPort}/?token=${token}`,
+        port: boundPort,
+        token,
+        async close() {
+            for (const client of sockets.clients)
+                client.terminate();
+            sockets.close();
+            server.closeAllConnections();
+            await new Promise<void>((resolve) => server.close(() => resolve()));
+        }
+    };
+}
+
+function securityHeaders(port: number): Record<string, string> {
+    const csp = [
+        "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "font-src 'self'",
+        `connect-src ws://127.0.0.1:${port} ws://localhost:${port}`, "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'"
+    ].join("; ");
+    return {
+        "Content-Security-Policy": csp,
+        "X-Content-Type-Options": "nosniff",
+        // The page's address carries the token: never send it on as a referrer.
+        "Referrer-Policy": "no-referrer",
+        "X-Frame-Options": "DENY",
+        "Cross-Origin-Opener-Policy": "same-origin",
+        "Cross-Origin-Resource-Policy": "same-origin"
+    };
+}

@@ -1,0 +1,149 @@
+import fs from "node:fs";
+import path from "node:path";
+import type {BrowserContext, Page} from "playwright-core";
+import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {launchChromium, requireChromium} from "../helpers/launchChromium.js";
+import {startWebMode, type WebMode} from "../helpers/startWebMode.js";
+import {tempDir} from "../helpers/tempCore.js";
+import {repoRoot, requireTestModel} from "../helpers/testModel.js";
+
+const screenshotsDir = path.join(repoRoot, "test-results", "e2e");
+const modelPath = requireTestModel();
+const runnable = requireChromium() && modelPath != null;
+
+let web: WebMode;
+let browser: BrowserContext;
+let page: Page;
+
+async function screenshot(name: string) {
+    await page.screenshot({path: path.join(screenshotsDir, `${name}.png`)});
+}
+
+const assistantMessages = () => page.getByRole("article", {name: "Assistant message"});
+const isolation = () => page.getByRole("region", {name: "Isolation"});
+
+describe.skipIf(!runnable)("the real UI in Chromium against web mode and the real model", () => {
+    beforeAll(async () => {
+        fs.mkdirSync(screenshotsDir, {recursive: true});
+        const home = tempDir("e2e-home");
+        // No model at start: the first-run screen comes first. One thread: far faster on small machines.
+        web = await startWebMode(
+            ["--no-model", "--db", path.join(home, "e2e.db"), "--threads", "1", "--context-size", "2048"],
+            {CLEANROOM_HOME: home, CLEANROOM_MODEL: ""}
+        );
+        browser = await launchChromium();
+        page = await browser.newPage();
+        page.setDefaultTimeout(60_000);
+    }, 240_000);
+
+    afterAll(async () => {
+        await browser?.close();
+        await web?.stop();
+    });
+
+    it("shows the first-run screen without a model, a banner for a bad one, then the chat", async () => {
+        await page.goto(web.url);
+        await expect.poll(() => page.url()).not.toContain("token=");
+        await page.getByRole("heading", {name: "Choose a local model"}).waitFor();
+        await screenshot("01-first-run");
+
+        await page.getByRole("textbox", {name: "Model file path"}).fill(path.join(tempDir("e2e-bad"), "missing.gguf"));
+        await page.getByRole("button", {name: "Load model"}).click();
+        await page.getByRole("alert").filter({hasText: "could not be loaded"}).first().waitFor();
+        await screenshot("02-bad-model-banner");
+
+        await page.getByRole("textbox", {name: "Model file path"}).fill(modelPath!);
+        await page.getByRole("button", {name: "Load model"}).click();
+        await page.getByRole("button", {name: "New conversation", exact: true}).waitFor();
+    });
+
+    it("creates a conversation, streams a reply and renders it", async () => {
+        await page.getByRole("button", {name: "New conversation", exact: true}).click();
+        const composer = page.getByRole("textbox", {name: "Message"});
+        await expect.poll(() => composer.isEnabled()).toBe(true);
+        await composer.fill("Tell me a story about a brave little dragon.");
+        await composer.press("Enter");
+
+        const reply = assistantMessages().last();
+        await expect.poll(async () => (await reply.textContent())?.length ?? 0, {timeout: 30_000}).toBeGreaterThan(60);
+        const status = await reply.getAttribute("data-status");
+        const partLength = (await reply.textContent())?.length ?? 0;
+        if (status === "streaming")
+            await screenshot("03-streaming");
+        await expect.poll(() => reply.getAttribute("data-status"), {timeout: 60_000}).toBe("complete");
+        expect((await reply.textContent())!.length).toBeGreaterThanOrEqual(partLength);
+        await expect.poll(() => isolation().textContent()).toContain("Tokens used");
+        await screenshot("04-reply-complete");
+        expect(await page.getByRole("article", {name: "Your message"}).count()).toBe(1);
+        // The first message names the conversation.
+        await page.getByRole("navigation", {name: "Conversations"}).getByRole("button", {name: /^Tell me a story about a brave little dragon\.\s*Local only$/}).waitFor();
+    });
+
+    it("stops a reply mid-stream and keeps what was produced, marked stopped", async () => {
+        const composer = page.getByRole("textbox", {name: "Message"});
+        await composer.fill("Now tell me a much longer story about a lighthouse keeper.");
+        await page.getByRole("button", {name: "Send"}).click();
+
+        const stop = page.getByRole("button", {name: "Stop"});
+        await stop.waitFor();
+        const reply = assistantMessages().last();
+        await expect.poll(async () => (await reply.textContent())?.length ?? 0, {timeout: 30_000}).toBeGreaterThan(20);
+        await stop.click();
+        await expect.poll(() => reply.getAttribute("data-status"), {timeout: 30_000}).toBe("interrupted");
+        await expect.poll(() => reply.textContent()).toContain("Stopped");
+        await expect.poll(() => stop.isVisible()).toBe(false);
+        await screenshot("05-stopped");
+    });
+
+    it("switching conversation ends the previous session, and the Isolation panel shows its scrub verified", async () => {
+        await page.getByRole("button", {name: "New conversation", exact: true}).click();
+        const previous = isolation().getByLabel("Previous session");
+        await previous.waitFor();
+        await expect.poll(() => previous.textContent()).toContain("Scrub verified");
+        expect(await previous.textContent()).toMatch(/Bytes zeroed\s*[\d.]+ (KiB|MiB|B)/);
+        await screenshot("06-switched-scrub-verified");
+
+        // Back to the first conversation: its own last scrub is the verified one, and a fresh context is built on the next turn.
+        await page.getByRole("navigation", {name: "Conversations"}).getByRole("button", {name: /^Tell me a story about a brave little dragon\.\s*Local only$/}).click();
+        await expect.poll(() => isolation().textContent()).toContain("✓ Scrub verified");
+        await expect.poll(() => isolation().textContent()).toContain("Scrub verified");
+        expect(await assistantMessages().count()).toBe(2);
+        await screenshot("07-back-to-first");
+    });
+
+    it("regenerates the last reply", async () => {
+        await page.getByRole("button", {name: "Regenerate"}).click();
+        const reply = assistantMessages().last();
+        await expect.poll(() => reply.getAttribute("data-status"), {timeout: 60_000}).toBe("complete");
+        expect(await assistantMessages().count()).toBe(2);
+    });
+
+    it("shows a clear banner when a turn is too large for the context, and stores nothing", async () => {
+        const before = await page.getByRole("article").count();
+        const composer = page.getByRole("textbox", {name: "Message"});
+        await composer.fill("lighthouse ".repeat(1500));
+        await composer.press("Enter");
+        const banner = page.getByRole("alert").filter({hasText: "too large"});
+        await banner.waitFor();
+        expect(await banner.textContent()).toMatch(/over/);
+        expect(await page.getByRole("article").count()).toBe(before);
+        await screenshot("08-turn-too-large");
+        await banner.getByRole("button", {name: /Dismiss/}).click();
+        await composer.fill("");
+    });
+
+    it("keeps settings, with the Cloud fallback switch, across reloads", async () => {
+        await page.getByRole("navigation", {name: "Conversations"}).getByRole("button", {name: "Settings"}).click();
+        const dialog = page.getByRole("dialog", {name: "Settings"});
+        const fallback = dialog.getByRole("switch", {name: "Cloud fallback"});
+        expect(await fallback.getAttribute("aria-checked")).toBe("false");
+        await fallback.click();
+        await expect.poll(() => fallback.getAttribute("aria-checked")).toBe("true");
+        await screenshot("09-settings");
+
+        await page.reload();
+        await page.getByRole("navigation", {name: "Conversations"}).getByRole("button", {name: "Settings"}).click();
+        await expect.poll(() => page.getByRole("switch", {name: "Cloud fallback"}).getAttribute("aria-checked")).toBe("true");
+        await page.getByRole("button", {name: "Close settings"}).click();
+    });
+});

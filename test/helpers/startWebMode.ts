@@ -1,0 +1,49 @@
+import {spawn, type ChildProcess} from "node:child_process";
+import path from "node:path";
+import {repoRoot} from "./testModel.js";
+
+export type WebMode = {url: string, process: ChildProcess, stderr: () => string, stop(): Promise<void>};
+
+/** Runs `npm run web`'s entry as a child process and resolves with the one URL line it prints. */
+export function startWebMode(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 180_000): Promise<WebMode> {
+    const child = spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, "src/web/main.ts"), ...args], {
+        cwd: repoRoot,
+        env: {...process.env, ...env},
+        stdio: ["ignore", "pipe", "pipe"]
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => stderr += chunk);
+
+    const stop = () => new Promise<void>((resolve) => {
+        if (child.exitCode != null || child.signalCode != null) {
+            resolve();
+            return;
+        }
+        const force = setTimeout(() => child.kill("SIGKILL"), 15_000);
+        child.once("exit", () => {
+            clearTimeout(force);
+            resolve();
+        });
+        child.kill("SIGTERM");
+    });
+
+    return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+            void stop();
+            reject(new Error(`web mode printed no URL within ${timeoutMs} ms. stderr:\n${stderr}`));
+        }, timeoutMs);
+        child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+            stdout += chunk;
+            const line = stdout.split("\n").find((candidate) => candidate.startsWith("http://"));
+            if (line != null) {
+                clearTimeout(timer);
+                resolve({url: line.trim(), process: child, stderr: () => stderr, stop});
+            }
+        });
+        child.once("exit", (code) => {
+            clearTimeout(timer);
+            reject(new Error(`web mode exited with ${code} before printing its URL. stderr:\n${stderr}`));
+        });
+    });
+}
