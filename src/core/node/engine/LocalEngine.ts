@@ -148,7 +148,14 @@ export class LocalEngine {
             return this._info;
         } catch (error) {
             await model.dispose();
-            throw error;
+            if (error instanceof CleanroomError)
+                throw error;
+            // llama.cpp accepted the file, but no context could be set up on it (a damaged hyperparameter, for one).
+            throw new ModelLoadError(
+                "MODEL_LOAD_FAILED",
+                `The model loaded, but no working context could be set up for it: ${error instanceof Error ? error.message : String(error)}`,
+                {path: modelPath}, error
+            );
         }
     }
 

@@ -2,6 +2,8 @@ import fs from "node:fs";
 import os from "node:os";
 import {GgufInsights, readGgufFileInfo, type Llama} from "node-llama-cpp";
 import {ModelLoadError} from "../../common/errors.js";
+import {checkGgufStructure} from "./checkGgufStructure.js";
+import {checkModelHyperparameters} from "./checkModelHyperparameters.js";
 
 export type ModelFileFacts = {
     path: string,
@@ -28,7 +30,22 @@ const ggufMagic = Buffer.from("GGUF", "ascii");
  * clear error instead of a crash: missing, not GGUF, truncated, an architecture llama.cpp
  * does not know, or more memory than this machine has.
  */
-export async function validateModelFile(llama: Llama, modelPath: string, {totalMemoryBytes = os.totalmem()}: ValidateModelOptions = {}): Promise<ModelFileFacts> {
+export async function validateModelFile(llama: Llama, modelPath: string, options: ValidateModelOptions = {}): Promise<ModelFileFacts> {
+    try {
+        return await checkModelFile(llama, modelPath, options);
+    } catch (error) {
+        if (error instanceof ModelLoadError)
+            throw error;
+        // node-llama-cpp's insights can throw on values its tables do not know (a removed ggml type, for one).
+        throw new ModelLoadError(
+            "MODEL_NOT_GGUF",
+            `The GGUF header could not be interpreted: ${error instanceof Error ? error.message : String(error)}`,
+            {path: modelPath}, error
+        );
+    }
+}
+
+async function checkModelFile(llama: Llama, modelPath: string, {totalMemoryBytes = os.totalmem()}: ValidateModelOptions): Promise<ModelFileFacts> {
     let stat: fs.Stats;
     try {
         stat = fs.statSync(modelPath);
@@ -48,6 +65,9 @@ export async function validateModelFile(llama: Llama, modelPath: string, {totalM
     }
     if (headBytes < 4 || !head.subarray(0, 4).equals(ggufMagic))
         throw new ModelLoadError("MODEL_NOT_GGUF", `Not a GGUF model (the file does not start with "GGUF"): ${modelPath}`, {path: modelPath, bytes: stat.size});
+
+    // Every count, length and type of the header is bounded before node-llama-cpp's reader trusts them.
+    checkGgufStructure(modelPath, stat.size);
 
     let fileInfo: Awaited<ReturnType<typeof readGgufFileInfo>>;
     try {
@@ -84,6 +104,7 @@ export async function validateModelFile(llama: Llama, modelPath: string, {totalM
             `Unsupported model architecture "${architecture || "(none)"}": this build of llama.cpp cannot run it.`,
             {path: modelPath, architecture}
         );
+    checkModelHyperparameters(fileInfo, architecture, modelPath);
 
     const tensors = fileInfo.fullTensorInfo ?? fileInfo.tensorInfo ?? [];
     const dataStart = tensors.reduce((min, tensor) => Math.min(min, Number(tensor.fileOffset)), Number.POSITIVE_INFINITY);
@@ -102,7 +123,7 @@ export async function validateModelFile(llama: Llama, modelPath: string, {totalM
         throw new ModelLoadError(
             "MODEL_TRUNCATED",
             `The model file is truncated: its tensors need ${formatBytes(Number.isFinite(dataStart) ? dataStart + tensorBytes : tensorBytes)} ` +
-            `but the file has ${formatBytes(stat.size)}.`,
+            `(${Number.isFinite(dataStart) ? dataStart + tensorBytes : tensorBytes} bytes) but the file has ${formatBytes(stat.size)} (${stat.size} bytes).`,
             {path: modelPath, bytes: stat.size, expectedBytes: Number.isFinite(dataStart) ? dataStart + tensorBytes : tensorBytes}
         );
 
