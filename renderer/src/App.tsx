@@ -1,4 +1,6 @@
 import {useCallback, useEffect, useRef, useState} from "react";
+import type {ConversationPolicy, RouteRequest} from "../../src/core/common/types.js";
+import {cloudAccessOf} from "./cloudAccess.js";
 import {BannerStack} from "./components/BannerStack.js";
 import {ChatView} from "./components/ChatView.js";
 import {FirstRunScreen} from "./components/FirstRunScreen.js";
@@ -96,13 +98,18 @@ export function App({client}: {client: AppCoreClient}) {
         }
     }, [list, switchTo, showError]);
 
-    const send = useCallback(async (text: string) => {
+    const send = useCallback(async (text: string, route: RouteRequest) => {
         const untitled = chat.conversation != null && chat.messages.length === 0 && chat.conversation.title === defaultTitle;
-        const sent = await chat.send(text);
+        const sent = await chat.send(text, route);
         if (sent && untitled && openId != null)
             await list.rename(openId, titleFrom(text)).then(() => chat.refresh()).catch(showError);
         return sent;
     }, [chat, list, openId, showError]);
+
+    const setPolicy = useCallback((policy: ConversationPolicy) => {
+        if (openId != null)
+            void list.setPolicy(openId, policy).then(() => chat.refresh()).catch(showError);
+    }, [list, chat, openId, showError]);
 
     const deleteConversation = useCallback(async (id: string) => {
         try {
@@ -123,10 +130,7 @@ export function App({client}: {client: AppCoreClient}) {
             conversation={chat.conversation} onClose={() => setSettingsOpen(false)}
             onSave={(changes) => models.save(changes).catch(showError)}
             onLoadModel={(path) => models.loadModel(path).catch(showError)}
-            onSetPolicy={(policy) => {
-                if (openId != null)
-                    void list.setPolicy(openId, policy).then(() => chat.refresh()).catch(showError);
-            }} />
+            onSetPolicy={setPolicy} />
     );
 
     if (models.model.state !== "ready" && !(models.model.state === "loading" && list.conversations.length > 0))
@@ -147,7 +151,8 @@ export function App({client}: {client: AppCoreClient}) {
             <div className="center">
                 <BannerStack banners={banners} onDismiss={dismiss} />
                 <ChatView conversation={chat.conversation} messages={chat.messages} generating={chat.generating} modelReady={modelReady}
-                    onSend={send} onStop={() => void chat.stop()} onRegenerate={() => void chat.regenerate()} />
+                    cloud={cloudAccessOf(models.settings)} onSend={send} onStop={() => void chat.stop()}
+                    onRegenerate={(route) => void chat.regenerate(route)} onSetPolicy={setPolicy} />
             </div>
             <IsolationPanel report={isolation.report} previous={previous} />
             {settingsDialog}

@@ -17,6 +17,13 @@ export function describeError(error: unknown): {title: string, detail: string, k
             return {title: "This turn is too large for the model's context", detail: message, kind: "error"};
         case "CLOUD_BLOCKED":
             return {title: "A cloud reply was blocked", detail: message, kind: "error"};
+        case "CLOUD_DISABLED":
+            return {title: "This turn cannot go to the cloud", detail: message, kind: "warning"};
+        case "CLOUD_OVER_LIMIT":
+            return {title: "This turn is too large for the cloud endpoint", detail: message, kind: "error"};
+        case "CLOUD_REQUEST_FAILED":
+        case "CLOUD_BAD_RESPONSE":
+            return {title: "The cloud request failed; nothing was kept", detail: message, kind: "error"};
         case "SCRUB_UNVERIFIED":
             return {title: "Security fault: a scrub could not be verified", detail: message, kind: "error"};
         case "INVALID_INPUT":

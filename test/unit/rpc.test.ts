@@ -66,6 +66,8 @@ describe("contract validation at the core's door", () => {
         await expectRefused("chat.send", {conversationId: existing.id, text: "hi", maxTokens: 0});
         await expectRefused("chat.send", {conversationId: existing.id, text: "x".repeat(100_001)});
         await expectRefused("chat.regenerate", {conversationId: existing.id, maxTokens: 1.5});
+        await expectRefused("chat.send", {conversationId: existing.id, text: "hi", route: "sideways"});
+        await expectRefused("chat.regenerate", {conversationId: existing.id, route: "elsewhere"});
         await expectRefused("settings.set", {threads: 0});
         await expectRefused("settings.set", {contextSize: 10});
         await expectRefused("settings.set", {cloudEndpoint: "ftp://example.com"});
@@ -126,6 +128,30 @@ describe("in-process transport", () => {
         expect((error as RemoteCallError).code).toBe("MODEL_NOT_LOADED");
         const {messages} = await client.call("conversations.get", {conversationId: conversation.id});
         expect(messages).toEqual([]);
+    });
+
+    it("refuses a turn asked for the cloud in a local-only conversation, before storing anything", async () => {
+        const conversation = await client.call("conversations.create", {});
+        const error = await client.call("chat.send", {conversationId: conversation.id, text: "hello", route: "cloud"}).catch((caught: unknown) => caught);
+        expect((error as RemoteCallError).code).toBe("CLOUD_DISABLED");
+        expect((await client.call("conversations.get", {conversationId: conversation.id})).messages).toEqual([]);
+    });
+
+    it("a regenerate refused before it starts (Retry locally without a model) puts the prompt and the blocked reply back", async () => {
+        const conversation = await client.call("conversations.create", {policy: "cloud-allowed"});
+        core.store.appendMessage(conversation.id, {role: "user", content: "What is in the ledger?", status: "complete"});
+        const reply = core.store.appendMessage(conversation.id, {role: "assistant", content: "", status: "streaming", route: "cloud", routeReason: "the user asked for the cloud"});
+        const verdict = {kind: "foreign-canary" as const, blocked: true, detail: "The reply carried another install's canary.", findings: []};
+        core.store.finishMessage(reply.id, {content: "", status: "blocked", verdict});
+        const before = (await client.call("conversations.get", {conversationId: conversation.id})).messages;
+
+        const error = await client.call("chat.regenerate", {conversationId: conversation.id, route: "local"}).catch((caught: unknown) => caught);
+        expect((error as RemoteCallError).code).toBe("MODEL_NOT_LOADED");
+        const after = (await client.call("conversations.get", {conversationId: conversation.id})).messages;
+        const essentials = (message: typeof before[number]) =>
+            ({role: message.role, content: message.content, status: message.status, route: message.route, routeReason: message.routeReason, verdict: message.verdict});
+        expect(after.map(essentials)).toEqual(before.map(essentials));
+        expect(after[1]!.verdict).toMatchObject({kind: "foreign-canary", blocked: true});
     });
 
     it("delivers core events to subscribers", async () => {

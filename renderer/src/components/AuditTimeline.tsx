@@ -14,10 +14,17 @@ const labels: Record<string, string> = {
     "security.fault": "Security fault",
     "context.disposed": "Context disposed",
     "context.evicted": "Context evicted",
-    "reply.regenerated": "Reply regenerated"
+    "reply.regenerated": "Reply regenerated",
+    "cloud.blocked": "Cloud reply BLOCKED",
+    "cloud.flagged": "Cloud reply flagged",
+    "cloud.warning": "Cloud warning",
+    "cloud.failed": "Cloud request failed"
 };
 
-const shownData = ["contextId", "reason", "bytesZeroed", "generatedTokens", "promptTokens", "finishReason", "policy", "overBy"];
+const shownData = [
+    "contextId", "reason", "bytesZeroed", "generatedTokens", "promptTokens", "finishReason", "policy", "overBy",
+    "routeReason", "canariesPlanted", "verdict", "code", "route", "warning"
+];
 
 /** The conversation's audit trail, newest first. */
 export function AuditTimeline({events}: {events: AuditEvent[]}) {
@@ -37,9 +44,21 @@ export function AuditTimeline({events}: {events: AuditEvent[]}) {
     );
 }
 
+/** The event's simple facts; objects (e.g. a blocked reply's verdict) are summarised by their kind. */
 function summarize(data: Record<string, unknown>): string {
     return shownData
-        .filter((key) => data[key] != null)
-        .map((key) => `${key} ${key === "contextId" ? String(data[key]).slice(0, 8) : String(data[key])}`)
+        .map((key) => [key, factOf(key, data[key])] as const)
+        .filter(([, value]) => value != null)
+        .map(([key, value]) => `${key} ${value}`)
         .join(" · ");
+}
+
+function factOf(key: string, value: unknown): string | null {
+    if (typeof value === "string")
+        return key === "contextId" ? value.slice(0, 8) : value;
+    if (typeof value === "number" || typeof value === "boolean")
+        return String(value);
+    if (typeof value === "object" && value != null && typeof (value as {kind?: unknown}).kind === "string")
+        return (value as {kind: string}).kind;
+    return null;
 }

@@ -1,21 +1,25 @@
 import {useEffect, useRef} from "react";
 import type {MessageView as Message} from "../../../src/core/common/api/index.js";
-import type {Conversation} from "../../../src/core/common/types.js";
+import type {Conversation, ConversationPolicy, RouteRequest} from "../../../src/core/common/types.js";
+import {cloudUsable, type CloudAccess} from "../cloudAccess.js";
 import {Composer} from "./Composer.js";
 import {MessageItem} from "./MessageItem.js";
+import {PolicyControl} from "./PolicyControl.js";
 
-/** The open conversation: its messages (following the stream) and the composer. */
-export function ChatView({conversation, messages, generating, modelReady, onSend, onStop, onRegenerate}: {
-    conversation: Conversation | null, messages: Message[], generating: boolean, modelReady: boolean,
-    onSend: (text: string) => Promise<boolean>, onStop: () => void, onRegenerate: () => void
+/** The open conversation: its policy, its messages (following the stream) and the composer. */
+export function ChatView({conversation, messages, generating, modelReady, cloud, onSend, onStop, onRegenerate, onSetPolicy}: {
+    conversation: Conversation | null, messages: Message[], generating: boolean, modelReady: boolean, cloud: CloudAccess,
+    onSend: (text: string, route: RouteRequest) => Promise<boolean>, onStop: () => void, onRegenerate: (route: RouteRequest) => void,
+    onSetPolicy: (policy: ConversationPolicy) => void
 }) {
     const scroller = useRef<HTMLDivElement>(null);
     const lastLength = messages.at(-1)?.content.length ?? 0;
+    const lastStatus = messages.at(-1)?.status;
     useEffect(() => {
         const element = scroller.current;
         if (element != null)
             element.scrollTop = element.scrollHeight;
-    }, [messages.length, lastLength]);
+    }, [messages.length, lastLength, lastStatus]);
 
     if (conversation == null)
         return (
@@ -28,26 +32,35 @@ export function ChatView({conversation, messages, generating, modelReady, onSend
         );
 
     const lastReply = messages.findLast((message) => message.role === "assistant");
+    const canSendToCloud = cloudUsable(conversation.policy, cloud);
     return (
         <main className="chat" aria-label="Chat">
             <header className="chat-header">
                 <h1 className="chat-title">{conversation.title}</h1>
-                <span className={`policy-chip policy-${conversation.policy}`}>{conversation.policy === "local" ? "Local only" : "Cloud allowed"}</span>
+                <PolicyControl policy={conversation.policy} cloud={cloud} onChange={onSetPolicy} />
             </header>
             <div className="messages" ref={scroller} aria-live="polite">
                 {messages.length === 0 && (
                     <div className="empty-state">
                         <h2>Say hello</h2>
-                        <p>Replies are generated on this machine. Press Enter to send, Shift+Enter for a new line.</p>
+                        <p>
+                            {canSendToCloud
+                                ? "Replies are generated on this machine unless a turn does not fit it or you use Send to cloud."
+                                : "Replies are generated on this machine."} Press Enter to send, Shift+Enter for a new line.
+                        </p>
                     </div>
                 )}
-                {messages.map((message) => (
-                    <MessageItem key={message.id} message={message} onRegenerate={onRegenerate}
-                        canRegenerate={!generating && message.id === lastReply?.id} />
-                ))}
+                {messages.map((message) => {
+                    const isLastReply = !generating && message.id === lastReply?.id;
+                    return (
+                        <MessageItem key={message.id} message={message} canRegenerate={isLastReply} onRegenerate={() => onRegenerate("auto")}
+                            onRetryLocally={isLastReply && modelReady && message.status === "blocked" ? () => onRegenerate("local") : null} />
+                    );
+                })}
             </div>
-            <Composer disabled={!modelReady} generating={generating} onSend={onSend} onStop={onStop}
-                placeholder={modelReady ? "Write a message…" : "Load a model to start chatting"} />
+            <Composer disabled={!modelReady && !canSendToCloud} generating={generating} canSendToCloud={canSendToCloud}
+                onSend={onSend} onStop={onStop}
+                placeholder={modelReady ? "Write a message…" : canSendToCloud ? "No local model: Send to cloud" : "Load a model to start chatting"} />
         </main>
     );
 }

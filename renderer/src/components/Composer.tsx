@@ -1,37 +1,46 @@
 import {useState, type KeyboardEvent} from "react";
+import type {RouteRequest} from "../../../src/core/common/types.js";
 
-/** The message box: Enter sends, Shift+Enter adds a line; Stop replaces nothing, it sits beside Send while a reply streams. */
-export function Composer({disabled, generating, onSend, onStop, placeholder}: {
-    disabled: boolean, generating: boolean, onSend: (text: string) => Promise<boolean>, onStop: () => void, placeholder: string
+/**
+ * The message box: Enter sends, Shift+Enter adds a line; Stop sits beside Send while a reply
+ * streams. With `canSendToCloud`, "Send to cloud" sends the turn to the cloud on purpose.
+ */
+export function Composer({disabled, generating, canSendToCloud, onSend, onStop, placeholder}: {
+    disabled: boolean, generating: boolean, canSendToCloud: boolean,
+    onSend: (text: string, route: RouteRequest) => Promise<boolean>, onStop: () => void, placeholder: string
 }) {
     const [text, setText] = useState("");
     const canSend = !disabled && !generating && text.trim() !== "";
 
-    const submit = async () => {
+    const submit = async (route: RouteRequest) => {
         if (!canSend)
             return;
         const sent = text;
         setText("");
-        if (!await onSend(sent))
+        if (!await onSend(sent, route))
             setText(sent);
     };
     const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
         if (event.key === "Enter" && !event.shiftKey && !event.nativeEvent.isComposing) {
             event.preventDefault();
-            void submit();
+            void submit("auto");
         }
     };
 
     return (
         <form className="composer" onSubmit={(event) => {
             event.preventDefault();
-            void submit();
+            void submit("auto");
         }}>
             <textarea aria-label="Message" placeholder={placeholder} value={text} rows={Math.min(8, Math.max(1, text.split("\n").length))}
                 disabled={disabled} onChange={(event) => setText(event.target.value)} onKeyDown={onKeyDown} />
             <div className="composer-actions">
                 {generating && <button type="button" className="button button-danger" onClick={onStop}>Stop</button>}
                 <button type="submit" className="button button-primary" disabled={!canSend}>Send</button>
+                {canSendToCloud && (
+                    <button type="button" className="button button-cloud" disabled={!canSend} title="Send this turn to the cloud, canary-checked"
+                        onClick={() => void submit("cloud")}>Send to cloud</button>
+                )}
             </div>
         </form>
     );

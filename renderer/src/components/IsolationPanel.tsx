@@ -1,4 +1,4 @@
-import type {IsolationReportView} from "../../../src/core/common/api/index.js";
+import type {CanaryCounts, IsolationReportView} from "../../../src/core/common/api/index.js";
 import type {ScrubReport} from "../../../src/core/common/types.js";
 import {formatBytes, formatCount, formatTime, shortId} from "../format.js";
 import {AuditTimeline} from "./AuditTimeline.js";
@@ -50,16 +50,9 @@ function ReportBody({report}: {report: IsolationReportView}) {
                 <p className="small muted">{report.scrubs.verified} verified · {report.scrubs.failed} failed · {report.refusals} turns refused</p>
             </div>
 
-            <div className="card">
-                <div className="card-title">Cloud canaries</div>
-                <dl className="facts three">
-                    <dt>Planted</dt><dd>{canaries.planted}</dd>
-                    <dt>Checks passed</dt><dd>{canaries.checksPassed}</dd>
-                    <dt>Replies blocked</dt><dd>{canaries.repliesBlocked}</dd>
-                </dl>
-            </div>
+            <CanaryCard canaries={canaries} />
 
-            <div className="card">
+            <div className="card" aria-label="Turn routes">
                 <div className="card-title">Turn routes</div>
                 {report.turns.length === 0
                     ? <p className="muted">No turns yet.</p>
@@ -78,6 +71,21 @@ function ReportBody({report}: {report: IsolationReportView}) {
 
             <AuditTimeline events={report.events} />
         </>
+    );
+}
+
+function CanaryCard({canaries}: {canaries: CanaryCounts}) {
+    const tone = canaries.repliesBlocked > 0 ? "fault" : canaries.repliesFlagged > 0 ? "warn" : canaries.checksPassed > 0 ? "ok" : "";
+    return (
+        <div className={`card canary-card ${tone}`} aria-label="Cloud canaries">
+            <div className="card-title">Cloud canaries</div>
+            <dl className="facts">
+                <dt>Planted</dt><dd>{formatCount(canaries.planted)}</dd>
+                <dt>Checks passed</dt><dd>{formatCount(canaries.checksPassed)}</dd>
+                <dt>Replies blocked</dt><dd className={canaries.repliesBlocked > 0 ? "fault-text" : undefined}>{formatCount(canaries.repliesBlocked)}</dd>
+                <dt>Replies flagged</dt><dd className={canaries.repliesFlagged > 0 ? "warning-text" : undefined}>{formatCount(canaries.repliesFlagged)}</dd>
+            </dl>
+        </div>
     );
 }
 

@@ -1,6 +1,6 @@
 import {useCallback, useEffect, useState} from "react";
-import type {ApiOutput} from "../../../src/core/common/api/index.js";
-import type {MessageView as Message} from "../../../src/core/common/api/index.js";
+import type {ApiOutput, MessageView as Message, TurnResult} from "../../../src/core/common/api/index.js";
+import type {RouteRequest} from "../../../src/core/common/types.js";
 import type {AppCoreClient} from "../transport/AppCoreClient.js";
 import {useCoreEvent} from "./useCoreEvent.js";
 
@@ -56,6 +56,9 @@ export function useOpenConversation(client: AppCoreClient, conversationId: strin
         if (result.conversationId !== conversationId)
             return;
         setGenerating(false);
+        // A blocked reply's streamed text goes at once, before the stored (empty) version arrives.
+        if (result.status === "blocked")
+            setOpen((current) => current == null ? current : {...current, messages: markBlocked(current.messages, result)});
         void refresh();
     });
     useCoreEvent(client, "turn.error", (failure) => {
@@ -66,12 +69,12 @@ export function useOpenConversation(client: AppCoreClient, conversationId: strin
         void refresh();
     });
 
-    const send = useCallback(async (text: string) => {
+    const send = useCallback(async (text: string, route: RouteRequest = "auto") => {
         if (conversationId == null)
             return false;
         try {
             setGenerating(true);
-            await client.call("chat.send", {conversationId, text});
+            await client.call("chat.send", {conversationId, text, route});
             return true;
         } catch (error) {
             setGenerating(false);
@@ -85,17 +88,19 @@ export function useOpenConversation(client: AppCoreClient, conversationId: strin
             await client.call("chat.stop", {conversationId}).catch(onError);
     }, [client, conversationId, onError]);
 
-    const regenerate = useCallback(async () => {
+    const regenerate = useCallback(async (route: RouteRequest = "auto") => {
         if (conversationId == null)
             return;
         try {
             setGenerating(true);
-            await client.call("chat.regenerate", {conversationId});
+            await client.call("chat.regenerate", {conversationId, route});
         } catch (error) {
             setGenerating(false);
             onError(error);
+            // A regenerate refused before it started puts the prompt back, as new messages.
+            void refresh();
         }
-    }, [client, conversationId, onError]);
+    }, [client, conversationId, onError, refresh]);
 
     return {conversation: open?.conversation ?? null, messages: open?.messages ?? [], generating, send, stop, regenerate, refresh};
 }
@@ -107,4 +112,10 @@ function appendText(messages: Message[], messageId: number, text: string): Messa
     const next = [...messages];
     next[index] = {...messages[index]!, content: messages[index]!.content + text, status: "streaming"};
     return next;
+}
+
+function markBlocked(messages: Message[], result: TurnResult): Message[] {
+    return messages.map((message) => message.id !== result.assistantMessageId ? message : {
+        ...message, content: "", status: "blocked", verdict: result.cloud?.verdict ?? message.verdict ?? null
+    });
 }

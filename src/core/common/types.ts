@@ -36,6 +36,10 @@ export type MessageRole = z.infer<typeof MessageRoleSchema>;
 export const RouteSchema = z.enum(["local", "cloud"]);
 export type Route = z.infer<typeof RouteSchema>;
 
+/** Where the user asks a turn to go. `auto`: local, unless the local engine cannot serve it and the cloud is allowed. */
+export const RouteRequestSchema = z.enum(["auto", "local", "cloud"]);
+export type RouteRequest = z.infer<typeof RouteRequestSchema>;
+
 export const CloudVerdictKindSchema = z.enum(["cross-request", "foreign-canary", "fingerprint", "truncation"]);
 export type CloudVerdictKind = z.infer<typeof CloudVerdictKindSchema>;
 

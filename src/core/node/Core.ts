@@ -34,6 +34,8 @@ export type CloudAccess = {
     clientOptions?: CloudClientOptions,
     /** One more canary per this many characters of long messages. Defaults to `1500`. */
     charsPerCanary?: number,
+    /** A cloud reply streams this many characters behind what has been scanned (see `runGuardedCloudTurn`). Defaults to `2048`. */
+    holdBackChars?: number,
     /** Used instead of the stored settings (the CLI's --endpoint, --cloud-model), never saved. */
     settingsOverride?: Partial<CloudSettings>
 };
@@ -366,6 +368,7 @@ export class Core {
                 countTokens: (value) => this.engine.model != null ? this.engine.countTokens(value) : Math.ceil(value.length / 4),
                 fingerprints: fingerprints.excluding(messages.map((message) => message.content)),
                 charsPerCanary: this._cloud.charsPerCanary,
+                holdBackChars: this._cloud.holdBackChars,
                 signal: callbacks.signal,
                 onText: (piece) => {
                     firstTokenMs ??= performance.now() - started;

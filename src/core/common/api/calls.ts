@@ -1,5 +1,5 @@
 import {z} from "zod";
-import {ConversationIdSchema, ConversationPolicySchema} from "../types.js";
+import {ConversationIdSchema, ConversationPolicySchema, RouteRequestSchema} from "../types.js";
 import {
     AppSettingsSchema, AuditEventSchema, CloudEndpointSchema, ContextSizeSettingSchema, ConversationSchema,
     ConversationSummarySchema, IsolationReportSchema, MessageSchema, ModelStatusSchema, ScrubReportSchema,
@@ -49,9 +49,14 @@ export const coreCalls = {
         input: conversationRef,
         output: z.object({scrub: ScrubReportSchema.nullable()})
     },
-    /** Starts a reply; text arrives as `message.text` events, then `turn.finished` or `turn.error`. */
+    /**
+     * Starts a reply; text arrives as `message.text` events, then `turn.finished` or `turn.error`.
+     * `route`: `auto` (the default), `local` (never the network), or `cloud` (refused unless allowed).
+     */
     "chat.send": {
-        input: z.strictObject({conversationId: ConversationIdSchema, text: messageTextSchema, maxTokens: maxTokensSchema.optional()}),
+        input: z.strictObject({
+            conversationId: ConversationIdSchema, text: messageTextSchema, maxTokens: maxTokensSchema.optional(), route: RouteRequestSchema.optional()
+        }),
         output: TurnStartedSchema
     },
     /** Stops the conversation's reply in progress; what was produced is kept, marked interrupted. */
@@ -59,9 +64,9 @@ export const coreCalls = {
         input: conversationRef,
         output: z.object({stopped: z.boolean()})
     },
-    /** Removes the last reply (and its prompt), then asks again with the same prompt. */
+    /** Removes the last reply (and its prompt), then asks again with the same prompt, by `route` as in `chat.send`. */
     "chat.regenerate": {
-        input: z.strictObject({conversationId: ConversationIdSchema, maxTokens: maxTokensSchema.optional()}),
+        input: z.strictObject({conversationId: ConversationIdSchema, maxTokens: maxTokensSchema.optional(), route: RouteRequestSchema.optional()}),
         output: TurnStartedSchema
     },
     "isolation.report": {

@@ -26,6 +26,9 @@ export const ConversationSchema = z.object({
 
 export const ConversationSummarySchema = ConversationSchema.extend({messageCount: z.number().int()});
 
+/** Why a cloud reply was blocked or flagged: its kind and a description, never the text. */
+export const CloudVerdictViewSchema = z.object({kind: z.string(), blocked: z.boolean(), detail: z.string()});
+
 export const MessageSchema = z.object({
     id: z.number().int(),
     conversationId: ConversationIdSchema,
@@ -35,8 +38,8 @@ export const MessageSchema = z.object({
     route: RouteSchema.nullable(),
     routeReason: z.string().nullable(),
     tokens: z.number().int().nullable(),
-    /** Why a cloud reply was blocked or flagged: kinds and a description, never the text. */
-    verdict: z.object({kind: z.string(), blocked: z.boolean(), detail: z.string()}).nullable().optional(),
+    /** Set on cloud replies that were blocked or flagged. */
+    verdict: CloudVerdictViewSchema.nullable().optional(),
     createdAt: z.number(),
     updatedAt: z.number()
 });
@@ -73,7 +76,9 @@ export const TurnRouteSchema = z.object({
 export const CanaryCountsSchema = z.object({
     planted: z.number().int(),
     checksPassed: z.number().int(),
-    repliesBlocked: z.number().int()
+    repliesBlocked: z.number().int(),
+    /** Delivered, with a warning (e.g. the server counted far fewer prompt tokens than were sent). */
+    repliesFlagged: z.number().int()
 });
 
 export const IsolationReportSchema = z.object({
@@ -165,7 +170,9 @@ export const TurnResultSchema = z.object({
     isolation: z.object({contextId: z.string(), kvCells: z.number().int(), kvBytes: z.number(), threads: z.number().int()}).nullable(),
     timings: z.object({firstTokenMs: z.number().nullable(), totalMs: z.number(), tokensPerSecond: z.number().nullable()}),
     /** Only for cloud turns. */
-    cloud: z.object({blocked: z.boolean(), canariesPlanted: z.number().int(), warnings: z.array(z.string())}).nullable()
+    cloud: z.object({
+        blocked: z.boolean(), canariesPlanted: z.number().int(), warnings: z.array(z.string()), verdict: CloudVerdictViewSchema.nullable()
+    }).nullable()
 });
 
 export const TurnStartedSchema = z.object({

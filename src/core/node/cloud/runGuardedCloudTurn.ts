@@ -19,6 +19,13 @@ export type GuardedCloudTurnInput = {
     fingerprints?: FingerprintMatcher,
     /** One more canary per this many characters of long messages. Defaults to `1500`. */
     charsPerCanary?: number,
+    /**
+     * Streamed text is passed to `onText` only this many characters behind what has arrived
+     * and been scanned, so a leaked fragment whose canary lies within this distance of its
+     * start is blocked before any of it is shown or saved. The rest follows once the reply has
+     * passed. Defaults to `2048` (more than the default canary spacing, 1500 characters).
+     */
+    holdBackChars?: number,
     signal?: AbortSignal,
     onText?: (text: string) => void
 };
@@ -37,6 +44,7 @@ export type GuardedCloudTurnResult = {
 
 /** Per message, chat templates add a few tokens of their own. */
 const templateTokensPerMessage = 4;
+const defaultHoldBackChars = 2048;
 
 /**
  * One cloud request wrapped in the canary protocol: fresh canaries planted and remembered,
@@ -63,12 +71,20 @@ export async function runGuardedCloudTurn(input: GuardedCloudTurnInput): Promise
 
     const cut = new AbortController();
     const signal = input.signal == null ? cut.signal : AbortSignal.any([input.signal, cut.signal]);
+    const holdBack = Math.max(0, input.holdBackChars ?? defaultHoldBackChars);
     let text = "";
+    let released = 0;
     let end: Extract<CloudStreamEvent, {type: "end"}> | null = null;
+    const releaseUpTo = (upTo: number) => {
+        if (upTo > released) {
+            input.onText?.(text.slice(released, upTo));
+            released = upTo;
+        }
+    };
     const show = (piece: string) => {
         if (piece.length > 0) {
             text += piece;
-            input.onText?.(piece);
+            releaseUpTo(text.length - holdBack);
         }
     };
 
@@ -94,6 +110,7 @@ export async function runGuardedCloudTurn(input: GuardedCloudTurnInput): Promise
         if (end == null)
             throw new CleanroomError("CLOUD_BAD_RESPONSE", "The cloud reply ended without a finish: the stream was cut.");
         show(scanner.finish().text);
+        releaseUpTo(text.length);
     }
 
     const findings = scanner.findings;

@@ -1,7 +1,7 @@
 import {CleanroomError} from "../../common/errors.js";
-import type {ConversationPolicy, Route} from "../../common/types.js";
+import type {ConversationPolicy, Route, RouteRequest} from "../../common/types.js";
 
-export type RouteRequest = "auto" | "local" | "cloud";
+export type {RouteRequest};
 
 export type RouteFacts = {
     policy: ConversationPolicy,

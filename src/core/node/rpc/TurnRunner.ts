@@ -1,10 +1,13 @@
 import {CleanroomError, InvalidInputError, toWireError} from "../../common/errors.js";
 import type {ApiEventPayload, TurnResult} from "../../common/api/index.js";
-import type {ConversationId, LocalTurnResult} from "../../common/types.js";
+import type {ConversationId, LocalTurnResult, Message, RouteRequest} from "../../common/types.js";
 import type {Core} from "../Core.js";
 import type {CoreEventEmitter} from "./CoreEventEmitter.js";
 
 type ActiveTurn = {controller: AbortController, assistantMessageId: number | null};
+
+/** How a turn is asked for: its reply budget and where it should go (`auto` when absent). */
+export type TurnOptions = {maxTokens?: number, route?: RouteRequest};
 
 /**
  * Runs replies in the background, one at a time per conversation: a turn's call returns once
@@ -25,7 +28,7 @@ export class TurnRunner {
     }
 
     /** Resolves when the turn has started (messages stored); rejects when it cannot start. */
-    public start(conversationId: ConversationId, text: string, maxTokens?: number): Promise<ApiEventPayload<"turn.started">> {
+    public start(conversationId: ConversationId, text: string, {maxTokens, route}: TurnOptions = {}): Promise<ApiEventPayload<"turn.started">> {
         if (this._active.has(conversationId))
             throw new InvalidInputError("chat.send", ["a reply is already being generated in this conversation; stop it first"]);
 
@@ -33,7 +36,7 @@ export class TurnRunner {
         this._active.set(conversationId, turn);
         return new Promise((resolve, reject) => {
             let started = false;
-            this._core.sendMessage({conversationId, text, maxTokens}, {
+            this._core.sendMessage({conversationId, text, maxTokens, route}, {
                 signal: turn.controller.signal,
                 onStarted: (ids) => {
                     started = true;
@@ -70,7 +73,7 @@ export class TurnRunner {
     }
 
     /** Removes the last prompt and everything after it, then asks again with the same prompt. */
-    public regenerate(conversationId: ConversationId, maxTokens?: number) {
+    public regenerate(conversationId: ConversationId, options: TurnOptions = {}) {
         if (this._active.has(conversationId))
             throw new InvalidInputError("chat.regenerate", ["a reply is already being generated in this conversation; stop it first"]);
 
@@ -83,8 +86,23 @@ export class TurnRunner {
         const removed = messages.slice(lastPromptIndex);
         for (const message of removed)
             this._core.store.deleteMessage(message.id);
-        this._core.audit.record({kind: "reply.regenerated", conversationId, data: {removedMessages: removed.length}});
-        return this.start(conversationId, lastPrompt.content, maxTokens);
+        this._core.audit.record({kind: "reply.regenerated", conversationId, data: {removedMessages: removed.length, route: options.route ?? "auto"}});
+        return this.start(conversationId, lastPrompt.content, options).catch((error: unknown) => {
+            // Refused before it started (too large, cloud not allowed…): the prompt and its reply are put back.
+            this._restore(conversationId, removed);
+            throw error;
+        });
+    }
+
+    private _restore(conversationId: ConversationId, messages: Message[]) {
+        for (const message of messages) {
+            const restored = this._core.store.appendMessage(conversationId, {
+                role: message.role, content: message.content, status: message.status,
+                route: message.route, routeReason: message.routeReason, tokens: message.tokens
+            });
+            if (message.verdict != null)
+                this._core.store.finishMessage(restored.id, {content: message.content, status: message.status, verdict: message.verdict});
+        }
     }
 
     /** Stops every reply in progress (host shutdown). */
@@ -111,8 +129,11 @@ function turnResultView(result: LocalTurnResult): TurnResult {
     };
 }
 
-/** Cloud turns carry a summary (blocked, canaries); the full verdict stays in the audit log. */
+/** Cloud turns carry a summary (blocked, canaries, the verdict's kind and description); the findings stay in the audit log. */
 function cloudSummaryOf(result: LocalTurnResult): TurnResult["cloud"] {
-    const cloud = (result as {cloud?: {blocked: boolean, canariesPlanted: number, warnings: string[]}}).cloud;
-    return cloud == null ? null : {blocked: cloud.blocked, canariesPlanted: cloud.canariesPlanted, warnings: cloud.warnings};
+    const cloud = result.cloud;
+    if (cloud == null)
+        return null;
+    const verdict = cloud.verdict == null ? null : {kind: cloud.verdict.kind, blocked: cloud.verdict.blocked, detail: cloud.verdict.detail};
+    return {blocked: cloud.blocked, canariesPlanted: cloud.canariesPlanted, warnings: cloud.warnings, verdict};
 }

@@ -12,7 +12,7 @@ export function buildIsolationView(core: Core, conversationId: ConversationId): 
     };
 }
 
-type CoreCloudCounts = {canariesPlanted: number, checksPassed: number, blocked: number};
+type CoreCloudCounts = {canariesPlanted: number, checksPassed: number, blocked: number, flagged: number};
 
 function turnRouteOf(event: AuditEvent): TurnRoute {
     return {
@@ -25,16 +25,17 @@ function turnRouteOf(event: AuditEvent): TurnRoute {
 
 /**
  * The core's cloud counters when its report has them; else counted from the audit trail
- * (`turn.cloud` with `canariesPlanted`, passing when neither blocked nor flagged; `cloud.blocked`).
+ * (`turn.cloud` with `canariesPlanted`, passing when neither blocked nor flagged; `cloud.blocked`; `cloud.flagged`).
  */
 export function canaryCountsOf(report: {events: AuditEvent[]}): CanaryCounts {
     const cloud = (report as {cloud?: CoreCloudCounts}).cloud;
     if (cloud != null)
-        return {planted: cloud.canariesPlanted, checksPassed: cloud.checksPassed, repliesBlocked: cloud.blocked};
+        return {planted: cloud.canariesPlanted, checksPassed: cloud.checksPassed, repliesBlocked: cloud.blocked, repliesFlagged: cloud.flagged};
 
     let planted = 0;
     let checksPassed = 0;
     let repliesBlocked = 0;
+    let repliesFlagged = 0;
     for (const event of report.events) {
         if (event.kind === "turn.cloud") {
             planted += typeof event.data.canariesPlanted === "number" ? event.data.canariesPlanted : 0;
@@ -42,6 +43,8 @@ export function canaryCountsOf(report: {events: AuditEvent[]}): CanaryCounts {
                 checksPassed++;
         } else if (event.kind === "cloud.blocked")
             repliesBlocked++;
+        else if (event.kind === "cloud.flagged")
+            repliesFlagged++;
     }
-    return {planted, checksPassed, repliesBlocked};
+    return {planted, checksPassed, repliesBlocked, repliesFlagged};
 }

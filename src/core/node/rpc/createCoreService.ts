@@ -66,11 +66,11 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
             turns.stop(conversationId);
             return {scrub: await core.deleteConversation(conversationId)};
         },
-        "chat.send": async ({conversationId, text, maxTokens}) => await turns.start(conversationId, text, maxTokens),
+        "chat.send": async ({conversationId, text, maxTokens, route}) => await turns.start(conversationId, text, {maxTokens, route}),
         "chat.stop": async ({conversationId}) => ({stopped: turns.stop(conversationId)}),
-        "chat.regenerate": async ({conversationId, maxTokens}) => {
+        "chat.regenerate": async ({conversationId, maxTokens, route}) => {
             core.store.get(conversationId);
-            return await turns.regenerate(conversationId, maxTokens);
+            return await turns.regenerate(conversationId, {maxTokens, route});
         },
         "isolation.report": async ({conversationId}) => buildIsolationView(core, conversationId),
         "audit.events": async ({conversationId, limit}) => core.audit.events({conversationId, limit}),

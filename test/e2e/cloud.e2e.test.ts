@@ -1,0 +1,266 @@
+import fs from "node:fs";
+import path from "node:path";
+import type {BrowserContext, Page} from "playwright-core";
+import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {plantCanaries} from "../../src/core/common/cloud/plantCanaries.js";
+import {SharedCloudSimulator} from "../../src/core/node/cloud/sim/SharedCloudSimulator.js";
+import {launchChromium, requireChromium} from "../helpers/launchChromium.js";
+import {startWebMode, type WebMode} from "../helpers/startWebMode.js";
+import {tempDir} from "../helpers/tempCore.js";
+import {repoRoot, requireTestModel} from "../helpers/testModel.js";
+
+const screenshotsDir = path.join(repoRoot, "test-results", "e2e");
+const modelPath = requireTestModel();
+const runnable = requireChromium() && modelPath != null;
+
+/** Our tenant on the shared cloud (the API key typed in Settings), and the other tenant whose data leaks. */
+const ourKey = "tenant-ours";
+const otherKey = "tenant-other";
+/** Words only the other tenant ever wrote: none may reach our page. */
+const otherTenantWords = ["Okonkwo", "Zanzibar", "marmalade", "quartermaster", "Vexholm"];
+const otherTenantText = (index: number) => Array.from({length: 3}, (_, line) =>
+    `Quartermaster Okonkwo wired the Zanzibar marmalade deposit ${index}-${line} to the Vexholm trust.`).join(" ");
+/** The incident's pool: the turn must not fit it, yet fit the (larger) context the server advertises. */
+const incidentPoolTokens = 1024;
+/** The conversation's default reply budget, sent with every turn from the UI. */
+const replyBudget = 512;
+
+let web: WebMode;
+let browser: BrowserContext;
+let page: Page;
+let sim: SharedCloudSimulator | null = null;
+
+async function screenshot(name: string) {
+    await page.screenshot({path: path.join(screenshotsDir, `cloud-${name}.png`)});
+}
+
+const assistantMessages = () => page.getByRole("article", {name: "Assistant message"});
+const isolation = () => page.getByRole("region", {name: "Isolation"});
+const canaryCard = () => isolation().getByLabel("Cloud canaries");
+const composer = () => page.getByRole("textbox", {name: "Message"});
+
+/** Points the app at a simulator through the Settings dialog. */
+async function configureCloud(target: SharedCloudSimulator, {apiKey}: {apiKey?: string} = {}) {
+    await page.getByRole("navigation", {name: "Conversations"}).getByRole("button", {name: "Settings"}).click();
+    const dialog = page.getByRole("dialog", {name: "Settings"});
+    await dialog.getByRole("textbox", {name: "Cloud endpoint"}).fill(target.url);
+    await dialog.getByRole("textbox", {name: "Cloud model"}).fill(target.modelName);
+    if (apiKey != null)
+        await dialog.getByLabel("API key").fill(apiKey);
+    await dialog.getByRole("button", {name: "Save"}).click();
+    await expect.poll(() => dialog.getByLabel("API key").getAttribute("placeholder")).toContain("stored");
+    return dialog;
+}
+
+/** A new conversation, switched to "Cloud allowed" in the chat header. */
+async function newCloudAllowedConversation() {
+    await page.getByRole("button", {name: "New conversation", exact: true}).click();
+    const policy = page.getByRole("radiogroup", {name: "Conversation policy"});
+    await expect.poll(() => policy.getByRole("radio", {name: "Local only"}).getAttribute("aria-checked")).toBe("true");
+    expect(await page.getByRole("button", {name: "Send to cloud"}).count()).toBe(0);
+    await policy.getByRole("radio", {name: "Cloud allowed"}).click();
+    await expect.poll(() => policy.getByRole("radio", {name: "Cloud allowed"}).getAttribute("aria-checked")).toBe("true");
+    await page.getByRole("button", {name: "Send to cloud"}).waitFor();
+}
+
+/** Earlier requests of another tenant, each page of them carrying that tenant's canaries. */
+async function seedOtherTenant(target: SharedCloudSimulator) {
+    for (let index = 0; index < 3; index++) {
+        const {messages} = plantCanaries([
+            {role: "system", content: "You keep the ledgers of the Vexholm trust."},
+            {role: "user", content: otherTenantText(index)}
+        ], {charsPerCanary: 60});
+        const response = await fetch(`${target.url}/chat/completions`, {
+            method: "POST",
+            headers: {"authorization": `Bearer ${otherKey}`, "content-type": "application/json"},
+            body: JSON.stringify({model: target.modelName, messages, max_tokens: 8})
+        });
+        const body = await response.text();
+        expect(response.status, body).toBe(200);
+    }
+    expect(target.requests.every((request) => !request.overflowed)).toBe(true);
+}
+
+/** A prompt whose request (system prompt, canaries, reply budget) needs more than the pool but less than the advertised context. */
+function incidentSizedPrompt(target: SharedCloudSimulator) {
+    const sentence = "The brave little lighthouse keeper counted every wave that rolled in from the grey sea. ";
+    let text = "";
+    while (target.countTokens(text) < 700)
+        text += sentence;
+    const needed = target.countTokens(text) + 120 + replyBudget;
+    expect(needed).toBeGreaterThan(incidentPoolTokens);
+    expect(needed).toBeLessThan(target.advertisedContext);
+    return text.trim();
+}
+
+/** Everything the page holds as text, visible or not, with attributes that carry text. */
+async function allPageText() {
+    return await page.evaluate(() => {
+        const attributes = [...document.querySelectorAll("*")]
+            .flatMap((element) => ["title", "aria-label", "value", "placeholder"].map((name) => element.getAttribute(name) ?? ""));
+        const fields = [...document.querySelectorAll("textarea, input")].map((field) => (field as HTMLInputElement).value);
+        return [document.documentElement.textContent ?? "", ...attributes, ...fields].join("\n");
+    });
+}
+
+/** From now on, keeps every piece of text the page shows, even for a moment (streamed text included). */
+async function recordEveryText() {
+    await page.evaluate(() => {
+        const seen: string[] = [];
+        (window as unknown as {seenText: string[]}).seenText = seen;
+        new MutationObserver((records) => {
+            for (const record of records) {
+                if (record.type === "characterData")
+                    seen.push(record.target.textContent ?? "");
+                for (const node of record.addedNodes)
+                    seen.push(node.textContent ?? "");
+            }
+        }).observe(document.body, {subtree: true, childList: true, characterData: true});
+    });
+}
+
+async function recordedText() {
+    return await page.evaluate(() => (window as unknown as {seenText: string[]}).seenText.join("\n"));
+}
+
+describe.skipIf(!runnable)("the shared cloud in the real UI: a cloud turn, then an incident's leak blocked", () => {
+    beforeAll(async () => {
+        fs.mkdirSync(screenshotsDir, {recursive: true});
+        const home = tempDir("e2e-cloud-home");
+        // One thread: far faster on small machines.
+        web = await startWebMode(
+            ["--model", modelPath!, "--db", path.join(home, "e2e.db"), "--threads", "1", "--context-size", "2048"],
+            {CLEANROOM_HOME: home, CLEANROOM_MODEL: ""}
+        );
+        sim = await SharedCloudSimulator.start({mode: "honest", modelPath: modelPath!});
+        browser = await launchChromium();
+        page = await browser.newPage();
+        page.setDefaultTimeout(60_000);
+    }, 240_000);
+
+    afterAll(async () => {
+        await browser?.close();
+        await web?.stop();
+        await sim?.close();
+    });
+
+    it("sets the cloud endpoint, model and key in Settings and turns Cloud fallback on", async () => {
+        await page.goto(web.url);
+        await page.getByRole("button", {name: "New conversation", exact: true}).waitFor({timeout: 180_000});
+        const dialog = await configureCloud(sim!, {apiKey: ourKey});
+        const fallback = dialog.getByRole("switch", {name: "Cloud fallback"});
+        expect(await fallback.getAttribute("aria-checked")).toBe("false");
+        await fallback.click();
+        await expect.poll(() => fallback.getAttribute("aria-checked")).toBe("true");
+        await screenshot("01-settings");
+        await page.getByRole("button", {name: "Close settings"}).click();
+    });
+
+    it("a cloud-allowed conversation sends a turn to the cloud: a reply with the cloud route and reason, canaries planted", async () => {
+        await newCloudAllowedConversation();
+        await page.getByRole("navigation", {name: "Conversations"}).getByRole("button", {name: /Cloud allowed$/}).waitFor();
+        await screenshot("02-cloud-allowed");
+
+        await composer().fill("Once upon a time, a little fox found a shiny red ball.");
+        await page.getByRole("button", {name: "Send to cloud"}).click();
+        const reply = assistantMessages().last();
+        await expect.poll(() => reply.getAttribute("data-status"), {timeout: 120_000}).toBe("complete");
+        expect(await reply.getAttribute("data-route")).toBe("cloud");
+        expect(await reply.textContent()).toContain("Sent to the cloud: the user asked for the cloud");
+        expect((await reply.textContent())!.length).toBeGreaterThan(60);
+
+        expect(sim!.requests).toHaveLength(1);
+        expect(sim!.requests[0]).toMatchObject({tenant: ourKey, status: 200, overflowed: false});
+        await expect.poll(() => canaryCard().textContent()).toMatch(/Checks passed\s*1/);
+        const planted = Number(/Planted\s*(\d+)/.exec((await canaryCard().textContent())!)![1]);
+        expect(planted).toBeGreaterThan(0);
+        expect(await canaryCard().textContent()).toMatch(/Replies blocked\s*0/);
+        expect(await allPageText()).not.toContain("CLRM-");
+        await screenshot("03-cloud-turn");
+    });
+
+    it("incident mode: a reply carrying another tenant's pages is blocked, and nothing of it reaches the page", async () => {
+        // The first conversation goes (scrubbed): its story, which the greedy test model tends to retell word for word,
+        // would otherwise be caught first as a fingerprint, and this test is about the other tenant's canaries.
+        page.once("dialog", (dialog) => void dialog.accept());
+        await page.getByRole("button", {name: /^Delete Once upon a time/}).click();
+        await expect.poll(() => page.getByRole("navigation", {name: "Conversations"}).getByRole("listitem").count()).toBe(1);
+        await sim!.close();
+        sim = await SharedCloudSimulator.start({mode: "incident", modelPath: modelPath!, poolTokens: incidentPoolTokens});
+        await seedOtherTenant(sim);
+        await configureCloud(sim);
+        await page.getByRole("button", {name: "Close settings"}).click();
+
+        await newCloudAllowedConversation();
+        await composer().fill(incidentSizedPrompt(sim));
+        await recordEveryText();
+        await page.getByRole("button", {name: "Send to cloud"}).click();
+        const reply = assistantMessages().last();
+        await expect.poll(() => reply.getAttribute("data-status"), {timeout: 180_000}).toBe("blocked");
+
+        // The server answered 200 with the other tenant's stale pages, which carried its words.
+        const request = sim.requests.at(-1)!;
+        expect(request).toMatchObject({tenant: ourKey, status: 200, overflowed: true});
+        expect(request.leaks.length).toBeGreaterThan(0);
+        expect(request.leaks.every((leak) => leak.tenant === otherKey)).toBe(true);
+        const leaked = request.leaks.map((leak) => leak.sourceText).join(" ");
+        expect(otherTenantWords.some((word) => leaked.includes(word))).toBe(true);
+
+        const notice = (await reply.textContent())!;
+        expect(notice).toMatch(/blocked/);
+        expect(notice).toContain("another tenant's data");
+        await page.getByRole("article", {name: "Assistant message"}).filter({hasText: "blocked"}).waitFor();
+        await expect.poll(() => canaryCard().textContent()).toMatch(/Replies blocked\s*1/);
+        expect(await canaryCard().textContent()).toMatch(/Checks passed\s*0/);
+
+        const shown = await allPageText();
+        expect(shown).not.toContain("CLRM-");
+        for (const word of otherTenantWords)
+            expect(shown.toLowerCase()).not.toContain(word.toLowerCase());
+        // Not even for a moment while the reply streamed.
+        const everShown = (await recordedText()).toLowerCase();
+        expect(everShown).not.toContain("clrm-");
+        for (const word of otherTenantWords)
+            expect(everShown).not.toContain(word.toLowerCase());
+        await screenshot("04-blocked");
+    });
+
+    it("Retry locally asks the local model the same prompt instead", async () => {
+        const requestsBefore = sim!.requests.length;
+        const prompt = await page.getByRole("article", {name: "Your message"}).last().textContent();
+        await page.getByRole("button", {name: "Retry locally"}).click();
+        const reply = assistantMessages().last();
+        await expect.poll(() => reply.getAttribute("data-route"), {timeout: 60_000}).toBe("local");
+        await expect.poll(() => reply.getAttribute("data-status"), {timeout: 120_000}).toBe("complete");
+        expect(await page.getByRole("article", {name: "Your message"}).last().textContent()).toBe(prompt);
+        expect(sim!.requests).toHaveLength(requestsBefore);
+        // The blocked reply stays counted: the audit trail keeps it.
+        await expect.poll(() => isolation().getByLabel("Turn routes").textContent()).toMatch(/Turn 2\s*local/);
+        expect(await canaryCard().textContent()).toMatch(/Replies blocked\s*1/);
+        const shown = await allPageText();
+        expect(shown).not.toContain("CLRM-");
+        for (const word of otherTenantWords)
+            expect(shown.toLowerCase()).not.toContain(word.toLowerCase());
+        await screenshot("05-retried-locally");
+    });
+
+    it("a cloud reply for which the server counted far fewer prompt tokens than were sent is flagged", async () => {
+        await sim!.close();
+        sim = await SharedCloudSimulator.start({mode: "truncate", modelPath: modelPath!, truncateAboveTokens: 100});
+        await configureCloud(sim);
+        await page.getByRole("button", {name: "Close settings"}).click();
+
+        await composer().fill("Then the keeper's cat climbed the stairs to watch the light.");
+        await page.getByRole("button", {name: "Send to cloud"}).click();
+        const reply = assistantMessages().last();
+        await expect.poll(() => reply.getAttribute("data-route"), {timeout: 60_000}).toBe("cloud");
+        await expect.poll(() => reply.getAttribute("data-status"), {timeout: 120_000}).toBe("complete");
+        expect(sim.requests.at(-1)).toMatchObject({tenant: ourKey, truncated: true});
+        expect(await reply.textContent()).toContain("Flagged: truncation");
+        expect(await reply.textContent()).toMatch(/The server counted \d+ prompt tokens; about \d+ were sent/);
+        await expect.poll(() => canaryCard().textContent()).toMatch(/Replies flagged\s*1/);
+        expect(await canaryCard().textContent()).toMatch(/Replies blocked\s*1/);
+        expect(await allPageText()).not.toContain("CLRM-");
+        await screenshot("06-flagged");
+    });
+});
