@@ -64,5 +64,5 @@ describe.skipIf(modelPath == null)("differential isolation proof", () => {
             await core.close();
         }
         expect(mismatches, `seed ${seed}`).toEqual([]);
-    });
+    }, 600_000); // 20 fresh processes: about 30 s on a quiet 2-core machine, several times that under load
 });
