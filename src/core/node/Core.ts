@@ -86,6 +86,8 @@ export type IsolationReport = {
 };
 
 export const defaultStreamSaveIntervalMs = 100;
+const deleteCheckpointAttempts = 20;
+const deleteCheckpointRetryMs = 100;
 
 /**
  * The core's one door for front ends (CLI, RPC): conversations in SQLite, the local engine,
@@ -184,9 +186,18 @@ export class Core {
     public async deleteConversation(conversationId: ConversationId): Promise<ScrubReport | null> {
         this.store.get(conversationId);
         const report = await this.closeConversation(conversationId, "delete");
-        this.store.delete(conversationId);
+        let checkpointed = this.store.delete(conversationId);
         this._lastSessionEnd.delete(conversationId);
-        this.audit.record({kind: "conversation.deleted", data: {scrubVerified: report?.verified ?? null}});
+        // Another reader's snapshot can hold the deleted pages in the WAL: keep trying for a while.
+        for (let attempt = 0; !checkpointed && attempt < deleteCheckpointAttempts; attempt++) {
+            await new Promise((resolve) => setTimeout(resolve, deleteCheckpointRetryMs));
+            checkpointed = this.store.checkpoint();
+        }
+        this.audit.record({kind: "conversation.deleted", data: {scrubVerified: report?.verified ?? null, walCheckpointed: checkpointed}});
+        if (!checkpointed)
+            this.audit.record({kind: "deletion.pending", data: {
+                what: "another connection holds a read snapshot: the deleted text stays in the WAL until it closes"
+            }});
         return report;
     }
 
@@ -252,8 +263,7 @@ export class Core {
         if (prepared.dropped.droppedMessages > 0)
             this.audit.record({kind: "history.dropped", conversationId: conversation.id, data: {...prepared.dropped, policy: "drop-oldest"}});
 
-        const userMessage = this.store.appendMessage(conversation.id, {role: "user", content: input.text, status: "complete"});
-        const reply = this.store.appendMessage(conversation.id, {role: "assistant", content: "", status: "streaming", route: "local", routeReason});
+        const {user: userMessage, reply} = this.store.appendTurn(conversation.id, input.text, {route: "local", routeReason});
         callbacks.onStarted?.({userMessageId: userMessage.id, assistantMessageId: reply.id});
 
         let text = "";
@@ -348,8 +358,7 @@ export class Core {
                 fingerprints.addConversation(this.store.messages(other.id).map((message) => message.content));
         const requestId = crypto.randomUUID();
 
-        const userMessage = this.store.appendMessage(conversationId, {role: "user", content: input.text, status: "complete"});
-        const reply = this.store.appendMessage(conversationId, {role: "assistant", content: "", status: "streaming", route: "cloud", routeReason});
+        const {user: userMessage, reply} = this.store.appendTurn(conversationId, input.text, {route: "cloud", routeReason});
         callbacks.onStarted?.({userMessageId: userMessage.id, assistantMessageId: reply.id});
 
         let text = "";

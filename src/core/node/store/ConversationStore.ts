@@ -88,15 +88,25 @@ export class ConversationStore {
         return next;
     }
 
-    /** Removes the conversation, its messages and its audit trail, then checkpoints the WAL so no copy of them lingers there. */
-    public delete(id: ConversationId): void {
+    /**
+     * Removes the conversation, its messages and its audit trail, then checkpoints the WAL so no
+     * copy of them lingers there. Returns false when another connection's read snapshot kept
+     * the checkpoint from finishing (call `checkpoint()` again later).
+     */
+    public delete(id: ConversationId): boolean {
         this.get(id);
         this._db.transaction(() => {
             this._db.prepare("DELETE FROM messages WHERE conversation_id = ?").run(id);
             this._db.prepare("DELETE FROM audit_events WHERE conversation_id = ?").run(id);
             this._db.prepare("DELETE FROM conversations WHERE id = ?").run(id);
         })();
-        this._db.pragma("wal_checkpoint(TRUNCATE)");
+        return this.checkpoint();
+    }
+
+    /** Copies the WAL into the database file and empties it; false while a reader holds an older snapshot. */
+    public checkpoint(): boolean {
+        const [result] = this._db.pragma("wal_checkpoint(TRUNCATE)") as Array<{busy: number, log: number, checkpointed: number}>;
+        return result == null || result.busy === 0;
     }
 
     public appendMessage(conversationId: ConversationId, message: NewMessage): Message {
@@ -108,6 +118,14 @@ export class ConversationStore {
             message.routeReason ?? null, message.tokens ?? null, now, now);
         this._db.prepare("UPDATE conversations SET updated_at = ? WHERE id = ?").run(now, conversationId);
         return this.getMessage(Number(result.lastInsertRowid));
+    }
+
+    /** The user's message and the (empty, streaming) reply in one commit: a crash never leaves one without the other. */
+    public appendTurn(conversationId: ConversationId, userText: string, reply: {route: Route, routeReason: string}): {user: Message, reply: Message} {
+        return this._db.transaction(() => ({
+            user: this.appendMessage(conversationId, {role: "user", content: userText, status: "complete"}),
+            reply: this.appendMessage(conversationId, {role: "assistant", content: "", status: "streaming", ...reply})
+        }))();
     }
 
     /** Saves a reply as it grows; `status` stays `streaming` until `finishMessage`. */
