@@ -5,6 +5,7 @@ import {BannerStack} from "./components/BannerStack.js";
 import {ChatView} from "./components/ChatView.js";
 import {FirstRunScreen} from "./components/FirstRunScreen.js";
 import {IsolationPanel, type PreviousSession} from "./components/IsolationPanel.js";
+import {ModelsView} from "./components/models/ModelsView.js";
 import {SettingsDialog} from "./components/SettingsDialog.js";
 import {Sidebar} from "./components/Sidebar.js";
 import {useBanners} from "./hooks/useBanners.js";
@@ -39,6 +40,7 @@ export function App({client}: {client: AppCoreClient}) {
     const isolation = useIsolationReport(client, openId);
     const [previous, setPrevious] = useState<PreviousSession | null>(null);
     const [settingsOpen, setSettingsOpen] = useState(false);
+    const [modelsOpen, setModelsOpen] = useState(false);
     const openedFirst = useRef(false);
 
     useEffect(() => {
@@ -130,8 +132,23 @@ export function App({client}: {client: AppCoreClient}) {
             conversation={chat.conversation} onClose={() => setSettingsOpen(false)}
             onSave={(changes) => models.save(changes).catch(showError)}
             onLoadModel={(path) => models.loadModel(path).catch(showError)}
-            onSetPolicy={setPolicy} />
+            onSetPolicy={setPolicy} onOpenModels={() => {
+                setSettingsOpen(false);
+                setModelsOpen(true);
+            }} />
     );
+
+    if (modelsOpen)
+        return (
+            <div className="app-models">
+                <ModelsView client={client} banners={<BannerStack banners={banners} onDismiss={dismiss} />} onError={showError}
+                    onBack={() => setModelsOpen(false)} onModelReady={() => {
+                        // The default model is loaded: the chat opens (the first-run screen gives way to it).
+                        setModelsOpen(false);
+                        void models.refresh();
+                    }} />
+            </div>
+        );
 
     if (models.model.state !== "ready" && !(models.model.state === "loading" && list.conversations.length > 0))
         return (
@@ -139,7 +156,8 @@ export function App({client}: {client: AppCoreClient}) {
                 <BannerStack banners={banners.filter((banner) => banner.id !== "model")} onDismiss={dismiss} />
                 {models.model.state === "loading"
                     ? <main className="first-run" aria-label="Loading"><div className="first-run-card"><h1>Loading the model…</h1><p className="muted">{models.model.path}</p><p className="muted">The first load measures the fastest thread count for this machine.</p></div></main>
-                    : <FirstRunScreen model={models.model} onLoadModel={(path) => models.loadModel(path).catch(showError)} />}
+                    : <FirstRunScreen model={models.model} onLoadModel={(path) => models.loadModel(path).catch(showError)}
+                        onOpenModels={() => setModelsOpen(true)} />}
             </div>
         );
 

@@ -8,9 +8,23 @@ export function describeError(error: unknown): {title: string, detail: string, k
         return {title: "Something went wrong", detail: error instanceof Error ? error.message : String(error), kind: "error"};
 
     const {code, message} = error;
+    if (code === "MODEL_CATALOG_INVALID" || code === "MODEL_REGISTRY_INVALID")
+        return {title: code === "MODEL_CATALOG_INVALID" ? "The model catalog cannot be read" : "The list of your models cannot be read", detail: message, kind: "error"};
     if (code.startsWith("MODEL_") && code !== "MODEL_NOT_LOADED")
         return {title: "The model could not be loaded", detail: message, kind: "error"};
     switch (code) {
+        case "DOWNLOAD_CHECKSUM_MISMATCH":
+            return {title: "The download failed its checksum check and was deleted", detail: message, kind: "error"};
+        case "DOWNLOAD_SIZE_MISMATCH":
+            return {title: "The download was not the expected file", detail: message, kind: "error"};
+        case "DOWNLOAD_NO_SPACE":
+            return {title: "Not enough disk space for this download", detail: message, kind: "error"};
+        case "DOWNLOAD_FAILED":
+            return {title: "The download failed", detail: message, kind: "error"};
+        case "DOWNLOAD_CANCELLED":
+            return {title: "Download cancelled", detail: message, kind: "info"};
+        case "MODELS_UNAVAILABLE":
+            return {title: "Models cannot be managed here", detail: message, kind: "error"};
         case "MODEL_NOT_LOADED":
             return {title: "No model is loaded", detail: "Choose a GGUF model in Settings to start chatting.", kind: "warning"};
         case "CONTEXT_OVERFLOW":

@@ -8,7 +8,8 @@ import {ensureRendererBuilt} from "./ensureRendererBuilt.js";
 import {startWebServer} from "./server.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const usage = "usage: npm run web -- [--port P] [--db <file>] [--model <gguf> | --no-model] [--threads N] [--context-size N]";
+const usage = "usage: npm run web -- [--port P] [--db <file>] [--model <gguf> | --no-model] [--threads N] [--context-size N] " +
+    "[--models-dir <folder>] [--catalog <catalog.json>]";
 
 /**
  * `npm run web`: the core, the built renderer and the WebSocket bridge on 127.0.0.1. Prints
@@ -22,6 +23,8 @@ export async function runWebMode(args: string[]) {
         "no-model": {type: "boolean"},
         "threads": {type: "string"},
         "context-size": {type: "string"},
+        "models-dir": {type: "string"},
+        "catalog": {type: "string"},
         "help": {type: "boolean"}
     }});
     if (values.help === true) {
@@ -33,7 +36,9 @@ export async function runWebMode(args: string[]) {
     const host = await openCoreHost({
         database: values.db ?? defaultDatabasePath(),
         threads: wholeNumber("--threads", values.threads),
-        contextSize: wholeNumber("--context-size", values["context-size"])
+        contextSize: wholeNumber("--context-size", values["context-size"]),
+        modelsDir: values["models-dir"] != null ? path.resolve(values["models-dir"]) : undefined,
+        catalogPath: values.catalog != null ? path.resolve(values.catalog) : undefined
     });
     const server = await startWebServer({service: host.service, rendererDir: outDir, port: wholeNumber("--port", values.port) ?? 0});
     process.stdout.write(server.url + "\n");
@@ -53,6 +58,7 @@ export async function runWebMode(args: string[]) {
 
     const model = values["no-model"] === true ? null : resolveStartupModel({
         explicit: values.model,
+        registryDefault: host.defaultModelPath,
         folders: [path.join(repoRoot, "models"), path.join(appDataDir(), "models")],
         saved: host.savedModelPath
     });

@@ -2,7 +2,9 @@ import {useState} from "react";
 import type {ModelStatus} from "../../../src/core/common/api/index.js";
 
 /** Shown until a model is loaded: what Cleanroom needs, and where to point it. */
-export function FirstRunScreen({model, onLoadModel}: {model: ModelStatus | null, onLoadModel: (path: string) => Promise<unknown>}) {
+export function FirstRunScreen({model, onLoadModel, onOpenModels}: {
+    model: ModelStatus | null, onLoadModel: (path: string) => Promise<unknown>, onOpenModels: () => void
+}) {
     const [path, setPath] = useState(model?.path ?? "");
     const loading = model?.state === "loading";
     return (
@@ -11,10 +13,11 @@ export function FirstRunScreen({model, onLoadModel}: {model: ModelStatus | null,
                 <div className="brand big"><span className="brand-mark" aria-hidden="true">◇</span> Cleanroom</div>
                 <h1>Choose a local model</h1>
                 <p>Cleanroom chats entirely on this machine with a GGUF model. Each conversation gets its own context, and its memory is zeroed and verified when the session ends.</p>
-                <ol className="steps">
-                    <li>Put a <code>.gguf</code> file in the <code>models/</code> folder, or set <code>CLEANROOM_MODEL</code>, and restart; or</li>
-                    <li>enter the path of a GGUF file below.</li>
-                </ol>
+                <div className="first-run-models">
+                    <button type="button" className="button button-primary" onClick={onOpenModels}>Browse models</button>
+                    <span className="small muted">Download a recommended model, use one that LM Studio, Ollama, Jan or GPT4All already has, or import a GGUF file. Each shows whether it fits this machine.</span>
+                </div>
+                <p className="small muted">Or enter the path of a GGUF file to load it once:</p>
                 <form className="field-row" onSubmit={(event) => {
                     event.preventDefault();
                     if (path.trim() !== "")

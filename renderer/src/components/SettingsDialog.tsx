@@ -6,10 +6,10 @@ import {Switch} from "./Switch.js";
 type Draft = {modelPath: string, threads: string, contextSize: string, cloudEndpoint: string, cloudModel: string, cloudApiKey: string};
 
 /** Model, engine and cloud settings, and the open conversation's policy. */
-export function SettingsDialog({settings, model, pendingRestart, conversation, onSave, onLoadModel, onSetPolicy, onClose}: {
+export function SettingsDialog({settings, model, pendingRestart, conversation, onSave, onLoadModel, onSetPolicy, onOpenModels, onClose}: {
     settings: AppSettings, model: ModelStatus | null, pendingRestart: string[], conversation: Conversation | null,
     onSave: (changes: ApiInput<"settings.set">) => Promise<unknown>, onLoadModel: (path: string) => Promise<unknown>,
-    onSetPolicy: (policy: ConversationPolicy) => void, onClose: () => void
+    onSetPolicy: (policy: ConversationPolicy) => void, onOpenModels: () => void, onClose: () => void
 }) {
     const [draft, setDraft] = useState<Draft>(() => draftOf(settings));
     const [saving, setSaving] = useState(false);
@@ -56,6 +56,10 @@ export function SettingsDialog({settings, model, pendingRestart, conversation, o
 
                 <fieldset>
                     <legend>Local model</legend>
+                    <div className="settings-models">
+                        <span className="small muted">Download, find, import and choose the default model, with whether each fits this machine.</span>
+                        <button type="button" className="button" onClick={onOpenModels}>Models…</button>
+                    </div>
                     <label className="field">
                         <span>Model file (GGUF)</span>
                         <div className="field-row">

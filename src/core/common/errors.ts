@@ -32,6 +32,7 @@ export type ErrorCode =
     | "DOWNLOAD_CANCELLED"
     | "MODEL_CATALOG_INVALID"
     | "MODEL_REGISTRY_INVALID"
+    | "MODELS_UNAVAILABLE"
     | "UNAUTHORIZED"
     | "INTERNAL";
 

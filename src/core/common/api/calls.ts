@@ -1,9 +1,10 @@
 import {z} from "zod";
+import {CatalogIdSchema, RegisteredModelIdSchema, RegisteredModelSchema} from "../models.js";
 import {ConversationIdSchema, ConversationPolicySchema, RouteRequestSchema} from "../types.js";
 import {
     AppSettingsSchema, AuditEventSchema, CloudEndpointSchema, ContextSizeSettingSchema, ConversationSchema,
-    ConversationSummarySchema, IsolationReportSchema, MessageSchema, ModelStatusSchema, ScrubReportSchema,
-    ThreadsSettingSchema, TurnStartedSchema
+    ConversationSummarySchema, DetectedModelsSchema, DownloadIdSchema, IsolationReportSchema, MessageSchema, ModelLibrarySchema,
+    ModelStatusSchema, ScrubReportSchema, ThreadsSettingSchema, TurnStartedSchema
 } from "./schemas.js";
 
 export type CallDefinition = {input: z.ZodType, output: z.ZodType};
@@ -13,6 +14,17 @@ const titleSchema = z.string().trim().min(1, "a title cannot be empty").max(200)
 const messageTextSchema = z.string().min(1, "a message cannot be empty").max(100_000)
     .refine((text) => text.trim() !== "", "a message cannot be only whitespace");
 const maxTokensSchema = z.number().int().min(1).max(32_768);
+const filePathSchema = z.string().min(1).max(4096);
+const downloadUrlSchema = z.string().max(4096).regex(/^(https?:\/\/|hf:)\S+$/i, "an https:// or http:// URL, or an hf: URI");
+const anyCaseSha256Schema = z.string().regex(/^[0-9a-fA-F]{64}$/, "64 hex digits");
+
+/** A catalog model by id, or any GGUF URL (with its SHA-256 when known): exactly one of `catalogId` and `url`. */
+const downloadRequestSchema = z.strictObject({
+    catalogId: CatalogIdSchema.optional(),
+    url: downloadUrlSchema.optional(),
+    sha256: anyCaseSha256Schema.optional()
+}).refine((request) => (request.catalogId == null) !== (request.url == null), "give either catalogId or url")
+    .refine((request) => request.sha256 == null || request.url != null, "sha256 goes with url (a catalog model has its own)");
 
 /**
  * Every call the core answers. Method names are the keys; the core validates each input with
@@ -102,6 +114,39 @@ export const coreCalls = {
     "model.load": {
         input: z.strictObject({path: z.string().min(1).max(4096).optional(), remember: z.boolean().optional()}),
         output: ModelStatusSchema
+    },
+    /** Registered models and the recommended catalog, each with whether it fits this machine; the default; downloads running. */
+    "models.list": {
+        input: z.strictObject({}),
+        output: ModelLibrarySchema
+    },
+    /**
+     * Starts a download into the models folder and returns its id at once; progress arrives as
+     * `models.downloadProgress` events, ending `done` (verified and registered), `failed` or `cancelled`.
+     */
+    "models.download": {
+        input: downloadRequestSchema,
+        output: z.object({id: DownloadIdSchema})
+    },
+    /** Stops a download; what was received is kept, so the same download resumes. */
+    "models.cancelDownload": {
+        input: z.strictObject({id: DownloadIdSchema}),
+        output: z.object({cancelled: z.boolean()})
+    },
+    /** Validates a GGUF file anywhere on disk (an absolute path) and registers it, used in place. */
+    "models.import": {
+        input: z.strictObject({path: filePathSchema, name: z.string().trim().min(1).max(200).optional()}),
+        output: RegisteredModelSchema
+    },
+    /** Finds models other apps (LM Studio, Ollama, Jan, GPT4All) downloaded; `add` registers them in place (only `paths`, when given). */
+    "models.detect": {
+        input: z.strictObject({add: z.boolean().optional(), paths: z.array(filePathSchema).max(100).optional()}),
+        output: DetectedModelsSchema
+    },
+    /** Loads a registered model (as `model.load` does) and, once it is ready, makes it the default for the app and `chat`. */
+    "models.setDefault": {
+        input: z.strictObject({id: RegisteredModelIdSchema}),
+        output: z.object({defaultModelId: RegisteredModelIdSchema.nullable(), status: ModelStatusSchema})
     }
 } as const satisfies Record<string, CallDefinition>;
 

@@ -1,6 +1,6 @@
 import {z} from "zod";
 import {ConversationIdSchema} from "../types.js";
-import {AuditEventSchema, CoreStatusSchema, TurnResultSchema, TurnStartedSchema, WireErrorSchema} from "./schemas.js";
+import {AuditEventSchema, CoreStatusSchema, DownloadProgressEventSchema, TurnResultSchema, TurnStartedSchema, WireErrorSchema} from "./schemas.js";
 
 /** Every event the core emits. Event names are the keys; payloads follow the schemas. */
 export const coreEvents = {
@@ -11,7 +11,9 @@ export const coreEvents = {
     /** A turn failed after it started, or a regenerate could not start; nothing further streams for it. */
     "turn.error": z.object({conversationId: ConversationIdSchema, messageId: z.number().int().nullable(), error: WireErrorSchema}),
     "audit.event": AuditEventSchema,
-    "core.status": CoreStatusSchema
+    "core.status": CoreStatusSchema,
+    /** A model download's progress, in order, ending with `done`, `failed` or `cancelled`. */
+    "models.downloadProgress": DownloadProgressEventSchema
 } as const satisfies Record<string, z.ZodType>;
 
 export type CoreEvents = typeof coreEvents;

@@ -1,5 +1,8 @@
 import {z} from "zod";
 import {
+    CatalogEntrySchema, CatalogIdSchema, DetectedModelSchema, DetectionResultSchema, ModelFitSchema, RegisteredModelIdSchema, RegisteredModelSchema
+} from "../models.js";
+import {
     ConversationIdSchema, ConversationPolicySchema, ConversationSettingsSchema, MessageRoleSchema, MessageStatusSchema,
     RouteSchema, SessionEndReasonSchema
 } from "../types.js";
@@ -179,4 +182,60 @@ export const TurnStartedSchema = z.object({
     conversationId: ConversationIdSchema,
     userMessageId: z.number().int(),
     assistantMessageId: z.number().int()
+});
+
+/** A download started by `models.download`; events and `models.cancelDownload` name it. */
+export const DownloadIdSchema = z.string().regex(/^dl-[0-9a-f]{16}$/, "a download id (dl- and 16 hex digits)");
+
+export const DownloadStateSchema = z.enum(["running", "verifying", "done", "failed", "cancelled"]);
+
+/** One step of a download: `running` (bytes arriving), `verifying` (size, GGUF header, SHA-256), then `done`, `failed` or `cancelled`. */
+export const DownloadProgressEventSchema = z.object({
+    id: DownloadIdSchema,
+    catalogId: CatalogIdSchema.nullable(),
+    fileName: z.string(),
+    /** Bytes received (while running) or hashed (while verifying). */
+    bytes: z.number().nonnegative(),
+    /** Size of the file; 0 while unknown. */
+    total: z.number().nonnegative(),
+    bytesPerSecond: z.number().nonnegative(),
+    state: DownloadStateSchema,
+    /** Why it failed or was cancelled; null otherwise. */
+    error: WireErrorSchema.nullable(),
+    /** The registered model, once `done`. */
+    modelId: RegisteredModelIdSchema.nullable()
+});
+
+/** A registered model as the app shows it: whether it is the default, loaded, still on disk, and whether it fits this machine. */
+export const InstalledModelSchema = RegisteredModelSchema.extend({
+    isDefault: z.boolean(),
+    isLoaded: z.boolean(),
+    present: z.boolean(),
+    /** Null when the file is missing or cannot be read; `problem` says why. */
+    fit: ModelFitSchema.nullable(),
+    problem: z.string().nullable()
+});
+
+/** A recommended model: its catalog entry, the registered model when it is downloaded, and whether it fits this machine. */
+export const CatalogModelSchema = CatalogEntrySchema.extend({
+    installedAs: RegisteredModelIdSchema.nullable(),
+    fit: ModelFitSchema
+});
+
+export const ModelLibrarySchema = z.object({
+    /** Where downloads go and `registry.json` lives. */
+    modelsDir: z.string(),
+    defaultModelId: RegisteredModelIdSchema.nullable(),
+    installed: z.array(InstalledModelSchema),
+    catalog: z.array(CatalogModelSchema),
+    /** Downloads still running or verifying (their latest progress). */
+    downloads: z.array(DownloadProgressEventSchema)
+});
+
+export const DetectedModelsSchema = DetectionResultSchema.extend({
+    models: z.array(DetectedModelSchema.extend({registeredAs: RegisteredModelIdSchema.nullable()})),
+    /** Registered by this call (`add`). */
+    added: z.array(RegisteredModelSchema),
+    /** Asked to be added but refused (not found by detection, or not a usable model). */
+    rejected: z.array(z.object({path: z.string(), error: WireErrorSchema}))
 });

@@ -27,6 +27,11 @@ export type TurnResult = z.infer<typeof schemas.TurnResultSchema>;
 export type CanaryCounts = z.infer<typeof schemas.CanaryCountsSchema>;
 export type TurnRoute = z.infer<typeof schemas.TurnRouteSchema>;
 export type MessageView = z.infer<typeof schemas.MessageSchema>;
+export type ModelLibrary = z.infer<typeof schemas.ModelLibrarySchema>;
+export type InstalledModel = z.infer<typeof schemas.InstalledModelSchema>;
+export type CatalogModel = z.infer<typeof schemas.CatalogModelSchema>;
+export type DetectedModels = z.infer<typeof schemas.DetectedModelsSchema>;
+export type DownloadProgressEvent = z.infer<typeof schemas.DownloadProgressEventSchema>;
 
 export const apiMethods = Object.keys(coreCalls) as ApiMethod[];
 export const apiEvents = Object.keys(coreEvents) as ApiEvent[];

@@ -2,6 +2,8 @@ import type {SecretVault} from "../../common/secrets.js";
 import {Core} from "../Core.js";
 import {loadLlama} from "../engine/loadLlama.js";
 import type {ContextPoolOptions} from "../engine/ContextPool.js";
+import {defaultModelsDir} from "../models/defaultModelsDir.js";
+import {ModelRegistry} from "../models/ModelRegistry.js";
 import {createCoreService, type CoreService} from "../rpc/createCoreService.js";
 import {AppSettingsStore, cloudApiKeySecret} from "../settings/AppSettingsStore.js";
 import {MemorySecretVault} from "../secrets/MemorySecretVault.js";
@@ -17,7 +19,13 @@ export type CoreHostOptions = {
     contextSize?: number,
     pool?: ContextPoolOptions,
     /** Defaults to a `MemorySecretVault`. */
-    vault?: SecretVault
+    vault?: SecretVault,
+    /** The models folder (downloads and `registry.json`). Defaults to `defaultModelsDir()`, as for the CLI. */
+    modelsDir?: string,
+    /** A model catalog file instead of `models/catalog.json`. */
+    catalogPath?: string,
+    /** Home folder searched for other apps' models. Defaults to the user's. */
+    appsHome?: string
 };
 
 export type CoreHost = {
@@ -25,6 +33,8 @@ export type CoreHost = {
     service: CoreService,
     /** The model path saved in settings, if any. */
     savedModelPath: string | null,
+    /** The path of the models folder's default model (`models default`, or Make default in the app), if any. */
+    defaultModelPath: string | null,
     /** Stops replies, then closes the core (every session scrubbed). */
     close(): Promise<void>
 };
@@ -42,12 +52,18 @@ export async function openCoreHost(options: CoreHostOptions): Promise<CoreHost> 
         // The key is read from the host's vault for each cloud turn; the core never stores it.
         cloud: {apiKey: () => vault.read(cloudApiKeySecret)}
     });
-    const service = createCoreService(core, {vault, runningEngine: {threads: saved.threads, contextSize: saved.contextSize}});
+    const modelsDir = options.modelsDir ?? defaultModelsDir();
+    const service = createCoreService(core, {
+        vault,
+        runningEngine: {threads: saved.threads, contextSize: saved.contextSize},
+        models: {dir: modelsDir, catalogPath: options.catalogPath, appsHome: options.appsHome}
+    });
     let closing: Promise<void> | null = null;
     return {
         core,
         service,
         savedModelPath: saved.modelPath,
+        defaultModelPath: readDefaultModelPath(modelsDir),
         close() {
             closing ??= (async () => {
                 service.dispose();
@@ -64,5 +80,14 @@ async function readSavedSettings(database: string, vault: SecretVault) {
         return await new AppSettingsStore(new SettingsStore(db), vault).get();
     } finally {
         db.close();
+    }
+}
+
+/** The registry's default model; a missing or damaged registry means none (the app reports it when the models are opened). */
+function readDefaultModelPath(modelsDir: string): string | null {
+    try {
+        return ModelRegistry.open(modelsDir).defaultModel()?.path ?? null;
+    } catch {
+        return null;
     }
 }

@@ -6,21 +6,29 @@ export type StartupModelSources = {
     explicit?: string,
     /** Defaults to `process.env`. */
     env?: NodeJS.ProcessEnv,
+    /** The models folder's default model (its registry). */
+    registryDefault?: string | null,
     /** Folders whose first `*.gguf` (by name) is used, in order. */
     folders?: string[],
     /** The model path saved in settings. */
     saved?: string | null
 };
 
-export type StartupModel = {path: string, source: "explicit" | "env" | "folder" | "settings"} | null;
+export type StartupModel = {path: string, source: "explicit" | "env" | "default" | "folder" | "settings"} | null;
 
-/** The model to load at start: the explicit path, else CLEANROOM_MODEL, else the first GGUF in the folders, else the saved one. */
-export function resolveStartupModel({explicit, env = process.env, folders = [], saved}: StartupModelSources): StartupModel {
+/**
+ * The model to load at start: the explicit path, else CLEANROOM_MODEL, else the models folder's
+ * default model, else the first GGUF in the folders, else the saved one.
+ */
+export function resolveStartupModel({explicit, env = process.env, registryDefault, folders = [], saved}: StartupModelSources): StartupModel {
     if (explicit != null && explicit !== "")
         return {path: path.resolve(explicit), source: "explicit"};
 
     if (env.CLEANROOM_MODEL != null && env.CLEANROOM_MODEL !== "")
         return {path: path.resolve(env.CLEANROOM_MODEL), source: "env"};
+
+    if (registryDefault != null && registryDefault !== "")
+        return {path: registryDefault, source: "default"};
 
     for (const folder of folders) {
         const found = firstGgufIn(folder);

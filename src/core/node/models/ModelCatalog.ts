@@ -3,8 +3,14 @@ import {fileURLToPath} from "node:url";
 import {CleanroomError} from "../../common/errors.js";
 import {ModelCatalogSchema, type CatalogEntry} from "../../common/models.js";
 
-/** `models/catalog.json` at the repository root (four folders up from this file). */
-export const defaultCatalogPath = fileURLToPath(new URL("../../../../models/catalog.json", import.meta.url));
+/**
+ * `models/catalog.json` at the repository root: four folders up from this file, or two up from
+ * the bundled core entry (`out/core/utilityEntry.mjs`) of the desktop app.
+ */
+export const defaultCatalogPath = [
+    fileURLToPath(new URL("../../../../models/catalog.json", import.meta.url)),
+    fileURLToPath(new URL("../../models/catalog.json", import.meta.url))
+].find((candidate) => fs.existsSync(candidate)) ?? fileURLToPath(new URL("../../../../models/catalog.json", import.meta.url));
 
 /** The recommended models, read from `models/catalog.json` and validated. */
 export class ModelCatalog {

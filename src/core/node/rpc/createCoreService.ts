@@ -2,6 +2,7 @@ import {CleanroomError, InvalidInputError, toWireError} from "../../common/error
 import {coreCalls, isApiMethod, type ApiHandlers, type AppSettings, type CallResult, type ModelStatus} from "../../common/api/index.js";
 import type {SecretVault} from "../../common/secrets.js";
 import type {Core} from "../Core.js";
+import {ModelLibrary, type ModelLibraryOptions} from "../models/ModelLibrary.js";
 import {MemorySecretVault} from "../secrets/MemorySecretVault.js";
 import {AppSettingsStore} from "../settings/AppSettingsStore.js";
 import {buildIsolationView} from "./buildIsolationView.js";
@@ -16,7 +17,12 @@ export type CoreServiceOptions = {
      * The engine settings the running core was started with; settings that differ are reported
      * as pending until the core restarts. Defaults to `{threads: null, contextSize: null}`.
      */
-    runningEngine?: {threads: number | null, contextSize: number | null}
+    runningEngine?: {threads: number | null, contextSize: number | null},
+    /**
+     * The models folder (and catalog, and where other apps' models are looked for) behind the
+     * `models.*` calls. Without it those calls answer MODELS_UNAVAILABLE, and nothing touches the disk.
+     */
+    models?: ModelLibraryOptions
 };
 
 export type CoreService = {
@@ -47,6 +53,20 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
     };
     const models = new ModelStatusTracker(core, (status) => void emitStatus(status));
     const stopAudit = core.audit.onEvent((event) => events.emit("audit.event", event));
+    const library = options.models != null ? new ModelLibrary(options.models, (progress) => events.emit("models.downloadProgress", progress)) : null;
+    const requireLibrary = () => {
+        if (library == null)
+            throw new CleanroomError("MODELS_UNAVAILABLE", "Model management is not set up in this core (no models folder was given).");
+        return library;
+    };
+
+    /** `model.load`'s path: loads, and once ready remembers the path in settings (unless told not to). */
+    const loadModel = async (modelPath: string, remember: boolean) => {
+        const status = await models.load(modelPath);
+        if (status.state === "ready" && remember)
+            await settings.set({modelPath});
+        return status;
+    };
 
     const handlers: ApiHandlers = {
         "conversations.list": async () => core.listConversations(),
@@ -86,10 +106,24 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
             if (modelPath == null)
                 throw new CleanroomError("MODEL_NOT_FOUND", "No model is set: choose a GGUF file.");
 
-            const status = await models.load(modelPath);
-            if (status.state === "ready" && remember !== false)
-                await settings.set({modelPath});
-            return status;
+            return await loadModel(modelPath, remember !== false);
+        },
+        "models.list": async () => await requireLibrary().list(models.status.state === "ready" ? models.status.path : null),
+        "models.download": async (request) => ({id: requireLibrary().startDownload(request)}),
+        "models.cancelDownload": async ({id}) => ({cancelled: requireLibrary().cancelDownload(id)}),
+        "models.import": async ({path, name}) => await requireLibrary().importFile(path, name),
+        "models.detect": async ({add, paths}) => await requireLibrary().detect({add, paths}),
+        "models.setDefault": async ({id}) => {
+            const registry = requireLibrary().registry;
+            const model = registry.get(id);
+            if (model == null)
+                throw new CleanroomError("MODEL_NOT_FOUND", `No registered model "${id}".`, {id});
+
+            // The default changes only once the model is running: a model that cannot load is never made the default.
+            const status = await loadModel(model.path, true);
+            if (status.state === "ready")
+                registry.setDefault(id);
+            return {defaultModelId: registry.defaultModel()?.id ?? null, status};
         }
     };
 
@@ -114,6 +148,7 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
         },
         dispose() {
             turns.stopAll();
+            library?.cancelAll();
             stopAudit();
         }
     };

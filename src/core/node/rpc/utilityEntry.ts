@@ -53,7 +53,7 @@ async function main() {
     });
 
     const opened = await ready;
-    const model = resolveStartupModel({folders: [path.join(appDataDir(), "models")], saved: opened.savedModelPath});
+    const model = resolveStartupModel({registryDefault: opened.defaultModelPath, folders: [path.join(appDataDir(), "models")], saved: opened.savedModelPath});
     if (model != null)
         await opened.service.models.load(model.path);
 }

@@ -1,0 +1,226 @@
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import type {Llama} from "node-llama-cpp";
+import type {CatalogModel, DetectedModels, DownloadProgressEvent, InstalledModel, ModelLibrary as ModelLibraryView} from "../../common/api/index.js";
+import {CleanroomError, InvalidInputError, toWireError, type WireError} from "../../common/errors.js";
+import type {CatalogEntry, DetectedModel, RegisteredModel} from "../../common/models.js";
+import {loadLlama} from "../engine/loadLlama.js";
+import {detectInstalledModels} from "./detectInstalledModels.js";
+import {estimateCatalogFit, estimateModelFit, type ModelFitOptions} from "./estimateModelFit.js";
+import {importModelFile} from "./importModelFile.js";
+import {ModelCatalog} from "./ModelCatalog.js";
+import {ModelDownloader, type ModelDownloaderOptions} from "./ModelDownloader.js";
+import {ModelRegistry} from "./ModelRegistry.js";
+
+export type ModelLibraryOptions = {
+    /** The models folder: downloads go there and `registry.json` lives there. */
+    dir: string,
+    /** A catalog file other than `models/catalog.json` (tests point it at a local server). */
+    catalogPath?: string,
+    /** Home folder searched for other apps' models. Defaults to the user's (and the environment's overrides). */
+    appsHome?: string,
+    /** Passed to the downloader (disk space, timeouts, progress interval). */
+    downloader?: Omit<ModelDownloaderOptions, "dir">,
+    /** Passed to the fit estimates (RAM and VRAM figures). */
+    fit?: ModelFitOptions,
+    /** Defaults to the process's shared `Llama`. */
+    llama?: () => Promise<Llama>
+};
+
+export type DownloadRequest = {catalogId?: string, url?: string, sha256?: string};
+
+type ActiveDownload = {controller: AbortController, latest: DownloadProgressEvent};
+
+/**
+ * The app's side of model management, for the core's service: the registry and catalog of the
+ * models folder, downloads that run in the background and report progress, imports, detection
+ * of other apps' models, and fit estimates. The CLI's `models` command does the same in the foreground.
+ */
+export class ModelLibrary {
+    private readonly _options: ModelLibraryOptions;
+    private readonly _onProgress: (event: DownloadProgressEvent) => void;
+    private readonly _downloads = new Map<string, ActiveDownload>();
+    private _catalog: ModelCatalog | null = null;
+    private _registry: ModelRegistry | null = null;
+
+    public constructor(options: ModelLibraryOptions, onProgress: (event: DownloadProgressEvent) => void) {
+        this._options = options;
+        this._onProgress = onProgress;
+    }
+
+    /** The models folder's registry, opened on first use: a damaged `registry.json` is reported to the caller, it never stops the core. */
+    public get registry(): ModelRegistry {
+        this._registry ??= ModelRegistry.open(this._options.dir);
+        return this._registry;
+    }
+
+    /** The catalog, read on first use: a broken catalog is reported to the caller, it never stops the core. */
+    public catalog(): ModelCatalog {
+        this._catalog ??= ModelCatalog.load(this._options.catalogPath);
+        return this._catalog;
+    }
+
+    public async list(loadedPath: string | null): Promise<ModelLibraryView> {
+        const llama = await this._llama();
+        const defaultId = this.registry.defaultModel()?.id ?? null;
+        const installed: InstalledModel[] = [];
+        for (const model of this.registry.list())
+            installed.push(await this._installedView(llama, model, defaultId, loadedPath));
+
+        const catalog: CatalogModel[] = this.catalog().entries.map((entry) => {
+            const local = installed.find((model) => model.catalogId === entry.id && model.present && model.fit != null);
+            return {...entry, installedAs: local?.id ?? null, fit: local?.fit ?? estimateCatalogFit(entry, this._options.fit)};
+        });
+        const downloads = [...this._downloads.values()].map((download) => download.latest);
+        return {modelsDir: this.registry.modelsDir, defaultModelId: defaultId, installed, catalog, downloads};
+    }
+
+    /**
+     * Starts a download and returns its id at once. A download of the same file already running
+     * is returned instead of a second one. Refused up front: an unknown catalog id.
+     */
+    public startDownload(request: DownloadRequest): string {
+        const entry: CatalogEntry | null = request.catalogId != null ? this.catalog().require(request.catalogId) : null;
+        const url = entry?.url ?? request.url;
+        if (url == null)
+            throw new InvalidInputError("models.download", ["give either catalogId or url"]);
+
+        const fileName = entry?.fileName ?? null;
+        const running = [...this._downloads.values()].find((download) =>
+            (fileName != null ? download.latest.fileName === fileName : download.latest.catalogId == null && download.latest.fileName === fileNameOf(url)));
+        if (running != null)
+            return running.latest.id;
+
+        const id = `dl-${crypto.randomBytes(8).toString("hex")}`;
+        const download: ActiveDownload = {
+            controller: new AbortController(),
+            latest: {
+                id, catalogId: entry?.id ?? null, fileName: fileName ?? fileNameOf(url), bytes: 0, total: entry?.fileBytes ?? 0,
+                bytesPerSecond: 0, state: "running", error: null, modelId: null
+            }
+        };
+        this._downloads.set(id, download);
+        this._report(download, {});
+        void this._runDownload(download, entry, url, request.sha256?.toLowerCase() ?? null);
+        return id;
+    }
+
+    /** Stops a running download (what arrived is kept for a resume). False when there is none with that id. */
+    public cancelDownload(id: string): boolean {
+        const download = this._downloads.get(id);
+        if (download == null)
+            return false;
+
+        download.controller.abort();
+        return true;
+    }
+
+    public cancelAll() {
+        for (const download of this._downloads.values())
+            download.controller.abort();
+    }
+
+    /** Validates a GGUF file and registers it in place. The path must be absolute. */
+    public async importFile(filePath: string, name?: string): Promise<RegisteredModel> {
+        if (!path.isAbsolute(filePath))
+            throw new InvalidInputError("models.import", [`"${filePath}" is not an absolute path; give the file's full path`]);
+
+        return await importModelFile(await this._llama(), this.registry, filePath, {name});
+    }
+
+    /** Other apps' models; with `add`, registers those found (only the ones in `paths` when given). */
+    public async detect({add = false, paths}: {add?: boolean, paths?: string[]} = {}): Promise<DetectedModels> {
+        const result = detectInstalledModels(this._options.appsHome != null ? {home: this._options.appsHome} : {});
+        const added: RegisteredModel[] = [];
+        const rejected: Array<{path: string, error: WireError}> = [];
+        if (add) {
+            const wanted = paths != null ? new Set(paths.map((wantedPath) => path.resolve(wantedPath))) : null;
+            for (const wantedPath of wanted ?? [])
+                if (!result.models.some((found) => found.path === wantedPath))
+                    rejected.push({path: wantedPath, error: new CleanroomError("MODEL_NOT_FOUND",
+                        `${wantedPath} is not among the models other apps downloaded; use Import for other files.`, {path: wantedPath}).toWire()});
+            const llama = await this._llama();
+            for (const found of result.models.filter((candidate) => wanted == null || wanted.has(candidate.path)))
+                try {
+                    added.push(await importModelFile(llama, this.registry, found.path, {
+                        origin: found.app, name: displayNameOf(found), sourceRef: found.names.join(", ")
+                    }));
+                } catch (error) {
+                    rejected.push({path: found.path, error: toWireError(error)});
+                }
+        }
+        const registered = this.registry.list();
+        return {
+            ...result,
+            models: result.models.map((found) => ({...found, registeredAs: registered.find((model) => model.path === found.path)?.id ?? null})),
+            added,
+            rejected
+        };
+    }
+
+    private async _installedView(llama: Llama, model: RegisteredModel, defaultId: string | null, loadedPath: string | null): Promise<InstalledModel> {
+        const present = fs.existsSync(model.path);
+        let fit: InstalledModel["fit"] = null;
+        let problem: string | null = present ? null : "The file is missing.";
+        if (present)
+            try {
+                fit = await estimateModelFit(llama, model.path, this._options.fit);
+            } catch (error) {
+                problem = toWireError(error).message;
+            }
+        return {...model, isDefault: model.id === defaultId, isLoaded: loadedPath != null && path.resolve(loadedPath) === model.path, present, fit, problem};
+    }
+
+    private async _runDownload(download: ActiveDownload, entry: CatalogEntry | null, url: string, sha256: string | null) {
+        try {
+            const downloader = new ModelDownloader({...this._options.downloader, dir: this.registry.modelsDir});
+            const result = await downloader.download({
+                url,
+                fileName: entry?.fileName,
+                sha256: entry?.sha256 ?? sha256,
+                expectedBytes: entry?.fileBytes ?? null,
+                signal: download.controller.signal,
+                onProgress: (progress) => this._report(download, {
+                    state: progress.phase === "verifying" ? "verifying" : "running",
+                    bytes: progress.downloadedBytes,
+                    total: progress.totalBytes,
+                    bytesPerSecond: progress.phase === "verifying" ? 0 : progress.bytesPerSecond
+                })
+            });
+            const model = await importModelFile(await this._llama(), this.registry, result.path, {
+                origin: "download", name: entry?.name, catalogId: entry?.id ?? null, sha256: result.sha256, sourceRef: url
+            });
+            this._report(download, {state: "done", bytes: result.fileBytes, total: result.fileBytes, bytesPerSecond: 0, modelId: model.id});
+        } catch (error) {
+            const wire = toWireError(error);
+            this._report(download, {state: wire.code === "DOWNLOAD_CANCELLED" ? "cancelled" : "failed", bytesPerSecond: 0, error: wire});
+        } finally {
+            this._downloads.delete(download.latest.id);
+        }
+    }
+
+    private _report(download: ActiveDownload, changes: Partial<DownloadProgressEvent>) {
+        download.latest = {...download.latest, ...changes};
+        this._onProgress(download.latest);
+    }
+
+    private _llama() {
+        return (this._options.llama ?? loadLlama)();
+    }
+}
+
+function fileNameOf(url: string): string {
+    try {
+        const last = url.startsWith("hf:") ? url.slice(3).split("#")[0]!.split("/").pop() : new URL(url).pathname.split("/").pop();
+        return decodeURIComponent(last ?? "") || "model.gguf";
+    } catch {
+        return "model.gguf";
+    }
+}
+
+/** An Ollama tag as it is (`llama3.2:1b`); a file's name without its folders and `.gguf`. */
+function displayNameOf(found: DetectedModel): string {
+    const name = found.names[0]!;
+    return found.app === "ollama" ? name : path.basename(name).replace(/\.gguf$/i, "");
+}
