@@ -2,6 +2,8 @@ import {Core, type CloudAccess} from "../core/node/Core.js";
 import {defaultDatabasePath} from "../core/node/appPaths.js";
 import {loadLlama} from "../core/node/engine/loadLlama.js";
 import type {LocalEngineOptions} from "../core/node/engine/LocalEngine.js";
+import {ModelRegistry} from "../core/node/models/ModelRegistry.js";
+import {defaultModelsDir} from "../core/node/models/defaultModelsDir.js";
 
 export type CoreCliOptions = {
     db?: string,
@@ -30,7 +32,15 @@ export function cloudApiKeyFromEnvironment(): string | null {
     return key == null || key === "" ? null : key;
 }
 
-/** The model to use: the option, else CLEANROOM_MODEL. */
+/** The model to use: the option, else CLEANROOM_MODEL, else the default model of the app's models folder. */
 export function resolveModelPath(option: string | undefined): string | undefined {
-    return option ?? (process.env.CLEANROOM_MODEL !== "" ? process.env.CLEANROOM_MODEL : undefined);
+    if (option != null)
+        return option;
+    if (process.env.CLEANROOM_MODEL != null && process.env.CLEANROOM_MODEL !== "")
+        return process.env.CLEANROOM_MODEL;
+    try {
+        return ModelRegistry.open(defaultModelsDir()).defaultModel()?.path;
+    } catch {
+        return undefined; // an unreadable registry is reported by `models list`; here it only means no default
+    }
 }

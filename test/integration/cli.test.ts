@@ -43,6 +43,16 @@ describe.skipIf(modelPath == null)("CLI contract", () => {
         expect((missing as Error).message).toMatch(/"code":"CONVERSATION_NOT_FOUND"/);
     });
 
+    it("chat without --model uses the default model of the app's models folder", async () => {
+        const home = tempDir("cli-home");
+        const env = {...process.env, CLEANROOM_HOME: home, CLEANROOM_MODEL: ""};
+        await expect(runCli(["chat", "--prompt", "hi", "--json"], {env})).rejects.toThrow(/"code":"MODEL_NOT_LOADED"/);
+        const imported = JSON.parse(await runCli(["models", "import", modelPath!, "--json"], {env}));
+        await runCli(["models", "default", imported.model?.id ?? imported.id ?? modelPath!, "--json"], {env});
+        const reply = JSON.parse(await runCli(["chat", "--prompt", "Once upon a time", "--max-tokens", "8", "--temperature", "0", "--threads", "1", "--json"], {env}));
+        expect(reply).toMatchObject({route: "local", status: "complete"});
+    });
+
     it("selftest --json passes every check on this machine", async () => {
         const report = JSON.parse(await runCli(["selftest", "--model", modelPath!, "--threads", "1", "--json"]));
         expect(report.passed).toBe(true);

@@ -58,7 +58,7 @@ export function registerChatCommand(program: Command) {
                     return;
                 }
                 if (modelPath == null)
-                    throw new CleanroomError("MODEL_NOT_LOADED", "No model: pass --model <gguf> or set CLEANROOM_MODEL.");
+                    throw new CleanroomError("MODEL_NOT_LOADED", "No model: pass --model <gguf>, set CLEANROOM_MODEL, or choose a default with `models default`.");
 
                 core = await openCore({db: options.db, threads: options.threads, contextSize: options.contextSize});
                 await core.loadModel(modelPath);

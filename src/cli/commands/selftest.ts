@@ -20,7 +20,7 @@ export function registerSelfTestCommand(program: Command) {
             try {
                 const modelPath = resolveModelPath(options.model);
                 if (modelPath == null)
-                    throw new CleanroomError("MODEL_NOT_LOADED", "No model: pass --model <gguf> or set CLEANROOM_MODEL.");
+                    throw new CleanroomError("MODEL_NOT_LOADED", "No model: pass --model <gguf>, set CLEANROOM_MODEL, or choose a default with `models default`.");
 
                 const report = await runSelfTest({
                     modelPath,
