@@ -1,5 +1,5 @@
 import {createBirpc} from "birpc";
-import {isApiEvent, type ApiEvent, type ApiEventPayload, type ApiInput, type ApiMethod, type ApiOutput, type CallResult} from "../api/index.js";
+import {coreEvents, isApiEvent, type ApiEvent, type ApiEventPayload, type ApiInput, type ApiMethod, type ApiOutput, type CallResult} from "../api/index.js";
 import type {CoreClient} from "./CoreClient.js";
 import {RemoteCallError} from "./RemoteCallError.js";
 import type {ClientSideFunctions, CoreSideFunctions, RpcChannel} from "./RpcChannel.js";
@@ -17,8 +17,13 @@ export function connectCoreClient(channel: RpcChannel): ConnectedCoreClient {
             if (!isApiEvent(name))
                 return;
 
+            // Events are checked against the contract like calls are: what does not match is dropped.
+            const parsed = coreEvents[name].safeParse(payload);
+            if (!parsed.success)
+                return;
+
             for (const listener of listeners.get(name) ?? [])
-                listener(payload as never);
+                listener(parsed.data as never);
         }
     };
 

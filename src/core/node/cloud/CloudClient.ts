@@ -46,6 +46,9 @@ export class CloudClient {
             apiKey: endpoint.apiKey ?? "none",
             timeout: timeoutMs,
             maxRetries: 0,
+            // The SDK logs unparseable stream events (raw reply text, which can hold another tenant's
+            // data or our canaries) with console.error by default, and more with OPENAI_LOG: never.
+            logLevel: "off",
             ...(fetch != null ? {fetch} : {})
         });
     }
