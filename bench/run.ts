@@ -15,7 +15,7 @@ type Options = {model: string, json?: boolean, tokens: number, runs: number, out
 const program = new Command()
     .option("--model <gguf>", "model to measure", process.env.CLEANROOM_TEST_MODEL ?? path.resolve("../shared/models/stories260K.gguf"))
     .option("--tokens <n>", "tokens generated per run", (value) => Number(value), 256)
-    .option("--runs <n>", "interleaved runs per engine", (value) => Number(value), 7)
+    .option("--runs <n>", "interleaved runs per engine", (value) => Number(value), 12)
     .option("--out <file>", "also write the JSON report here", "bench-results/bench.json")
     .option("--json", "print the JSON report on stdout instead of the table");
 program.parse();
@@ -67,14 +67,26 @@ async function main() {
     const firstTokenMs: number[] = [];
     let generatedTokens = 0;
     await plainTokensPerSecond(plainModel, prepared.tokens, tunedThreads, 16); // warm-up
-    for (let run = 0; run < options.runs; run++) {
+    const runCleanroom = async () => {
         const conversation = core.createConversation();
         const result = await core.sendMessage({conversationId: conversation.id, text: prompt, maxTokens: options.tokens, temperature: 0});
         await core.closeConversation(conversation.id);
         cleanroomRuns.push(result.timings.tokensPerSecond ?? 0);
         firstTokenMs.push(result.timings.firstTokenMs ?? NaN);
         generatedTokens = result.tokens.generated;
-        plainRuns.push((await plainTokensPerSecond(plainModel, prepared.tokens, tunedThreads, result.tokens.generated)).tokensPerSecond);
+    };
+    const runPlain = async () => {
+        plainRuns.push((await plainTokensPerSecond(plainModel, prepared.tokens, tunedThreads, generatedTokens || options.tokens)).tokensPerSecond);
+    };
+    // ABBA order, so that whatever the first of a pair gains or loses is shared by both.
+    for (let run = 0; run < options.runs; run++) {
+        if (run % 2 === 0) {
+            await runCleanroom();
+            await runPlain();
+        } else {
+            await runPlain();
+            await runCleanroom();
+        }
     }
     const cleanroomTps = median(cleanroomRuns);
     const plainTps = median(plainRuns);
