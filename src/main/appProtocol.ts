@@ -2,15 +2,8 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import {protocol} from "electron";
 import {appHost, appScheme, contentSecurityPolicy} from "./securityPolicy.js";
+import {rendererContentTypes} from "../core/common/rendererContentTypes.js";
 
-const contentTypes: Record<string, string> = {
-    ".html": "text/html; charset=utf-8",
-    ".js": "text/javascript; charset=utf-8",
-    ".css": "text/css; charset=utf-8",
-    ".svg": "image/svg+xml",
-    ".png": "image/png",
-    ".woff2": "font/woff2"
-};
 
 /** Must run before `app` is ready: the app scheme is standard and secure, so `'self'` in the CSP means it. */
 export function registerAppScheme() {
@@ -32,7 +25,7 @@ export function serveRenderer(rendererDir: string) {
         try {
             const body = await fs.readFile(file);
             return new Response(body, {headers: {
-                "Content-Type": contentTypes[path.extname(file)] ?? "application/octet-stream",
+                "Content-Type": rendererContentTypes[path.extname(file)] ?? "application/octet-stream",
                 "Content-Security-Policy": contentSecurityPolicy,
                 "X-Content-Type-Options": "nosniff"
             }});

@@ -1,17 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import type {IncomingMessage, ServerResponse} from "node:http";
+import {rendererContentTypes} from "../core/common/rendererContentTypes.js";
 
-const contentTypes: Record<string, string> = {
-    ".html": "text/html; charset=utf-8",
-    ".js": "text/javascript; charset=utf-8",
-    ".css": "text/css; charset=utf-8",
-    ".svg": "image/svg+xml",
-    ".png": "image/png",
-    ".ico": "image/x-icon",
-    ".woff2": "font/woff2",
-    ".json": "application/json; charset=utf-8"
-};
 
 /**
  * Serves a file of the built renderer (GET and HEAD only), never anything outside `root`.
@@ -43,7 +34,7 @@ export function serveStaticFile(request: IncomingMessage, response: ServerRespon
         return;
     }
 
-    const type = contentTypes[path.extname(file)] ?? "application/octet-stream";
+    const type = rendererContentTypes[path.extname(file)] ?? "application/octet-stream";
     const cache = file.endsWith("index.html") ? "no-store" : "private, max-age=3600";
     response.writeHead(200, {...headers, "Content-Type": type, "Cache-Control": cache});
     if (request.method === "HEAD") {
