@@ -1,10 +1,9 @@
-import {spawn} from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import {afterEach, describe, expect, it} from "vitest";
-import {cliCommand} from "../../src/cli/spawnCli.js";
+import {runCliCapturing} from "../../src/cli/spawnCli.js";
 import {toWireError} from "../../src/core/common/errors.js";
 import {Core} from "../../src/core/node/Core.js";
 import {SharedCloudSimulator} from "../../src/core/node/cloud/sim/SharedCloudSimulator.js";
@@ -101,17 +100,8 @@ async function capturingOutput<T>(work: () => Promise<T>): Promise<{value: T, ou
     }
 }
 
-function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<{code: number | null, stdout: string, stderr: string}> {
-    const {command, args: fullArgs} = cliCommand(args);
-    return new Promise((resolve, reject) => {
-        const child = spawn(command, fullArgs, {env, stdio: ["ignore", "pipe", "pipe"]});
-        let stdout = "";
-        let stderr = "";
-        child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
-        child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
-        child.on("error", reject);
-        child.on("close", (code) => resolve({code, stdout, stderr}));
-    });
+function runCli(args: string[], env: NodeJS.ProcessEnv) {
+    return runCliCapturing(args, {env});
 }
 
 function needlesFor(keys: Record<string, string>, canaries: Iterable<string>): Needle[] {

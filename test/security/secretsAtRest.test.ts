@@ -1,9 +1,8 @@
-import {spawn} from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import {describe, expect, it} from "vitest";
-import {cliCommand} from "../../src/cli/spawnCli.js";
+import {runCliCapturing} from "../../src/cli/spawnCli.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {tempDir} from "../helpers/tempCore.js";
 import {databaseFiles, makeTestCanary, scanForSecrets, walkFiles, type Needle} from "./helpers/scanForSecrets.js";
@@ -13,18 +12,8 @@ const modelPath = requireTestModel();
 /** Where conversation text may live: the conversation's own rows. Everything else must never hold it. */
 const allowedColumns = new Set(["messages.content", "conversations.title", "conversations.settings_json"]);
 
-function runCli(args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<{code: number | null, stdout: string, stderr: string}> {
-    const {command, args: fullArgs} = cliCommand(args);
-    return new Promise((resolve, reject) => {
-        const child = spawn(command, fullArgs, {env, stdio: ["pipe", "pipe", "pipe"]});
-        let stdout = "";
-        let stderr = "";
-        child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
-        child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
-        child.on("error", reject);
-        child.on("close", (code) => resolve({code, stdout, stderr}));
-        child.stdin.end(input ?? "");
-    });
+function runCli(args: string[], env: NodeJS.ProcessEnv, input?: string) {
+    return runCliCapturing(args, {env, input});
 }
 
 /**
