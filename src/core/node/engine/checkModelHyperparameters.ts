@@ -16,6 +16,13 @@ const positiveScalarKeys = new Set(["embedding_length", "feed_forward_length", "
  * Only values no real model can have are refused.
  */
 export function checkModelHyperparameters(fileInfo: GgufFileInfo, architecture: string, modelPath: string): void {
+    // llama.cpp asserts (aborting the process) when two vocabulary entries are the same string.
+    const tokens = (fileInfo.metadata as {tokenizer?: {ggml?: {tokens?: unknown}}} | undefined)?.tokenizer?.ggml?.tokens;
+    if (Array.isArray(tokens) && new Set(tokens).size !== tokens.length)
+        throw new ModelLoadError("MODEL_NOT_GGUF",
+            `The model's vocabulary lists ${tokens.length - new Set(tokens).size} token(s) twice: the file is damaged.`,
+            {path: modelPath, duplicateTokens: tokens.length - new Set(tokens).size});
+
     const section = (fileInfo.metadata as Record<string, unknown> | undefined)?.[architecture];
     if (section == null || typeof section !== "object")
         return;
