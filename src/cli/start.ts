@@ -1,20 +1,12 @@
 import {spawn, spawnSync} from "node:child_process";
-import {createRequire} from "node:module";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
 import {reportWebModeFailure, runWebMode} from "../web/runWebMode.js";
+import {clearFetchFailure, recentFetchFailure, recordFetchFailure} from "./desktop/desktopFetchRecord.js";
+import {fetchElectronBinary, findElectronBinary} from "./desktop/electronBinary.js";
+import {openInBrowser} from "./desktop/openInBrowser.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-
-/** The Electron binary's path when it was downloaded at install time, else null. */
-function electronBinary(): string | null {
-    try {
-        const binary = createRequire(import.meta.url)("electron") as unknown;
-        return typeof binary === "string" ? binary : null;
-    } catch {
-        return null;
-    }
-}
 
 function hasDisplay() {
     if (process.platform === "darwin" || process.platform === "win32")
@@ -22,24 +14,59 @@ function hasDisplay() {
     return (process.env.DISPLAY ?? "") !== "" || (process.env.WAYLAND_DISPLAY ?? "") !== "";
 }
 
+type DesktopVerdict = {binary: string} | {unavailable: string};
+
+/**
+ * The Electron binary, fetched on the first start where a display exists (npm install never
+ * downloads it), or why the desktop app cannot run.
+ */
+async function desktopBinary(): Promise<DesktopVerdict> {
+    if (!hasDisplay())
+        return {unavailable: "no display is available"};
+
+    const installed = findElectronBinary();
+    if (installed != null)
+        return {binary: installed};
+
+    const failure = recentFetchFailure();
+    if (failure != null)
+        return {unavailable: `the Electron binary could not be fetched at ${failure.failedAt}: ${failure.reason}; \`npm run desktop:install\` tries again`};
+
+    process.stdout.write("Fetching the Electron binary for the desktop app (about 100 MB, first start only)...\n");
+    const fetched = await fetchElectronBinary();
+    if (fetched.ok) {
+        clearFetchFailure();
+        return {binary: fetched.binary};
+    }
+    recordFetchFailure(fetched.reason);
+    return {unavailable: `the Electron binary could not be fetched: ${fetched.reason}; \`npm run desktop:install\` tries again`};
+}
+
 /**
  * `npm start`: the desktop app when Electron and a display are available; otherwise one line
- * saying so, then web mode (its URL on the next line).
+ * saying why, then web mode (its URL on the next line, and the browser opened where there is a
+ * display). `--web` goes straight to web mode; `--no-open` keeps the browser closed.
  */
-async function start() {
-    const binary = electronBinary();
-    if (binary != null && hasDisplay()) {
+async function start(args: string[]) {
+    const forceWeb = args.includes("--web");
+    const openBrowser = !args.includes("--no-open") && process.env.CLEANROOM_NO_BROWSER !== "1";
+    const forwarded = args.filter((arg) => arg !== "--web" && arg !== "--no-open");
+
+    const verdict: DesktopVerdict = forceWeb ? {unavailable: "--web was given"} : await desktopBinary();
+    if ("binary" in verdict) {
         const build = spawnSync(process.platform === "win32" ? "npm.cmd" : "npm", ["run", "--silent", "build:electron"], {cwd: repoRoot, stdio: "inherit"});
         if (build.status !== 0)
             throw new Error("building the desktop app failed");
-        const app = spawn(binary, [path.join(repoRoot, "out/main/index.cjs"), ...process.argv.slice(2)], {cwd: repoRoot, stdio: "inherit"});
+        const app = spawn(verdict.binary, [path.join(repoRoot, "out/main/index.cjs"), ...forwarded], {cwd: repoRoot, stdio: "inherit"});
         app.on("exit", (code) => process.exit(code ?? 0));
         return;
     }
 
-    const reason = binary == null ? "the Electron binary is not installed" : "no display is available";
-    process.stdout.write(`Desktop app unavailable (${reason}): starting web mode instead.\n`);
-    await runWebMode(process.argv.slice(2));
+    if (!forceWeb)
+        process.stdout.write(`Desktop app unavailable (${verdict.unavailable}): starting web mode instead.\n`);
+    const {url} = await runWebMode(forwarded);
+    if (url != null && openBrowser && hasDisplay())
+        openInBrowser(url);
 }
 
-start().catch(reportWebModeFailure);
+start(process.argv.slice(2)).catch(reportWebModeFailure);

@@ -15,7 +15,7 @@ const usage = "usage: npm run web -- [--port P] [--db <file>] [--model <gguf> | 
  * `npm run web`: the core, the built renderer and the WebSocket bridge on 127.0.0.1. Prints
  * exactly one line on stdout: the page's address with this launch's token.
  */
-export async function runWebMode(args: string[]) {
+export async function runWebMode(args: string[]): Promise<{url: string | null}> {
     const {values} = parseArgs({args, options: {
         "port": {type: "string"},
         "db": {type: "string"},
@@ -29,7 +29,7 @@ export async function runWebMode(args: string[]) {
     }});
     if (values.help === true) {
         process.stdout.write(usage + "\n");
-        return;
+        return {url: null};
     }
 
     const {outDir} = await ensureRendererBuilt(repoRoot);
@@ -67,6 +67,7 @@ export async function runWebMode(args: string[]) {
         if (status.state === "error")
             process.stderr.write(`cleanroom web: the model did not load: ${status.error?.message ?? "unknown error"}\n`);
     }
+    return {url: server.url};
 }
 
 function wholeNumber(name: string, value: string | undefined): number | undefined {

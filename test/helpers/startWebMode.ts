@@ -2,11 +2,21 @@ import {spawn, type ChildProcess} from "node:child_process";
 import path from "node:path";
 import {repoRoot} from "./testModel.js";
 
-export type WebMode = {url: string, process: ChildProcess, stderr: () => string, stop(): Promise<void>};
+export type WebMode = {
+    url: string,
+    /** What the process printed on stdout before its URL line. */
+    linesBeforeUrl: string[],
+    process: ChildProcess,
+    stderr: () => string,
+    stop(): Promise<void>
+};
 
-/** Runs `npm run web`'s entry as a child process and resolves with the one URL line it prints. */
-export function startWebMode(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 180_000): Promise<WebMode> {
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, "src/web/main.ts"), ...args], {
+/**
+ * Runs `npm run web`'s entry (or `entry`, such as `npm start`'s) as a child process and resolves
+ * with the URL line it prints.
+ */
+export function startWebMode(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 180_000, entry = "src/web/main.ts"): Promise<WebMode> {
+    const child = spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, entry), ...args], {
         cwd: repoRoot,
         env: {...process.env, ...env},
         stdio: ["ignore", "pipe", "pipe"]
@@ -35,10 +45,11 @@ export function startWebMode(args: string[], env: NodeJS.ProcessEnv = {}, timeou
         }, timeoutMs);
         child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
             stdout += chunk;
-            const line = stdout.split("\n").find((candidate) => candidate.startsWith("http://"));
-            if (line != null) {
+            const lines = stdout.split("\n");
+            const urlIndex = lines.findIndex((candidate) => candidate.startsWith("http://"));
+            if (urlIndex >= 0) {
                 clearTimeout(timer);
-                resolve({url: line.trim(), process: child, stderr: () => stderr, stop});
+                resolve({url: lines[urlIndex]!.trim(), linesBeforeUrl: lines.slice(0, urlIndex), process: child, stderr: () => stderr, stop});
             }
         });
         child.once("exit", (code) => {
