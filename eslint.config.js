@@ -1,4 +1,19 @@
 import tseslint from "typescript-eslint";
+import cleanroom from "./eslint-rules/layering.js";
+
+// Packages that need Node, Electron or native code: only the layers whose runtime has them.
+const nativeOrNodePackages = ["node-llama-cpp", "better-sqlite3", "openai", "ws", "commander", "vite"];
+/** Which folders may import which: common -> nothing; node -> common; the front ends -> what they run on. */
+const layers = {
+    common: {folders: ["src/core/common/"], imports: [], noNodeBuiltins: true, deniedPackages: ["electron", ...nativeOrNodePackages]},
+    node: {folders: ["src/core/node/"], imports: ["common"], deniedPackages: ["electron"]},
+    renderer: {folders: ["renderer/"], imports: ["common"], noNodeBuiltins: true, deniedPackages: ["electron", ...nativeOrNodePackages]},
+    preload: {folders: ["src/preload/"], imports: ["common"], deniedPackages: nativeOrNodePackages},
+    main: {folders: ["src/main/"], imports: ["common"], deniedPackages: nativeOrNodePackages},
+    cli: {folders: ["src/cli/"], imports: ["common", "node"], deniedPackages: ["electron"]},
+    web: {folders: ["src/web/"], imports: ["common", "node"], deniedPackages: ["electron"]},
+    launch: {folders: ["src/launch/"], imports: ["common", "node", "web"], deniedPackages: ["electron"]}
+};
 
 export default tseslint.config(
     {ignores: ["node_modules/", "dist/", "out/", "coverage/", "test-results/", "bench-results/"]},
@@ -14,10 +29,8 @@ export default tseslint.config(
         }
     },
     {
-        // The common layer runs anywhere: no Node, Electron or node-llama-cpp.
-        files: ["src/core/common/**/*.ts"],
-        rules: {
-            "no-restricted-imports": ["error", {patterns: ["node:*", "electron", "node-llama-cpp", "better-sqlite3", "../node/*", "../../node/*"]}]
-        }
+        files: ["src/**/*.ts", "renderer/**/*.ts", "renderer/**/*.tsx"],
+        plugins: {cleanroom},
+        rules: {"cleanroom/layering": ["error", layers]}
     }
 );

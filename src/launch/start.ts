@@ -2,9 +2,9 @@ import {spawn, spawnSync} from "node:child_process";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
 import {reportWebModeFailure, runWebMode} from "../web/runWebMode.js";
-import {clearFetchFailure, recentFetchFailure, recordFetchFailure} from "./desktop/desktopFetchRecord.js";
-import {fetchElectronBinary, findElectronBinary} from "./desktop/electronBinary.js";
-import {openInBrowser} from "./desktop/openInBrowser.js";
+import {clearFetchFailure, recentFetchFailure, recordFetchFailure} from "./desktopFetchRecord.js";
+import {fetchElectronBinary, findElectronBinary} from "./electronBinary.js";
+import {openInBrowser} from "./openInBrowser.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 

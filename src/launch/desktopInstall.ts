@@ -1,5 +1,5 @@
-import {clearFetchFailure} from "./desktop/desktopFetchRecord.js";
-import {fetchElectronBinary, findElectronBinary} from "./desktop/electronBinary.js";
+import {clearFetchFailure} from "./desktopFetchRecord.js";
+import {fetchElectronBinary, findElectronBinary} from "./electronBinary.js";
 
 /** `npm run desktop:install`: fetches the Electron binary that `npm install` leaves out. */
 async function desktopInstall() {
