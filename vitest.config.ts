@@ -1,12 +1,24 @@
 import {defineConfig} from "vitest/config";
 
+/**
+ * Four projects, run one after another (`npm test` runs all; `npm run test:unit` etc. one):
+ * - unit: no model, no spawned core, under a minute;
+ * - model: the real model, real SQLite, real HTTP servers, the CLI as a process;
+ * - e2e: the real UI in Debian's Chromium, in web mode;
+ * - security: fuzzers, kill -9, network silence, secrets at rest.
+ * Model-backed files run one at a time: on two cores they would fight for CPU and time out.
+ */
 export default defineConfig({
     test: {
-        include: ["test/**/*.test.ts"],
-        // Two cores: model-backed files would fight each other for CPU and time out.
-        fileParallelism: false,
         testTimeout: 120_000,
         hookTimeout: 120_000,
-        pool: "forks"
+        pool: "forks",
+        setupFiles: ["test/setup/hermetic.ts"],
+        projects: [
+            {extends: true, test: {name: "unit", include: ["test/unit/**/*.test.ts"], sequence: {groupOrder: 0}}},
+            {extends: true, test: {name: "model", include: ["test/integration/**/*.test.ts"], fileParallelism: false, sequence: {groupOrder: 1}}},
+            {extends: true, test: {name: "e2e", include: ["test/e2e/**/*.test.ts"], fileParallelism: false, sequence: {groupOrder: 2}}},
+            {extends: true, test: {name: "security", include: ["test/security/**/*.test.ts"], fileParallelism: false, sequence: {groupOrder: 3}}}
+        ]
     }
 });

@@ -1,9 +1,9 @@
-import crypto from "node:crypto";
 import {describe, expect, it} from "vitest";
 import {compareProbes, probeGreedyReply, type ProbeRequest, type ProbeResult} from "../../src/core/node/selftest/probe.js";
 import {runCli} from "../../src/cli/spawnCli.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {createTestCore} from "../helpers/tempCore.js";
+import {testSeed} from "../helpers/testSeed.js";
 
 const modelPath = requireTestModel();
 const words = ["cat", "dog", "park", "ball", "tree", "sun", "happy", "red", "big", "girl", "boy", "bird", "house", "cake", "friend", "rain"];
@@ -23,10 +23,10 @@ function seededRandom(seed: number) {
 
 describe.skipIf(modelPath == null)("differential isolation proof", () => {
     it(`B's greedy reply and first-token probabilities after A are bit-identical to B in a fresh process (${pairs} random pairs)`, async () => {
-        const seed = Number(process.env.CLEANROOM_DIFF_SEED ?? crypto.randomInt(1, 2 ** 31));
+        const seed = testSeed("differential", "CLEANROOM_DIFF_SEED");
         const random = seededRandom(seed);
         const requests = Array.from({length: pairs}, (_, index) => ({
-            secret: `secret ${crypto.randomBytes(6).toString("hex")} ${randomSentence(random, 12)}`,
+            secret: `secret ${Math.floor(random() * 2 ** 48).toString(16)} ${randomSentence(random, 12)}`,
             keepAAlive: index % 2 === 1,
             b: {systemPrompt: randomSentence(random, 4), prompt: `Once upon a time ${randomSentence(random, 6)}`, maxTokens: 24} satisfies ProbeRequest
         }));

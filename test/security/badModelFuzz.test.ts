@@ -36,7 +36,7 @@ describe.skipIf(modelPath == null)("bad models under fuzz", () => {
 
     it(`${mutantCount} mutants (truncations, header byte flips, absurd counts, lengths, types, dims, offsets, hyperparameters): each refused with a MODEL_* error or loaded; no crash, no hang`, async () => {
         const seed = SeededRandom.runSeed();
-        console.info(`[fuzz] seed ${seed} (replay with CLEANROOM_FUZZ_SEED=${seed}), ${mutantCount} mutants`);
+        console.info(`[fuzz] seed ${seed} (replay with CLEANROOM_TEST_SEED=${seed}), ${mutantCount} mutants`);
         const report = await runModelFuzz({modelPath: modelPath!, seed, count: mutantCount, lanes: 2, perMutantTimeoutMs: 30_000});
 
         const tally = new Map<string, number>();

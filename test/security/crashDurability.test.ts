@@ -35,7 +35,7 @@ describe.skipIf(modelPath == null)("crash durability: kill -9 of the core at ran
 
     it(`${lanes * killsPerLane} kills (${lanes} databases side by side): database opens, integrity ok, nothing committed lost, partial replies interrupted`, async () => {
         const seed = SeededRandom.runSeed();
-        console.info(`[kill -9] seed ${seed} (replay with CLEANROOM_FUZZ_SEED=${seed}), CLI via ${cli.mode}`);
+        console.info(`[kill -9] seed ${seed} (replay with CLEANROOM_TEST_SEED=${seed}), CLI via ${cli.mode}`);
         const started = performance.now();
         const records = (await Promise.all(Array.from({length: lanes}, (_, lane) => runLane(cli, lane, seed + lane, killsPerLane)))).flat();
 

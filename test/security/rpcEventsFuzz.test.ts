@@ -36,7 +36,7 @@ const countsFor = (name: string) => {
 afterAll(() => {
     const rows = [...counts].map(([name, tally]) => `${name}: ${tally.inputs} payloads, ${tally.refused} refused, ${tally.accepted} accepted, ${tally.crashes} throws`);
     const total = [...counts.values()].reduce((sum, tally) => sum + tally.inputs, 0);
-    console.info(`[event fuzz] seed ${seed} (replay with CLEANROOM_FUZZ_SEED=${seed})\n  ${rows.join("\n  ")}\n  total: ${total} payloads`);
+    console.info(`[event fuzz] seed ${seed} (replay with CLEANROOM_TEST_SEED=${seed})\n  ${rows.join("\n  ")}\n  total: ${total} payloads`);
 });
 
 describe("events under fuzz: every event payload schema of the contract", () => {

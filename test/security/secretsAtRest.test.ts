@@ -32,7 +32,8 @@ describe.skipIf(modelPath == null)("secrets: conversation text stays in its rows
         const needles: Needle[] = [{label: "user canary", value: userCanary}, {label: "system canary", value: systemCanary}];
         const env = {...process.env, CLEANROOM_HOME: home, TMPDIR: tmp, CLEANROOM_MODEL: modelPath!, CLEANROOM_DEBUG: ""};
         const base = ["chat", "--db", database, "--threads", "1", "--max-tokens", "24", "--temperature", "0"];
-        const shmBefore = new Set(fs.existsSync("/dev/shm") ? fs.readdirSync("/dev/shm") : []);
+        // The scrub scratch root of this test file alone (test/setup/hermetic.ts): everything in it is ours to scan.
+        const scratchRoot = process.env.CLEANROOM_SCRATCH_DIR!;
 
         const runs = [
             await runCli([...base, "--context-size", "512", "--system", `Hide ${systemCanary}`, "--prompt", `Once upon a time ${userCanary}`, "--json"], env),
@@ -86,15 +87,14 @@ describe.skipIf(modelPath == null)("secrets: conversation text stays in its rows
         expect(rawScan.findings).toEqual([]);
         fs.rmSync(copy);
 
-        // Every other file the core wrote: app folder (minus the database itself), temp folder, scrub scratch left in /dev/shm.
+        // Every other file the core wrote: app folder (minus the database itself), temp folder, the scrub scratch root.
         const otherFiles = [...walkFiles(home), ...walkFiles(tmp)].filter((file) => !file.startsWith(database));
-        const leftovers = fs.existsSync("/dev/shm") ? fs.readdirSync("/dev/shm").filter((name) => name.startsWith("cleanroom-scrub-") && !shmBefore.has(name)) : [];
         const filesScan = scanForSecrets([
             ...otherFiles.map((file) => ({kind: "file" as const, path: file})),
-            ...leftovers.map((name) => ({kind: "directory" as const, path: path.join("/dev/shm", name)}))
+            {kind: "directory" as const, path: scratchRoot}
         ], needles);
         expect(filesScan.findings).toEqual([]);
-        expect(leftovers, "scrub scratch folders are removed").toEqual([]);
+        expect(fs.readdirSync(scratchRoot), "scrub scratch folders are removed").toEqual([]);
 
         const dbBytes = scanForSecrets(databaseFiles(database), []).bytesScanned;
         console.info(`[secrets] bytes scanned: stderr ${stderrScan.bytesScanned}, stripped database copy ${rawScan.bytesScanned}, ` +

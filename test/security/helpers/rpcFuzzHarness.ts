@@ -328,7 +328,7 @@ function samplesFor(method: ApiMethod): Array<{arbitrary: fc.Arbitrary<Sample>, 
 /** Fuzzes the calls whose index in the contract is `part` modulo `parts` (each test file takes one share). */
 export function registerCallFuzz({part, parts}: {part: number, parts: number}) {
     beforeAll(async () => {
-        console.info(`[rpc fuzz ${part + 1}/${parts}] seed ${seed} (replay with CLEANROOM_FUZZ_SEED=${seed}), ${runsPerCall} inputs per call`);
+        console.info(`[rpc fuzz ${part + 1}/${parts}] seed ${seed} (replay with CLEANROOM_TEST_SEED=${seed}), ${runsPerCall} inputs per call`);
         // No model: the door and the handlers that need none; a turn fails with MODEL_NOT_LOADED.
         core = Core.create(await loadLlama(), {database: path.join(tempDir("rpcfuzz"), "fuzz.db")});
         vault = new ObservedVault();

@@ -1,3 +1,5 @@
+import {testSeed} from "../../helpers/testSeed.js";
+
 /** A small seeded PRNG (mulberry32): the same seed gives the same run, so every failure can be replayed. */
 export class SeededRandom {
     private _state: number;
@@ -6,13 +8,9 @@ export class SeededRandom {
         this._state = seed >>> 0;
     }
 
-    /** A fresh seed for this run: CLEANROOM_FUZZ_SEED when set (to replay a failure), else random. */
-    public static runSeed(): number {
-        const fromEnv = process.env.CLEANROOM_FUZZ_SEED;
-        if (fromEnv != null && fromEnv !== "")
-            return Number(fromEnv) >>> 0;
-
-        return Math.floor(Math.random() * 0x1_0000_0000) >>> 0;
+    /** This run's seed: fixed unless told otherwise (see `testSeed`); CLEANROOM_FUZZ_SEED still replays. */
+    public static runSeed(label = "fuzz"): number {
+        return testSeed(label, "CLEANROOM_FUZZ_SEED");
     }
 
     /** Uniform in [0, 1). */

@@ -1,0 +1,36 @@
+// Runs before every test file, in its worker: the file, and every process it spawns (they inherit
+// the environment), get their own app folder, temp folder, scrub scratch root and home folder,
+// so no test reads the user's data or another running Cleanroom's, and none leaves files behind.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import {afterAll} from "vitest";
+
+const realHome = os.homedir();
+const root = fs.mkdtempSync(path.join(os.tmpdir(), "cleanroom-test-"));
+const folder = (name: string) => {
+    const dir = path.join(root, name);
+    fs.mkdirSync(dir, {recursive: true, mode: 0o700});
+    return dir;
+};
+
+// Built once per machine, outside any test's folders: keep pointing at the real cache.
+process.env.CLEANROOM_LLAMA_CPP_DIR ??= path.join(realHome, ".cache", "cleanroom", "llama.cpp");
+process.env.CLEANROOM_HOME = folder("app-data");
+// On RAM-backed /dev/shm, as in the product, but a folder of this test file's own.
+const scratch = fs.existsSync("/dev/shm") ? fs.mkdtempSync("/dev/shm/cleanroom-test-scratch-") : folder("scratch");
+process.env.CLEANROOM_SCRATCH_DIR = scratch;
+process.env.HOME = folder("home");
+process.env.XDG_DATA_HOME = path.join(process.env.HOME, ".local", "share");
+process.env.XDG_CONFIG_HOME = path.join(process.env.HOME, ".config");
+process.env.TMPDIR = folder("tmp");
+delete process.env.CLEANROOM_MODEL;
+delete process.env.CLEANROOM_CLOUD_API_KEY;
+
+afterAll(() => {
+    if (process.env.CLEANROOM_KEEP_TEST_DIRS === "1")
+        console.info(`test folders kept in ${root}`);
+    else
+        for (const dir of [root, scratch])
+            fs.rmSync(dir, {recursive: true, force: true});
+});
