@@ -115,7 +115,15 @@ export class LocalEngine {
             const contextSize = Math.min(this._options.contextSize ?? defaultMaxContextSize, model.trainContextSize);
             const contextOptions = {contextSize, threads, sequences: 1, batchSize: Math.min(512, contextSize)};
             const scratch = PrivateScratchDir.create(this._options.scratchParent);
-            const scrubber = await KvScrubber.learn(model, contextOptions, scratch);
+            if (scratch.staleFoldersRemoved > 0)
+                this._audit.record({kind: "scratch.swept", data: {staleFoldersRemoved: scratch.staleFoldersRemoved}});
+            let scrubber: KvScrubber;
+            try {
+                scrubber = await KvScrubber.learn(model, contextOptions, scratch);
+            } catch (error) {
+                scratch.dispose();
+                throw error;
+            }
             const estimate = model.fileInsights.estimateContextResourceRequirements({contextSize: scrubber.kvCells, sequences: 1, modelGpuLayers: 0});
             const contextBytes = Math.max(estimate.cpuRam, scrubber.kvBytes);
             const pool = new ContextPool(model, contextOptions, scrubber, contextBytes, this._options.pool);

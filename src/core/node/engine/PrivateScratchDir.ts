@@ -11,11 +11,14 @@ import crypto from "node:crypto";
 export class PrivateScratchDir {
     public readonly path: string;
     public readonly ramBacked: boolean;
+    /** Scratch folders of processes that died without removing theirs (kill -9, a crash), removed when this one was made. */
+    public readonly staleFoldersRemoved: number;
     private _disposed = false;
 
-    private constructor(dirPath: string, ramBacked: boolean) {
+    private constructor(dirPath: string, ramBacked: boolean, staleFoldersRemoved: number) {
         this.path = dirPath;
         this.ramBacked = ramBacked;
+        this.staleFoldersRemoved = staleFoldersRemoved;
     }
 
     public static create(preferredParent?: string): PrivateScratchDir {
@@ -24,9 +27,10 @@ export class PrivateScratchDir {
         for (const parent of candidates) {
             try {
                 fs.accessSync(parent, fs.constants.W_OK);
-                const dir = fs.mkdtempSync(path.join(parent, "cleanroom-scrub-"));
+                const staleFoldersRemoved = removeStaleScratchDirs(parent);
+                const dir = fs.mkdtempSync(path.join(parent, `${folderPrefix}${process.pid}-`));
                 fs.chmodSync(dir, 0o700);
-                return new PrivateScratchDir(dir, parent === "/dev/shm" || isRamBacked(parent));
+                return new PrivateScratchDir(dir, parent === "/dev/shm" || isRamBacked(parent), staleFoldersRemoved);
             } catch {
                 // try the next candidate
             }
@@ -51,6 +55,54 @@ export class PrivateScratchDir {
 
         this._disposed = true;
         fs.rmSync(this.path, {recursive: true, force: true});
+    }
+}
+
+const folderPrefix = "cleanroom-scrub-";
+/** Folders of the naming before the owner's pid was part of it are stale after this long. */
+const unownedFolderMaxAgeMs = 24 * 60 * 60_000;
+
+/**
+ * Removes the scratch folders in `parent` whose process is gone: a kill -9 or a crash skips the
+ * removal, and what such a folder holds is exactly what must not stay (residue of a KV cache).
+ */
+export function removeStaleScratchDirs(parent: string, now = Date.now()): number {
+    let removed = 0;
+    let names: string[];
+    try {
+        names = fs.readdirSync(parent);
+    } catch {
+        return 0;
+    }
+    for (const name of names) {
+        if (!name.startsWith(folderPrefix))
+            continue;
+        const owner = /^cleanroom-scrub-(\d+)-/.exec(name);
+        const folder = path.join(parent, name);
+        try {
+            const stale = owner != null
+                ? !isProcessAlive(Number(owner[1]))
+                : now - fs.statSync(folder).mtimeMs > unownedFolderMaxAgeMs;
+            if (stale) {
+                fs.rmSync(folder, {recursive: true, force: true});
+                removed++;
+            }
+        } catch {
+            // Another user's folder, or gone already: not ours to remove.
+        }
+    }
+    return removed;
+}
+
+function isProcessAlive(pid: number) {
+    if (pid === process.pid)
+        return true;
+    try {
+        process.kill(pid, 0);
+        return true;
+    } catch (error) {
+        // EPERM: alive, but another user's.
+        return (error as NodeJS.ErrnoException).code === "EPERM";
     }
 }
 
