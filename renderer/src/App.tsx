@@ -1,4 +1,5 @@
 import {useCallback, useEffect, useRef, useState} from "react";
+import {defaultConversationTitle, titleFromText} from "../../src/core/common/titleFromText.js";
 import type {ConversationPolicy, RouteRequest} from "../../src/core/common/types.js";
 import {cloudAccessOf} from "./cloudAccess.js";
 import {BannerStack} from "./components/BannerStack.js";
@@ -16,16 +17,9 @@ import {useModelAndSettings} from "./hooks/useModelAndSettings.js";
 import {useOpenConversation} from "./hooks/useOpenConversation.js";
 import type {AppCoreClient} from "./transport/AppCoreClient.js";
 
-const defaultTitle = "New conversation";
-
-/** A conversation's title from its first message: the first line, cut at a word near 48 characters. */
-function titleFrom(text: string): string {
-    const line = text.trim().split("\n")[0]!.trim();
-    if (line.length <= 48)
-        return line;
-    const cut = line.slice(0, 48);
-    return (cut.lastIndexOf(" ") > 24 ? cut.slice(0, cut.lastIndexOf(" ")) : cut) + "…";
-}
+const defaultTitle = defaultConversationTitle;
+/** Titles from a first message fit the sidebar: 48 characters as the user sees them. */
+const sidebarTitleGraphemes = 48;
 
 /**
  * The app: sidebar, chat and Isolation panel once a model is loaded, the first-run screen
@@ -104,7 +98,7 @@ export function App({client}: {client: AppCoreClient}) {
         const untitled = chat.conversation != null && chat.messages.length === 0 && chat.conversation.title === defaultTitle;
         const sent = await chat.send(text, route);
         if (sent && untitled && openId != null)
-            await list.rename(openId, titleFrom(text)).then(() => chat.refresh()).catch(showError);
+            await list.rename(openId, titleFromText(text, {maxGraphemes: sidebarTitleGraphemes})).then(() => chat.refresh()).catch(showError);
         return sent;
     }, [chat, list, openId, showError]);
 

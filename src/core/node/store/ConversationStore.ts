@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import type Database from "better-sqlite3";
-import {CleanroomError} from "../../common/errors.js";
+import {CleanroomError, InvalidInputError} from "../../common/errors.js";
+import {isWellFormed} from "../../common/titleFromText.js";
 import {
     ConversationSettingsSchema, type CloudVerdict, type Conversation, type ConversationId, type ConversationPolicy, type ConversationSettings,
     type ConversationSummary, type Message, type MessageRole, type MessageStatus, type Route
@@ -38,6 +39,8 @@ export class ConversationStore {
     }
 
     public create({id, title, policy = "local", settings = {}}: NewConversation = {}): Conversation {
+        if (title != null)
+            checkTitle(title);
         const now = Date.now();
         const conversation: Conversation = {
             id: id ?? crypto.randomUUID(),
@@ -75,6 +78,8 @@ export class ConversationStore {
     }
 
     public update(id: ConversationId, changes: {title?: string, policy?: ConversationPolicy, settings?: Partial<ConversationSettings>}): Conversation {
+        if (changes.title != null)
+            checkTitle(changes.title);
         const current = this.get(id);
         const next: Conversation = {
             ...current,
@@ -155,6 +160,12 @@ export class ConversationStore {
         const rows = this._db.prepare("SELECT * FROM messages WHERE conversation_id = ? ORDER BY id").all(conversationId) as MessageRow[];
         return rows.map(messageFromRow);
     }
+}
+
+/** SQLite would store a lone surrogate as bytes that are not UTF-8: such a title is refused, not written. */
+function checkTitle(title: string) {
+    if (!isWellFormed(title))
+        throw new InvalidInputError("the conversation title", ["it contains half of a character (a lone UTF-16 surrogate), which cannot be stored as UTF-8"]);
 }
 
 function conversationFromRow(row: ConversationRow): Conversation {
