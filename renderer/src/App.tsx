@@ -18,6 +18,18 @@ import {useOpenConversation} from "./hooks/useOpenConversation.js";
 import type {AppCoreClient} from "./transport/AppCoreClient.js";
 
 const defaultTitle = defaultConversationTitle;
+const purgeBannerId = "deletion-purge";
+const deletionPendingNotice = {
+    kind: "warning" as const,
+    title: "Deleted, but its text is not yet purged from disk",
+    detail: "Another program is reading the database (a backup, a sync tool, the command line), so the deleted text stays in the " +
+        "database file until it is done. Cleanroom finishes the purge as soon as it lets go."
+};
+const deletionPurgedNotice = {
+    kind: "info" as const,
+    title: "Purge finished",
+    detail: "The deleted conversation's text is now gone from the database file and its journal."
+};
 /** Titles from a first message fit the sidebar: 48 characters as the user sees them. */
 const sidebarTitleGraphemes = 48;
 
@@ -36,6 +48,7 @@ export function App({client}: {client: AppCoreClient}) {
     const [settingsOpen, setSettingsOpen] = useState(false);
     const [modelsOpen, setModelsOpen] = useState(false);
     const openedFirst = useRef(false);
+    const purgePending = useRef(false);
 
     useEffect(() => {
         if (!openedFirst.current && list.loaded) {
@@ -109,13 +122,25 @@ export function App({client}: {client: AppCoreClient}) {
 
     const deleteConversation = useCallback(async (id: string) => {
         try {
-            await list.remove(id);
+            const {purge} = await list.remove(id);
             if (id === openId)
                 setOpenId(null);
+            if (purge === "pending") {
+                purgePending.current = true;
+                show({id: purgeBannerId, ...deletionPendingNotice});
+            }
         } catch (error) {
             showError(error);
         }
-    }, [list, openId, showError]);
+    }, [list, openId, show, showError]);
+
+    // The core finishes a pending purge once the other reader is done, and records it.
+    useCoreEvent(client, "audit.event", (event) => {
+        if (event.kind !== "deletion.purged" || !purgePending.current)
+            return;
+        purgePending.current = false;
+        show({id: purgeBannerId, ...deletionPurgedNotice});
+    });
 
     if (models.model == null)
         return <div className="splash" role="status">{client.connection === "disconnected" ? "Connecting to the core…" : "Starting…"}<BannerStack banners={banners} onDismiss={dismiss} /></div>;
