@@ -1,4 +1,5 @@
 import {useCallback, useEffect, useRef, useState} from "react";
+import {defaultConversationTitle, titleFromText} from "../../src/core/common/titleFromText.js";
 import type {ConversationPolicy, RouteRequest} from "../../src/core/common/types.js";
 import {cloudAccessOf} from "./cloudAccess.js";
 import {BannerStack} from "./components/BannerStack.js";
@@ -16,16 +17,21 @@ import {useModelAndSettings} from "./hooks/useModelAndSettings.js";
 import {useOpenConversation} from "./hooks/useOpenConversation.js";
 import type {AppCoreClient} from "./transport/AppCoreClient.js";
 
-const defaultTitle = "New conversation";
-
-/** A conversation's title from its first message: the first line, cut at a word near 48 characters. */
-function titleFrom(text: string): string {
-    const line = text.trim().split("\n")[0]!.trim();
-    if (line.length <= 48)
-        return line;
-    const cut = line.slice(0, 48);
-    return (cut.lastIndexOf(" ") > 24 ? cut.slice(0, cut.lastIndexOf(" ")) : cut) + "…";
-}
+const defaultTitle = defaultConversationTitle;
+const purgeBannerId = "deletion-purge";
+const deletionPendingNotice = {
+    kind: "warning" as const,
+    title: "Deleted, but its text is not yet purged from disk",
+    detail: "Another program is reading the database (a backup, a sync tool, the command line), so the deleted text stays in the " +
+        "database file until it is done. Cleanroom finishes the purge as soon as it lets go."
+};
+const deletionPurgedNotice = {
+    kind: "info" as const,
+    title: "Purge finished",
+    detail: "The deleted conversation's text is now gone from the database file and its journal."
+};
+/** Titles from a first message fit the sidebar: 48 characters as the user sees them. */
+const sidebarTitleGraphemes = 48;
 
 /**
  * The app: sidebar, chat and Isolation panel once a model is loaded, the first-run screen
@@ -42,6 +48,7 @@ export function App({client}: {client: AppCoreClient}) {
     const [settingsOpen, setSettingsOpen] = useState(false);
     const [modelsOpen, setModelsOpen] = useState(false);
     const openedFirst = useRef(false);
+    const purgePending = useRef(false);
 
     useEffect(() => {
         if (!openedFirst.current && list.loaded) {
@@ -104,7 +111,7 @@ export function App({client}: {client: AppCoreClient}) {
         const untitled = chat.conversation != null && chat.messages.length === 0 && chat.conversation.title === defaultTitle;
         const sent = await chat.send(text, route);
         if (sent && untitled && openId != null)
-            await list.rename(openId, titleFrom(text)).then(() => chat.refresh()).catch(showError);
+            await list.rename(openId, titleFromText(text, {maxGraphemes: sidebarTitleGraphemes})).then(() => chat.refresh()).catch(showError);
         return sent;
     }, [chat, list, openId, showError]);
 
@@ -115,13 +122,25 @@ export function App({client}: {client: AppCoreClient}) {
 
     const deleteConversation = useCallback(async (id: string) => {
         try {
-            await list.remove(id);
+            const {purge} = await list.remove(id);
             if (id === openId)
                 setOpenId(null);
+            if (purge === "pending") {
+                purgePending.current = true;
+                show({id: purgeBannerId, ...deletionPendingNotice});
+            }
         } catch (error) {
             showError(error);
         }
-    }, [list, openId, showError]);
+    }, [list, openId, show, showError]);
+
+    // The core finishes a pending purge once the other reader is done, and records it.
+    useCoreEvent(client, "audit.event", (event) => {
+        if (event.kind !== "deletion.purged" || !purgePending.current)
+            return;
+        purgePending.current = false;
+        show({id: purgeBannerId, ...deletionPurgedNotice});
+    });
 
     if (models.model == null)
         return <div className="splash" role="status">{client.connection === "disconnected" ? "Connecting to the core…" : "Starting…"}<BannerStack banners={banners} onDismiss={dismiss} /></div>;

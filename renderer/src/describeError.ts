@@ -17,8 +17,11 @@ export function describeError(error: unknown): {title: string, detail: string, k
             return {title: "The download failed its checksum check and was deleted", detail: message, kind: "error"};
         case "DOWNLOAD_SIZE_MISMATCH":
             return {title: "The download was not the expected file", detail: message, kind: "error"};
-        case "DOWNLOAD_NO_SPACE":
-            return {title: "Not enough disk space for this download", detail: message, kind: "error"};
+        case "DISK_FULL":
+            return {title: (error as {details?: {phase?: unknown}}).details?.phase === "during" ? "The disk filled up during the download" : "Not enough disk space for this download",
+                detail: message, kind: "error"};
+        case "STORAGE_PATH_UNUSABLE":
+            return {title: "That folder cannot be used", detail: message, kind: "error"};
         case "DOWNLOAD_FAILED":
             return {title: "The download failed", detail: message, kind: "error"};
         case "DOWNLOAD_CANCELLED":

@@ -1,3 +1,4 @@
+import crypto from "node:crypto";
 import http from "node:http";
 import type {AddressInfo} from "node:net";
 
@@ -24,6 +25,17 @@ export type RangeServerOptions = {
     dropAfter?: (dataRequestIndex: number, request: {range: string | null, start: number}) => number | null,
     /** Answer every request with this status (for example 500 or 404). */
     forceStatus?: number,
+    /** Paths answered with a 302 to another path of this server (a download that ends up somewhere else). */
+    redirects?: Record<string, string>,
+    /** A lying server: the 1-byte probe's Content-Range announces this total, whatever the file's size. */
+    probeTotalBytes?: number,
+    /**
+     * How data requests are answered: `ranged` (the default: 206 for a Range), `whole-chunked` (the
+     * whole file as 200, chunked, no Content-Length, ranges ignored), `whole-with-length` (the whole
+     * file as 200 with its Content-Length, ranges ignored). With `sizeless`, the probe too is
+     * answered 200 chunked: the server never says how large the file is nor accepts ranges.
+     */
+    dataResponse?: "ranged" | "whole-chunked" | "whole-with-length" | "sizeless",
     /** Bytes per write. Defaults to `64 KiB`. */
     writeBytes?: number,
     /** Pause between writes, for transfers that must last long enough to be interrupted; per request when a function. Defaults to `0`. */
@@ -82,6 +94,14 @@ export class RangeServer {
         const log: ServedRequest = {method: request.method ?? "GET", path: name, range, status: 0, bytesSent: 0, dropped: false};
         this.requests.push(log);
 
+        const redirect = this.options.redirects?.[name];
+        if (redirect != null) {
+            log.status = 302;
+            response.writeHead(302, {location: `/${redirect}`});
+            response.end();
+            return;
+        }
+
         const file = this.options.files[name];
         if (this.options.forceStatus != null || file == null) {
             log.status = this.options.forceStatus ?? 404;
@@ -92,8 +112,24 @@ export class RangeServer {
 
         let start = 0;
         let end = file.length - 1;
-        const match = range != null ? /^bytes=(\d+)-(\d*)$/.exec(range) : null;
-        if (match != null) {
+        const etag = `"${crypto.createHash("sha1").update(file).digest("hex")}"`;
+        const isProbe = range === "bytes=0-0";
+        const mode = this.options.dataResponse ?? "ranged";
+        const ifRange = request.headers["if-range"];
+        const match = range != null && (ifRange == null || ifRange === etag) ? /^bytes=(\d+)-(\d*)$/.exec(range) : null;
+        if (mode === "sizeless" || (mode === "whole-chunked" && !isProbe)) {
+            log.status = 200;
+            response.writeHead(200, {"content-type": "application/octet-stream", etag}); // no Content-Length: chunked
+        } else if (mode === "whole-with-length" && !isProbe) {
+            log.status = 200;
+            response.writeHead(200, {"content-length": String(file.length), "content-type": "application/octet-stream", etag});
+        } else if (isProbe && this.options.probeTotalBytes != null) {
+            log.status = 206;
+            response.writeHead(206, {"accept-ranges": "bytes", "content-range": `bytes 0-0/${this.options.probeTotalBytes}`, "content-length": "1", etag});
+            response.end(file.subarray(0, 1));
+            log.bytesSent = 1;
+            return;
+        } else if (match != null) {
             start = Number(match[1]);
             end = match[2] !== "" ? Math.min(Number(match[2]), file.length - 1) : file.length - 1;
             if (start > end || start >= file.length) {
@@ -107,11 +143,12 @@ export class RangeServer {
                 "accept-ranges": "bytes",
                 "content-range": `bytes ${start}-${end}/${file.length}`,
                 "content-length": String(end - start + 1),
-                "content-type": "application/octet-stream"
+                "content-type": "application/octet-stream",
+                etag
             });
         } else {
             log.status = 200;
-            response.writeHead(200, {"accept-ranges": "bytes", "content-length": String(file.length), "content-type": "application/octet-stream"});
+            response.writeHead(200, {"accept-ranges": "bytes", "content-length": String(file.length), "content-type": "application/octet-stream", etag});
         }
         if (request.method === "HEAD") {
             response.end();

@@ -1,37 +1,24 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import {Command} from "commander";
 import {afterAll, afterEach, beforeAll, describe, expect, test} from "vitest";
-import {registerModelsCommand} from "../../src/cli/commands/models.js";
 import {ModelRegistry} from "../../src/core/node/models/ModelRegistry.js";
 import {buildFakeAppHome, testModelSha256} from "../helpers/fakeAppHome.js";
 import {RangeServer} from "../helpers/rangeServer.js";
+import {runModelsCli as cli} from "../helpers/runModelsCli.js";
+import {setEnvForTest} from "../helpers/setEnvForTest.js";
 import {requireTestModel} from "../helpers/testModel.js";
 
 const modelPath = requireTestModel();
-
-/** Runs `cleanroom models ...` in-process and returns what it printed and its exit code. */
-async function cli(...args: string[]) {
-    let stdout = "";
-    let stderr = "";
-    const program = new Command().exitOverride();
-    registerModelsCommand(program, {stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), interactive: false, onInterrupt: () => () => undefined});
-    process.exitCode = undefined;
-    await program.parseAsync(["node", "cleanroom", "models", ...args]);
-    const exitCode = process.exitCode ?? 0;
-    process.exitCode = undefined;
-    return {stdout, stderr, exitCode, json: () => JSON.parse(stdout), jsonError: () => JSON.parse(stderr) as {error: {code: string, message: string}}};
-}
 
 describe.skipIf(modelPath == null)("cleanroom models (CLI)", () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "cleanroom-cli-"));
     const modelsDir = path.join(root, "cleanroom-home", "models");
     let server: RangeServer;
-    const savedHome = process.env.CLEANROOM_HOME;
+    let restoreHome = () => undefined as void;
 
     beforeAll(async () => {
-        process.env.CLEANROOM_HOME = path.join(root, "cleanroom-home");
+        restoreHome = setEnvForTest("CLEANROOM_HOME", path.join(root, "cleanroom-home"));
         server = await RangeServer.start({files: {"stories260K.gguf": fs.readFileSync(modelPath!)}});
     });
     afterEach(() => {
@@ -39,10 +26,7 @@ describe.skipIf(modelPath == null)("cleanroom models (CLI)", () => {
     });
     afterAll(async () => {
         await server?.close();
-        if (savedHome == null)
-            delete process.env.CLEANROOM_HOME;
-        else
-            process.env.CLEANROOM_HOME = savedHome;
+        restoreHome();
         fs.rmSync(root, {recursive: true, force: true});
     });
 

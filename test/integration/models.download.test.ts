@@ -1,26 +1,16 @@
-import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import {afterAll, afterEach, beforeAll, describe, expect, test} from "vitest";
 import type {DownloadProgress} from "../../src/core/common/models.js";
 import {ModelDownloader, sha256File} from "../../src/core/node/models/ModelDownloader.js";
+import {paddedModel, sha256Of as sha256} from "../helpers/paddedModel.js";
 import {RangeServer} from "../helpers/rangeServer.js";
 import {requireTestModel} from "../helpers/testModel.js";
 
 const modelPath = requireTestModel();
 const modelSha256 = "270cba1bd5109f42d03350f60406024560464db173c0e387d91f0426d3bd256d";
-const chunkBytes = 5 * 1024 * 1024; // node-llama-cpp's downloader (ipull) saves progress per 5 MiB chunk
 
-/** The test model followed by deterministic filler: a GGUF-headed file big enough to span several 5 MiB chunks. */
-function paddedModel(model: Buffer, totalBytes: number) {
-    const filler = crypto.createCipheriv("aes-256-ctr", Buffer.alloc(32, 7), Buffer.alloc(16, 0)).update(Buffer.alloc(totalBytes - model.length));
-    return Buffer.concat([model, filler]);
-}
-
-function sha256(buffer: Buffer) {
-    return crypto.createHash("sha256").update(buffer).digest("hex");
-}
 
 describe.skipIf(modelPath == null)("model download from a local HTTP server", () => {
     let model: Buffer;
@@ -61,7 +51,7 @@ describe.skipIf(modelPath == null)("model download from a local HTTP server", ()
         expect(result.sha256).toBe(modelSha256);
         expect(result.sha256Checked).toBe(true);
         expect(result.fileBytes).toBe(model.length);
-        expect(fs.readdirSync(dir)).toEqual(["stories260K.gguf"]); // no .part or .ipull left behind
+        expect(fs.readdirSync(dir)).toEqual(["stories260K.gguf"]); // no .part or .part.json left behind
         const downloading = events.filter((event) => event.phase === "downloading");
         expect(downloading.length).toBeGreaterThan(0);
         expect(downloading.at(-1)).toMatchObject({downloadedBytes: model.length, totalBytes: model.length});
@@ -80,29 +70,31 @@ describe.skipIf(modelPath == null)("model download from a local HTTP server", ()
         const data = server.dataRequests();
         expect(data[0]).toMatchObject({dropped: true, bytesSent: 300_000});
         expect(data.length).toBeGreaterThanOrEqual(2);
-        expect(data[1]!.range).toMatch(/^bytes=\d+-\d+$/); // the retry is a Range request
+        expect(data[1]!.range).toMatch(/^bytes=[1-9]\d*-$/); // the retry is a Range request from where the drop left off
         expect(data[1]!.dropped).toBe(false);
         expect(await sha256File(result.path)).toBe(modelSha256);
     });
 
-    test("a cancelled download keeps what it got and the next one resumes past it, fetching only the missing chunks", async () => {
+    test("a cancelled download keeps what it got and the next one resumes past it, fetching only the missing bytes", async () => {
         const dir = tempDir();
         const downloader = new ModelDownloader({dir});
-        const {partPath, transferPath, finalPath} = downloader.pathsFor("big.gguf");
-        // First attempt: the first 5 MiB chunk arrives quickly, the rest trickles, and we cancel once chunk 0 is saved.
-        server.options.writeDelayMs = ({start}) => (start === 0 ? 0 : 40);
+        const {partPath, statePath, finalPath} = downloader.pathsFor("big.gguf");
+        // First attempt: the bytes trickle, and we cancel once 1 MiB is on disk.
+        server.options.writeDelayMs = 40;
         const controller = new AbortController();
         const watcher = setInterval(() => {
-            if (firstChunkSaved(transferPath, big.length))
+            if ((fs.statSync(partPath, {throwIfNoEntry: false})?.size ?? 0) >= 1024 * 1024)
                 controller.abort();
         }, 20);
         const first = await downloader.download({url: server.url("big.gguf"), sha256: sha256(big), signal: controller.signal}).catch((error: unknown) => error);
         clearInterval(watcher);
 
-        expect(first).toMatchObject({code: "DOWNLOAD_CANCELLED", details: {keptBytes: chunkBytes}});
+        expect(first).toMatchObject({code: "DOWNLOAD_CANCELLED"});
+        const keptBytes = (first as {details: {keptBytes: number}}).details.keptBytes;
+        expect(keptBytes).toBeGreaterThanOrEqual(1024 * 1024);
+        expect(fs.statSync(partPath).size).toBe(keptBytes); // kept for the resume
+        expect(fs.existsSync(statePath)).toBe(true);
         expect(fs.existsSync(finalPath)).toBe(false);
-        expect(fs.existsSync(partPath)).toBe(false);
-        expect(fs.existsSync(transferPath)).toBe(true); // kept for the resume
         const firstAttemptBytes = server.dataRequests().reduce((sum, request) => sum + request.bytesSent, 0);
 
         server.resetLog();
@@ -110,16 +102,14 @@ describe.skipIf(modelPath == null)("model download from a local HTTP server", ()
         const second = await downloader.download({url: server.url("big.gguf"), sha256: sha256(big), expectedBytes: big.length});
 
         const resumed = server.dataRequests();
-        expect(second.resumedFromBytes).toBeGreaterThanOrEqual(chunkBytes);
-        expect(resumed.length).toBeGreaterThan(0);
-        for (const request of resumed)
-            expect(Number(/^bytes=(\d+)-/.exec(request.range!)![1])).toBeGreaterThanOrEqual(chunkBytes); // nothing before the saved chunk again
-        const secondAttemptBytes = resumed.reduce((sum, request) => sum + request.bytesSent, 0);
-        expect(secondAttemptBytes).toBeLessThanOrEqual(big.length - chunkBytes);
+        expect(second.resumedFromBytes).toBe(keptBytes);
+        expect(resumed.map((request) => request.range)).toEqual([`bytes=${keptBytes}-`]); // nothing before the kept bytes again
+        expect(second.transferredBytes).toBe(big.length - keptBytes);
+        expect(resumed[0]!.bytesSent).toBe(big.length - keptBytes);
         expect(second.sha256).toBe(sha256(big));
         expect(fs.readdirSync(dir)).toEqual(["big.gguf"]);
         console.info(`resume: first attempt got ${firstAttemptBytes} bytes before the cancel; ` +
-            `the resume fetched ${secondAttemptBytes} of ${big.length} (resumed from ${second.resumedFromBytes})`);
+            `the resume fetched ${resumed[0]!.bytesSent} of ${big.length} (resumed from ${second.resumedFromBytes})`);
     });
 
     test("a wrong SHA-256 is refused and the bad file is deleted, not offered", async () => {
@@ -164,7 +154,7 @@ describe.skipIf(modelPath == null)("model download from a local HTTP server", ()
         const downloader = new ModelDownloader({dir, diskReserveBytes: 1000, diskFreeBytes: async () => 500_000});
         const error = await downloader.download({url: server.url("stories260K.gguf")}).catch((caught: unknown) => caught);
 
-        expect(error).toMatchObject({code: "DOWNLOAD_NO_SPACE", details: {neededBytes: model.length + 1000, freeBytes: 500_000, shortBytes: model.length + 1000 - 500_000}});
+        expect(error).toMatchObject({code: "DISK_FULL", details: {phase: "before", neededBytes: model.length + 1000, freeBytes: 500_000, shortBytes: model.length + 1000 - 500_000}});
         expect((error as Error).message).toMatch(/Not enough disk space.*short/);
         expect(server.dataRequests()).toEqual([]);
         // The real check reads the disk's free space through fs.statfs.
@@ -203,16 +193,3 @@ describe.skipIf(modelPath == null)("model download from a local HTTP server", ()
         expect(mbPerSecond).toBeGreaterThan(5);
     });
 });
-
-/** ipull appends its progress (JSON with per-chunk states, 2 = complete) after the file's bytes in the `.ipull` file. */
-function firstChunkSaved(transferPath: string, fileBytes: number) {
-    try {
-        const data = fs.readFileSync(transferPath);
-        if (data.length <= fileBytes)
-            return false;
-        const progress = JSON.parse(data.subarray(fileBytes).toString("utf8")) as {chunks?: number[]};
-        return progress.chunks?.[0] === 2;
-    } catch {
-        return false;
-    }
-}

@@ -165,7 +165,7 @@ describe.skipIf(modelPath == null)("models.* calls over the in-process transport
             const started = await full.call("models.download", {url: server.url("stories260K.gguf")});
             expect(started.ok).toBe(true);
             await expect.poll(() => seen.at(-1)?.state).toBe("failed");
-            expect(seen.at(-1)!.error).toMatchObject({code: "DOWNLOAD_NO_SPACE"});
+            expect(seen.at(-1)!.error).toMatchObject({code: "DISK_FULL", details: {phase: "before"}});
             expect(server.dataRequests()).toEqual([]);
         } finally {
             full.dispose();

@@ -72,8 +72,8 @@ describe.skipIf(modelPath == null)("context pool", () => {
         try {
             const conversation = core.createConversation();
             await core.sendMessage({conversationId: conversation.id, text: "My account number is 55-1234.", maxTokens: 8, temperature: 0});
-            const report = await core.deleteConversation(conversation.id);
-            expect(report).toMatchObject({verified: true, reason: "delete", nonZeroBytes: 0});
+            const {scrub} = await core.deleteConversation(conversation.id);
+            expect(scrub).toMatchObject({verified: true, reason: "delete", nonZeroBytes: 0});
             expect(core.store.find(conversation.id)).toBeUndefined();
             expect(core.engine.pool!.size).toBe(0);
         } finally {

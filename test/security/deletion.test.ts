@@ -1,6 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
+import type Database from "better-sqlite3";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {AuditLog} from "../../src/core/node/audit/AuditLog.js";
 import type {Core} from "../../src/core/node/Core.js";
 import {ConversationStore} from "../../src/core/node/store/ConversationStore.js";
 import {openDatabase} from "../../src/core/node/store/openDatabase.js";
@@ -59,7 +61,8 @@ describe.skipIf(modelPath == null)("deleted means gone", () => {
     });
 
     it("removes every row of the conversation: messages, the conversation itself, its audit events", async () => {
-        const report = await core.deleteConversation(doomedId);
+        const {scrub: report, purge} = await core.deleteConversation(doomedId);
+        expect(purge).toBe("done");
         expect(report?.verified, "the live context is scrubbed before the rows go").toBe(true);
         const db = core.database;
         expect(db.prepare("SELECT COUNT(*) AS n FROM messages WHERE conversation_id = ?").get(doomedId)).toEqual({n: 0});
@@ -134,9 +137,96 @@ describe("deletion controls (the scan can fail)", () => {
         expect(writeAndDelete({secureDelete: true, pinReader: false}).findings).toEqual([]);
     });
 
-    it("KNOWN LIMIT: while another connection holds a read snapshot, the checkpoint cannot finish and the text stays in the file and WAL until that reader is gone", () => {
+    it("while another connection holds a read snapshot, the checkpoint cannot finish: the text is still on disk then (the purge is pending, see below)", () => {
         const scan = writeAndDelete({secureDelete: true, pinReader: true});
         expect(scan.findings.length).toBeGreaterThan(0);
         expect(scan.afterClose.findings).toEqual([]);
+    });
+});
+
+/**
+ * Claim: a deletion that another connection's read snapshot keeps on disk is reported as pending
+ * (to the caller and as `deletion.pending`), and the purge finishes once that reader is done, while
+ * the database stays open: on the purger's timer, at the next write, at close, or when the next
+ * process opens the database. `deletion.purged` is then recorded and the text is gone from the
+ * database file, its WAL and its shm.
+ */
+describe("a deletion that another reader holds up is purged when the reader is done", () => {
+    type Fixture = {database: string, db: Database.Database, store: ConversationStore, audit: AuditLog, secret: string, id: string, reader: Database.Database};
+
+    /** A database with one conversation full of a secret, checkpointed, and a second connection reading it inside a transaction. */
+    function fixture(retryIntervalMs: number): Fixture {
+        const database = path.join(tempDir("deletion-pending"), "pending.db");
+        const db = openDatabase(database);
+        const audit = new AuditLog(db);
+        const store = new ConversationStore(db, {audit, purge: {retryIntervalMs}});
+        const secret = makeTestCanary("pending");
+        const conversation = store.create({title: "doomed"});
+        store.appendMessage(conversation.id, {role: "user", content: `${secret} `.repeat(50), status: "complete"});
+        db.pragma("wal_checkpoint(TRUNCATE)");
+        const reader = openDatabase(database, {readonly: true});
+        reader.exec("BEGIN");
+        reader.prepare("SELECT COUNT(*) FROM messages").get();
+        return {database, db, store, audit, secret, id: conversation.id, reader};
+    }
+    const onDisk = ({database, secret}: Fixture) => scanForSecrets(databaseFiles(database), [{label: "secret", value: secret}]).findings.length;
+    const kinds = ({audit}: Fixture) => audit.events({kinds: ["deletion.pending", "deletion.purged"]}).map((event) => event.kind);
+
+    it("the deletion says pending, records deletion.pending, and the timer finishes the purge once the reader ends", async () => {
+        const f = fixture(50);
+        const started = performance.now();
+        expect(f.store.delete(f.id)).toEqual({purge: "pending"});
+        expect(performance.now() - started, "the deletion does not wait on the reader (busy_timeout is 5 s)").toBeLessThan(2000);
+        expect(f.store.find(f.id)).toBeUndefined();
+        expect(kinds(f)).toEqual(["deletion.pending"]);
+        expect(f.store.purger.pending).toBe(true);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        expect(onDisk(f), "still on disk while the reader holds its snapshot").toBeGreaterThan(0);
+
+        f.reader.exec("COMMIT");
+        await expect.poll(() => kinds(f), {timeout: 10_000}).toEqual(["deletion.pending", "deletion.purged"]);
+        expect(f.audit.events({kinds: ["deletion.purged"]})[0]!.data).toMatchObject({trigger: "timer", deletions: 1});
+        expect(f.store.purger.pending).toBe(false);
+        expect(onDisk(f), "gone from the db, WAL and shm bytes while the database is still open").toBe(0);
+        f.reader.close();
+        f.db.close();
+    });
+
+    it("the next write finishes it when no timer fires", () => {
+        const f = fixture(3_600_000);
+        expect(f.store.delete(f.id).purge).toBe("pending");
+        f.reader.exec("COMMIT");
+        expect(onDisk(f)).toBeGreaterThan(0);
+        f.store.create({title: "the next write"});
+        expect(kinds(f)).toEqual(["deletion.pending", "deletion.purged"]);
+        expect(f.audit.events({kinds: ["deletion.purged"]})[0]!.data).toMatchObject({trigger: "write"});
+        expect(onDisk(f)).toBe(0);
+        f.reader.close();
+        f.db.close();
+    });
+
+    it("close finishes it, and a purge left pending by a process that is gone is finished by the next one that opens the database", () => {
+        const atClose = fixture(3_600_000);
+        atClose.store.delete(atClose.id);
+        atClose.reader.exec("COMMIT");
+        atClose.store.purger.close();
+        expect(atClose.audit.events({kinds: ["deletion.purged"]})[0]!.data).toMatchObject({trigger: "close"});
+        expect(onDisk(atClose)).toBe(0);
+        atClose.reader.close();
+        atClose.db.close();
+
+        const left = fixture(3_600_000);
+        left.store.delete(left.id);
+        left.db.close(); // the deleting process ends while the reader still reads
+        expect(onDisk(left)).toBeGreaterThan(0);
+        left.reader.exec("COMMIT");
+        left.reader.close();
+        const next = openDatabase(left.database);
+        const audit = new AuditLog(next);
+        const store = new ConversationStore(next, {audit});
+        expect(audit.events({kinds: ["deletion.purged"]}).map((event) => event.data.trigger)).toEqual(["open"]);
+        expect(store.purger.pending).toBe(false);
+        expect(onDisk(left)).toBe(0);
+        next.close();
     });
 });

@@ -46,10 +46,11 @@ export function useConversationList(client: AppCoreClient, onError: (error: unkn
         await refresh();
     }, [client, refresh]);
 
+    /** Deletes a conversation; `purge: "pending"` while another reader keeps its text in the database file. */
     const remove = useCallback(async (conversationId: string) => {
-        const {scrub} = await client.call("conversations.delete", {conversationId});
+        const result = await client.call("conversations.delete", {conversationId});
         await refresh();
-        return scrub;
+        return result;
     }, [client, refresh]);
 
     return {conversations, loaded, refresh, create, rename, setPolicy, remove};

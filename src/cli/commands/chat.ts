@@ -1,6 +1,7 @@
 import readline from "node:readline/promises";
 import {Option, type Command} from "commander";
 import {CleanroomError} from "../../core/common/errors.js";
+import {titleFromText} from "../../core/common/titleFromText.js";
 import type {Core} from "../../core/node/Core.js";
 import {openCore, resolveModelPath} from "../openCore.js";
 import {exitCodes, parseIntegerOption, parseNumberOption, printJson, reportError} from "../output.js";
@@ -79,7 +80,7 @@ function ensureConversation(core: Core, options: ChatOptions, policy: "local" | 
     if (options.conversation != null && core.store.find(options.conversation) != null)
         return options.conversation;
 
-    const title = options.prompt != null ? options.prompt.slice(0, 60) : "Terminal chat";
+    const title = options.prompt != null ? titleFromText(options.prompt, {fallback: "Terminal chat"}) : "Terminal chat";
     return core.createConversation({
         id: options.conversation,
         title,

@@ -7,6 +7,9 @@ import {printJson, reportError} from "../output.js";
 
 type Options = {db?: string, json?: boolean};
 
+const purgePendingReason = "another reader holds the database, so the deleted text stays in its file and WAL until that reader is done; " +
+    "Cleanroom finishes the purge at its next write to, or opening of, this database";
+
 /** Conversation housekeeping needs no model: it opens the database alone. */
 export function registerConversationsCommand(program: Command) {
     const conversations = program.command("conversations").description("List, show or delete stored conversations");
@@ -41,12 +44,12 @@ export function registerConversationsCommand(program: Command) {
     conversations.command("delete <id>")
         .option("--db <file>", "SQLite database").option("--json", "JSON output")
         .action((id: string, options: Options) => withStore(options, (store, audit) => {
-            store.delete(id);
-            audit.record({kind: "conversation.deleted", data: {}});
+            const {purge} = store.delete(id);
+            audit.record({kind: "conversation.deleted", data: {purge}});
             if (options.json === true)
-                printJson({deleted: id});
+                printJson({deleted: id, purge, ...(purge === "pending" ? {purgePending: purgePendingReason} : {})});
             else
-                process.stdout.write(`Deleted ${id}.\n`);
+                process.stdout.write(purge === "done" ? `Deleted ${id}.\n` : `Deleted ${id}, but the purge is pending: ${purgePendingReason}.\n`);
         }));
 }
 
@@ -54,7 +57,10 @@ function withStore(options: Options, work: (store: ConversationStore, audit: Aud
     let db;
     try {
         db = openDatabase(options.db ?? defaultDatabasePath());
-        work(new ConversationStore(db), new AuditLog(db));
+        const audit = new AuditLog(db);
+        const store = new ConversationStore(db, {audit});
+        work(store, audit);
+        store.purger.close();
     } catch (error) {
         reportError(error, options.json === true);
     } finally {

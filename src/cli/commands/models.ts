@@ -46,8 +46,9 @@ export function registerModelsCommand(program: Command, io: ModelsCommandIo = de
         .argument("<model>", "catalog id or https:// / hf: URL")
         .option("--sha256 <hex>", "expected SHA-256 of the file (for URLs)")
         .option("--dir <folder>", "folder to save the file in (default: the models folder)")
+        .option("--keep-partial", "if the disk fills, keep what arrived to resume later (default: delete it)")
         .option("--json", "print JSON")
-        .action((model: string, options: JsonOption & {sha256?: string, dir?: string}) => run(io, options, () => downloadCommand(io, model, options)));
+        .action((model: string, options: DownloadOptions) => run(io, options, () => downloadCommand(io, model, options)));
 
     models.command("import")
         .description("Use a GGUF file from anywhere on disk, in place (validated, not copied)")
@@ -145,7 +146,9 @@ function describeFit(fit: ModelFit | null, problem: string | null) {
     return `${ram}${gpu}${fit.basis === "catalog" ? " (catalog estimate)" : ""}`;
 }
 
-async function downloadCommand(io: ModelsCommandIo, ref: string, options: JsonOption & {sha256?: string, dir?: string}) {
+type DownloadOptions = JsonOption & {sha256?: string, dir?: string, keepPartial?: boolean};
+
+async function downloadCommand(io: ModelsCommandIo, ref: string, options: DownloadOptions) {
     const catalog = ModelCatalog.load();
     const entry: CatalogEntry | undefined = catalog.get(ref);
     const isUrl = /^(https?:\/\/|hf:)/i.test(ref);
@@ -163,7 +166,7 @@ async function downloadCommand(io: ModelsCommandIo, ref: string, options: JsonOp
         io.stderr("Warning: no SHA-256 to check against; only the size and the GGUF header will be verified.\n");
 
     const registry = openRegistry();
-    const downloader = new ModelDownloader({dir: options.dir ?? registry.modelsDir});
+    const downloader = new ModelDownloader({dir: options.dir ?? registry.modelsDir, partialOnDiskFull: options.keepPartial === true ? "keep" : "delete"});
     const controller = new AbortController();
     const release = (io.onInterrupt ?? hookSigint)(() => controller.abort());
     const bar = options.json === true ? null : createProgressBar(io);

@@ -9,6 +9,7 @@ import {AuditLog} from "./audit/AuditLog.js";
 import type {SessionEnd} from "./engine/ConversationContext.js";
 import {LocalEngine, type LoadedModelInfo, type LocalEngineOptions} from "./engine/LocalEngine.js";
 import {ConversationStore, type NewConversation} from "./store/ConversationStore.js";
+import type {DeletionPurgerOptions, PurgeState} from "./store/DeletionPurger.js";
 import {SettingsStore} from "./store/SettingsStore.js";
 import {openDatabase} from "./store/openDatabase.js";
 import {CanaryLedger} from "./cloud/CanaryLedger.js";
@@ -24,6 +25,13 @@ export type CoreOptions = {
     engine?: LocalEngineOptions,
     /** How often a growing reply is written to the database. Defaults to `100` ms. */
     streamSaveIntervalMs?: number,
+    /**
+     * How long `deleteConversation` keeps retrying a purge that another connection's read snapshot
+     * blocks, before it answers `purge: "pending"` (the purger goes on trying). Defaults to `500` ms.
+     */
+    deletionGraceMs?: number,
+    /** Passed to the store's `DeletionPurger` (how often a pending purge is retried). */
+    purge?: DeletionPurgerOptions,
     cloud?: CloudAccess
 };
 
@@ -86,8 +94,8 @@ export type IsolationReport = {
 };
 
 export const defaultStreamSaveIntervalMs = 100;
-const deleteCheckpointAttempts = 20;
-const deleteCheckpointRetryMs = 100;
+export const defaultDeletionGraceMs = 500;
+const deletionRetryMs = 100;
 
 /**
  * The core's one door for front ends (CLI, RPC): conversations in SQLite, the local engine,
@@ -100,6 +108,7 @@ export class Core {
     public readonly engine: LocalEngine;
     private readonly _db: Database.Database;
     private readonly _streamSaveIntervalMs: number;
+    private readonly _deletionGraceMs: number;
     private readonly _lastSessionEnd = new Map<ConversationId, SessionEnd>();
     private readonly _cloud: CloudAccess;
     private readonly _canaries: CanaryLedger;
@@ -108,10 +117,11 @@ export class Core {
     private constructor(db: Database.Database, llama: Llama, options: CoreOptions) {
         this._db = db;
         this.audit = new AuditLog(db);
-        this.store = new ConversationStore(db);
+        this.store = new ConversationStore(db, {audit: this.audit, purge: options.purge});
         this.settings = new SettingsStore(db);
         this.engine = new LocalEngine(llama, this.audit, this.settings, options.engine);
         this._streamSaveIntervalMs = options.streamSaveIntervalMs ?? defaultStreamSaveIntervalMs;
+        this._deletionGraceMs = options.deletionGraceMs ?? defaultDeletionGraceMs;
         this._cloud = options.cloud ?? {};
         this._canaries = new CanaryLedger(db);
     }
@@ -182,23 +192,24 @@ export class Core {
         return end == null ? null : toScrubReport(end);
     }
 
-    /** Scrubs the conversation's context, then deletes it with its messages and audit trail. */
-    public async deleteConversation(conversationId: ConversationId): Promise<ScrubReport | null> {
+    /**
+     * Scrubs the conversation's context, then deletes it with its messages and audit trail.
+     * `purge: "pending"`: another connection's read snapshot keeps the deleted text in the database
+     * file and WAL; the store's purger finishes the purge once that reader is done (on a timer, at
+     * the next write, at close) and records `deletion.purged`.
+     */
+    public async deleteConversation(conversationId: ConversationId): Promise<{scrub: ScrubReport | null, purge: PurgeState}> {
         this.store.get(conversationId);
-        const report = await this.closeConversation(conversationId, "delete");
-        let checkpointed = this.store.delete(conversationId);
+        const scrub = await this.closeConversation(conversationId, "delete");
+        let {purge} = this.store.delete(conversationId);
         this._lastSessionEnd.delete(conversationId);
-        // Another reader's snapshot can hold the deleted pages in the WAL: keep trying for a while.
-        for (let attempt = 0; !checkpointed && attempt < deleteCheckpointAttempts; attempt++) {
-            await new Promise((resolve) => setTimeout(resolve, deleteCheckpointRetryMs));
-            checkpointed = this.store.checkpoint();
+        // A reader just finishing its snapshot: give it a moment before answering "pending".
+        for (let waited = 0; purge === "pending" && waited < this._deletionGraceMs; waited += deletionRetryMs) {
+            await new Promise((resolve) => setTimeout(resolve, deletionRetryMs));
+            purge = this.store.purger.tryPurge("deletion") ?? "done";
         }
-        this.audit.record({kind: "conversation.deleted", data: {scrubVerified: report?.verified ?? null, walCheckpointed: checkpointed}});
-        if (!checkpointed)
-            this.audit.record({kind: "deletion.pending", data: {
-                what: "another connection holds a read snapshot: the deleted text stays in the WAL until it closes"
-            }});
-        return report;
+        this.audit.record({kind: "conversation.deleted", data: {scrubVerified: scrub?.verified ?? null, purge}});
+        return {scrub, purge};
     }
 
     /**
@@ -482,6 +493,7 @@ export class Core {
 
         this._closed = true;
         await this.engine.shutdown();
+        this.store.purger.close();
         this._db.close();
     }
 }

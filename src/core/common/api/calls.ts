@@ -56,10 +56,14 @@ export const coreCalls = {
         input: conversationRef,
         output: z.object({scrub: ScrubReportSchema.nullable()})
     },
-    /** Scrubs the conversation's context, then deletes it with its messages and audit trail. */
+    /**
+     * Scrubs the conversation's context, then deletes it with its messages and audit trail.
+     * `purge`: `done` when its text is gone from the database file and WAL; `pending` while another
+     * connection's read snapshot keeps it there (the core finishes it later: `deletion.purged`).
+     */
     "conversations.delete": {
         input: conversationRef,
-        output: z.object({scrub: ScrubReportSchema.nullable()})
+        output: z.object({scrub: ScrubReportSchema.nullable(), purge: z.enum(["done", "pending"])})
     },
     /**
      * Starts a reply; text arrives as `message.text` events, then `turn.finished` or `turn.error`.

@@ -1,28 +1,49 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import {createModelDownloader, type ModelDownloader as LlamaModelDownloader} from "node-llama-cpp";
-import {ModelLoadError} from "../../common/errors.js";
+import {CleanroomError, ModelLoadError} from "../../common/errors.js";
 import type {DownloadProgress} from "../../common/models.js";
+import {loadLlama} from "../engine/loadLlama.js";
+import {validateModelFile} from "../engine/validateModelFile.js";
+import {ensureDirectory} from "../storage/ensureDirectory.js";
+import {DiskFullError} from "./DiskFullError.js";
 import {ModelDownloadError} from "./ModelDownloadError.js";
+import {resolveDownloadUrl} from "./resolveDownloadUrl.js";
+import {describeNetworkError, transferToFile, WriteSpaceExhausted} from "./transferToFile.js";
+
+export {formatSize} from "./formatSize.js";
 
 export type ModelDownloaderOptions = {
     /** Folder the verified file is saved in (created when missing). */
     dir: string,
     /** Free bytes on the disk that holds `dir`. Defaults to `fs.statfs` (`bavail * bsize`). */
     diskFreeBytes?: (dir: string) => Promise<number>,
-    /** Space left free beyond the file itself. Defaults to `256 MiB`. */
+    /** Space left free beyond the file itself, checked before the transfer and every 1 MiB during it. Defaults to `256 MiB`. */
     diskReserveBytes?: number,
+    /**
+     * What happens to the bytes received when the disk fills during a transfer: `"delete"` gives
+     * the space back at once (a full disk is what the user has to fix first); `"keep"` leaves them
+     * for the next download of the same file to resume from. Defaults to `"delete"`.
+     */
+    partialOnDiskFull?: "delete" | "keep",
+    /**
+     * Checks the complete file before it takes its final name; a throw deletes it. Defaults to
+     * `validateModelFile` (GGUF structure, complete header and tensors, an architecture llama.cpp
+     * runs) with the process's shared `Llama`, without the memory limit.
+     */
+    validate?: (filePath: string) => Promise<void>,
     /** A transfer that receives nothing for this long is given up (what it got is kept for a resume). Defaults to `60 s`. */
     stallTimeoutMs?: number,
-    /** Time allowed for the first response (status and size) from the server. Defaults to `30 s`. */
+    /** Time allowed for each response's status and headers. Defaults to `30 s`. */
     connectTimeoutMs?: number,
+    /** Attempts in a row without a new byte (dropped connections) before the download fails. Defaults to `5`. */
+    maxAttempts?: number,
     /** Shortest interval between two `onProgress` calls while downloading. Defaults to `200 ms`. */
     progressIntervalMs?: number
 };
 
 export type ModelDownloadRequest = {
-    /** `https://` or `http://` URL, or a node-llama-cpp `hf:` URI. */
+    /** `https://` or `http://` URL, or an `hf:<user>/<repo>/<file>.gguf[#branch]` URI. */
     url: string,
     /** Name of the file in `dir`. Defaults to the last segment of the URL's path. */
     fileName?: string,
@@ -56,101 +77,116 @@ export type ModelDownloadResult = {
 export const defaultDiskReserveBytes = 256 * 1024 * 1024;
 export const defaultStallTimeoutMs = 60_000;
 export const defaultConnectTimeoutMs = 30_000;
+export const defaultMaxAttempts = 5;
 export const defaultProgressIntervalMs = 200;
 
-/** Suffix of a download that has not been verified yet. node-llama-cpp adds `.ipull` while it is still transferring. */
+/** Suffix of a download that has not been verified yet; its resume record adds `.json`. */
 export const partialSuffix = ".part";
-const transferSuffix = ".ipull";
+const stateSuffix = ".json";
+/** Left by node-llama-cpp's downloader in earlier versions; it cannot be resumed and is removed. */
+const legacyTransferSuffix = ".ipull";
 const ggufMagic = Buffer.from("GGUF", "ascii");
 
 /**
- * Downloads a GGUF model with node-llama-cpp's downloader into `<name>.part`, checks its size,
- * GGUF magic and SHA-256, and only then renames it to `<name>`: a file that did not verify is
- * deleted and never offered. Interrupted transfers (cancel, crash, dropped connection) resume
- * from node-llama-cpp's progress file, in 5 MiB chunks. A download that the disk cannot hold is
- * refused before it starts.
+ * Downloads a GGUF model into `<name>.part`, checks its size, GGUF structure and SHA-256, and only
+ * then renames it to `<name>`: a file that did not verify is deleted and never offered, so a retry
+ * starts clean. Interrupted transfers (cancel, crash, dropped connection) resume from the bytes
+ * kept. A download the disk cannot hold is refused before it starts, and one that fills the disk
+ * stops with `DISK_FULL`; a server that sends more than it announced is cut off.
  */
 export class ModelDownloader {
     public readonly dir: string;
     private readonly _diskFreeBytes: (dir: string) => Promise<number>;
     private readonly _diskReserveBytes: number;
+    private readonly _partialOnDiskFull: "delete" | "keep";
+    private readonly _validate: (filePath: string) => Promise<void>;
     private readonly _stallTimeoutMs: number;
     private readonly _connectTimeoutMs: number;
+    private readonly _maxAttempts: number;
     private readonly _progressIntervalMs: number;
 
     public constructor({
-        dir, diskFreeBytes = statfsFreeBytes, diskReserveBytes = defaultDiskReserveBytes, stallTimeoutMs = defaultStallTimeoutMs,
-        connectTimeoutMs = defaultConnectTimeoutMs, progressIntervalMs = defaultProgressIntervalMs
+        dir, diskFreeBytes = statfsFreeBytes, diskReserveBytes = defaultDiskReserveBytes, partialOnDiskFull = "delete", validate = validateDownloadedModel,
+        stallTimeoutMs = defaultStallTimeoutMs, connectTimeoutMs = defaultConnectTimeoutMs, maxAttempts = defaultMaxAttempts,
+        progressIntervalMs = defaultProgressIntervalMs
     }: ModelDownloaderOptions) {
         this.dir = path.resolve(dir);
         this._diskFreeBytes = diskFreeBytes;
         this._diskReserveBytes = diskReserveBytes;
+        this._partialOnDiskFull = partialOnDiskFull;
+        this._validate = validate;
         this._stallTimeoutMs = stallTimeoutMs;
         this._connectTimeoutMs = connectTimeoutMs;
+        this._maxAttempts = maxAttempts;
         this._progressIntervalMs = progressIntervalMs;
     }
 
-    /** Paths used for a file name: the final file, the unverified `.part`, and node-llama-cpp's transfer file. */
+    /** Paths used for a file name: the final file, the unverified `.part`, and the `.part.json` resume record. */
     public pathsFor(fileName: string) {
         const finalPath = path.join(this.dir, fileName);
-        return {finalPath, partPath: finalPath + partialSuffix, transferPath: finalPath + partialSuffix + transferSuffix};
+        const partPath = finalPath + partialSuffix;
+        return {finalPath, partPath, statePath: partPath + stateSuffix};
     }
 
     public async download(request: ModelDownloadRequest): Promise<ModelDownloadResult> {
-        const {url, headers = {}, signal, onProgress} = request;
+        const {headers = {}, signal, onProgress} = request;
         const expectedSha256 = request.sha256?.toLowerCase() ?? null;
         if (expectedSha256 != null && !/^[0-9a-f]{64}$/.test(expectedSha256))
             throw new ModelDownloadError("DOWNLOAD_FAILED", `The expected SHA-256 must be 64 hex digits, got "${request.sha256}".`);
 
-        const fileName = request.fileName ?? fileNameFromUrl(url);
+        const {url, fileName: urlFileName} = resolveDownloadUrl(request.url);
+        const fileName = request.fileName ?? urlFileName;
         if (fileName === "" || fileName !== path.basename(fileName) || fileName.startsWith("."))
             throw new ModelDownloadError("DOWNLOAD_FAILED", `"${fileName}" is not usable as a file name.`, {url});
 
         throwIfAborted(signal);
-        fs.mkdirSync(this.dir, {recursive: true});
-        const {finalPath, partPath, transferPath} = this.pathsFor(fileName);
-
+        ensureDirectory(this.dir, {what: "downloaded models"});
+        const {finalPath, partPath, statePath} = this.pathsFor(fileName);
         const existing = await this._checkExisting(finalPath, request.expectedBytes ?? null, expectedSha256, signal);
         if (existing != null)
             return existing;
 
-        // Our own first request: a clear answer for 404/500 (node-llama-cpp would retry a 5xx for minutes), and the size.
-        const remote = isHttpUrl(url) ? await this._probe(url, headers, signal) : null;
+        // Our own first request: a clear answer for 404/500, and the size the server announces.
+        const remote = await this._probe(url, headers, signal);
         const expectedBytes = request.expectedBytes ?? null;
-        if (expectedBytes != null && remote?.totalBytes != null && remote.totalBytes !== expectedBytes)
+        if (expectedBytes != null && remote.totalBytes != null && remote.totalBytes !== expectedBytes)
             throw new ModelDownloadError("DOWNLOAD_SIZE_MISMATCH",
                 `The server offers ${remote.totalBytes} bytes but ${expectedBytes} were expected ` +
                 `(${remote.totalBytes - expectedBytes > 0 ? "+" : ""}${remote.totalBytes - expectedBytes}): not the file that was asked for. Nothing was downloaded.`,
                 {url, expectedBytes, remoteBytes: remote.totalBytes});
 
-        const totalBytes = remote?.totalBytes ?? expectedBytes;
-        if (totalBytes != null)
-            await this._ensureRoom(totalBytes, [transferPath, partPath]);
+        fs.rmSync(partPath + legacyTransferSuffix, {force: true});
+        const announcedBytes = expectedBytes ?? remote.totalBytes;
+        await this._ensureRoom(announcedBytes ?? 0, partPath); // of unknown size: at least the reserve must be free
 
-        const transfer = await this._transfer({url, headers, partName: path.basename(partPath), transferPath, totalBytes, signal, onProgress});
+        const transfer = await this._transfer({url, headers, partPath, statePath, announcedBytes, acceptsRanges: remote.acceptsRanges, signal, onProgress});
 
         const verifyStarted = performance.now();
         const fileBytes = fs.statSync(partPath).size;
-        const mustBe = expectedBytes ?? totalBytes;
-        if (mustBe != null && fileBytes !== mustBe) {
-            fs.rmSync(partPath, {force: true});
-            throw new ModelDownloadError("DOWNLOAD_SIZE_MISMATCH",
-                `The downloaded file has ${fileBytes} bytes, ${mustBe} were expected (${fileBytes - mustBe} off). It was deleted.`,
-                {url, expectedBytes: mustBe, actualBytes: fileBytes});
-        }
-        if (!startsWithGgufMagic(partPath)) {
-            fs.rmSync(partPath, {force: true});
-            throw new ModelLoadError("MODEL_NOT_GGUF", "The downloaded file is not a GGUF model (it does not start with \"GGUF\"). It was deleted.", {url});
-        }
+        const refuse = (error: CleanroomError): never => {
+            removePartial(partPath, statePath);
+            throw error;
+        };
+        if (announcedBytes != null && fileBytes !== announcedBytes)
+            refuse(new ModelDownloadError("DOWNLOAD_SIZE_MISMATCH",
+                `The downloaded file has ${fileBytes} bytes, ${announcedBytes} were expected (${fileBytes - announcedBytes} off). It was deleted.`,
+                {url, expectedBytes: announcedBytes, actualBytes: fileBytes}));
+        if (!startsWithGgufMagic(partPath))
+            refuse(new ModelLoadError("MODEL_NOT_GGUF", "The downloaded file is not a GGUF model (it does not start with \"GGUF\"). It was deleted.", {url}));
         const sha256 = await sha256File(partPath, {
             signal,
             onProgress: (hashedBytes) => onProgress?.({phase: "verifying", downloadedBytes: hashedBytes, totalBytes: fileBytes, bytesPerSecond: 0, etaSeconds: null})
         });
-        if (expectedSha256 != null && sha256 !== expectedSha256) {
-            fs.rmSync(partPath, {force: true});
-            throw new ModelDownloadError("DOWNLOAD_CHECKSUM_MISMATCH",
+        if (expectedSha256 != null && sha256 !== expectedSha256)
+            refuse(new ModelDownloadError("DOWNLOAD_CHECKSUM_MISMATCH",
                 `The downloaded file's SHA-256 is ${sha256}, ${expectedSha256} was expected. The file was deleted and is not offered.`,
-                {url, expectedSha256, actualSha256: sha256, bytes: fileBytes});
+                {url, expectedSha256, actualSha256: sha256, bytes: fileBytes}));
+        try {
+            await this._validate(partPath);
+        } catch (error) {
+            const wire = error instanceof CleanroomError ? error : new ModelLoadError("MODEL_NOT_GGUF", String(error));
+            refuse(new CleanroomError(wire.code, `The downloaded file is not a usable model: ${wire.message.replace(partPath, fileName)} ` +
+                "It was deleted; nothing was kept in the models folder.", {...wire.details, path: finalPath, url}, {cause: error}));
         }
         fs.renameSync(partPath, finalPath);
 
@@ -216,110 +252,89 @@ export class ModelDownloader {
         return {totalBytes, acceptsRanges: response.status === 206};
     }
 
-    private async _ensureRoom(totalBytes: number, partialPaths: string[]) {
-        const alreadyAllocated = partialPaths.reduce((sum, partial) => {
-            try {
-                const stat = fs.statSync(partial);
-                return sum + Math.min(stat.blocks * 512, totalBytes);
-            } catch {
-                return sum;
-            }
-        }, 0);
-        const neededBytes = Math.max(0, totalBytes - alreadyAllocated) + this._diskReserveBytes;
+    /** Refuses, before any transfer, a download that would leave less than the reserve free. */
+    private async _ensureRoom(totalBytes: number, partPath: string) {
+        const stat = fs.statSync(partPath, {throwIfNoEntry: false});
+        const alreadyAllocated = stat == null ? 0 : Math.min(stat.blocks * 512, totalBytes);
+        const stillToFetchBytes = totalBytes - alreadyAllocated;
         const freeBytes = await this._diskFreeBytes(this.dir);
-        if (freeBytes < neededBytes)
-            throw new ModelDownloadError("DOWNLOAD_NO_SPACE",
-                `Not enough disk space in ${this.dir}: the download needs ${formatSize(neededBytes)} ` +
-                `(${formatSize(totalBytes - Math.min(alreadyAllocated, totalBytes))} still to fetch + ${formatSize(this._diskReserveBytes)} kept free), ` +
-                `${formatSize(freeBytes)} is free: ${formatSize(neededBytes - freeBytes)} short. Nothing was downloaded.`,
-                {dir: this.dir, neededBytes, freeBytes, shortBytes: neededBytes - freeBytes});
+        if (freeBytes < stillToFetchBytes + this._diskReserveBytes)
+            throw new DiskFullError({
+                dir: this.dir, phase: "before", trigger: "reserve", freeBytes, stillToFetchBytes, reserveBytes: this._diskReserveBytes, writtenBytes: 0, partial: "none"
+            });
     }
 
-    private async _transfer({url, headers, partName, transferPath, totalBytes, signal, onProgress}: {
-        url: string, headers: Record<string, string>, partName: string, transferPath: string, totalBytes: number | null,
-        signal?: AbortSignal, onProgress?: (progress: DownloadProgress) => void
+    private async _transfer({onProgress, ...request}: Omit<Parameters<typeof transferToFile>[0], "stallTimeoutMs" | "connectTimeoutMs" | "maxAttempts" | "hasRoom" | "onBytes"> & {
+        onProgress?: (progress: DownloadProgress) => void
     }) {
-        const controller = new AbortController();
-        let stalled = false;
-        const onAbort = () => controller.abort(signal?.reason);
-        signal?.addEventListener("abort", onAbort, {once: true});
-
-        let startBytes: number | null = null;
-        let lastBytes = 0;
-        let lastChangeAt = performance.now();
-        let lastReportAt = 0;
-        const started = performance.now();
-        const report = (downloadedBytes: number, total: number, force = false) => {
-            const now = performance.now();
-            if (downloadedBytes !== lastBytes) {
-                lastBytes = downloadedBytes;
-                lastChangeAt = now;
-            }
-            if (onProgress == null || (!force && now - lastReportAt < this._progressIntervalMs))
-                return;
-            lastReportAt = now;
-            const seconds = (now - started) / 1000;
-            const bytesPerSecond = seconds > 0 ? Math.max(0, downloadedBytes - (startBytes ?? 0)) / seconds : 0;
-            const remaining = Math.max(0, total - downloadedBytes);
-            onProgress({
-                phase: "downloading", downloadedBytes, totalBytes: total, bytesPerSecond,
-                etaSeconds: total > 0 && bytesPerSecond > 0 ? remaining / bytesPerSecond : null
-            });
-        };
-        const watchdog = setInterval(() => {
-            if (performance.now() - lastChangeAt > this._stallTimeoutMs) {
-                stalled = true;
-                controller.abort(new Error("stalled"));
-            }
-        }, Math.max(50, Math.min(1000, this._stallTimeoutMs / 4)));
-
-        let downloader: LlamaModelDownloader | null = null;
+        const reportProgress = progressReporter(this._progressIntervalMs, onProgress);
         try {
-            downloader = await raceAbort(createModelDownloader({
-                modelUri: url,
-                dirPath: this.dir,
-                fileName: partName,
-                headers,
-                showCliProgress: false,
-                skipExisting: true,
-                deleteTempFileOnCancel: false,
-                onProgress: ({downloadedSize, totalSize}) => report(downloadedSize, totalSize)
-            }), controller.signal);
-            startBytes = downloader.downloadedSize;
-            lastBytes = startBytes;
-            report(startBytes, downloader.totalSize || (totalBytes ?? 0), true);
-            await downloader.download({signal: controller.signal});
-            if (controller.signal.aborted)
-                throw controller.signal.reason; // ipull can return normally after a cancel
-            report(downloader.totalSize, downloader.totalSize, true);
-            return {
-                resumedFromBytes: startBytes,
-                transferredBytes: Math.max(0, downloader.totalSize - startBytes),
-                seconds: (performance.now() - started) / 1000
-            };
+            return await transferToFile({
+                ...request,
+                stallTimeoutMs: this._stallTimeoutMs,
+                connectTimeoutMs: this._connectTimeoutMs,
+                maxAttempts: this._maxAttempts,
+                hasRoom: async (stillToFetchBytes) => await this._diskFreeBytes(this.dir) >= (stillToFetchBytes ?? 0) + this._diskReserveBytes,
+                onBytes: reportProgress
+            });
         } catch (error) {
-            if (controller.signal.aborted) {
-                await downloader?.cancel({deleteTempFile: false}).catch(() => undefined);
-                const kept = savedTransferBytes(transferPath, downloader?.totalSize || (totalBytes ?? 0));
-                const keptText = kept > 0
-                    ? `${kept} bytes are kept; run the same download again to resume from there.`
-                    : `Nothing was kept yet (progress is saved in ${transferChunkBytes / 1024 / 1024} MiB pieces).`;
-                if (stalled)
-                    throw new ModelDownloadError("DOWNLOAD_FAILED",
-                        `The download stalled: nothing arrived for ${Math.round(this._stallTimeoutMs / 1000)} s. ${keptText}`, {url, keptBytes: kept});
-                throw new ModelDownloadError("DOWNLOAD_CANCELLED", `The download was cancelled. ${keptText}`, {url, keptBytes: kept});
-            }
-            const status = (error as {statusCode?: unknown}).statusCode;
-            throw new ModelDownloadError("DOWNLOAD_FAILED",
-                typeof status === "number"
-                    ? `The server answered HTTP ${status} during the download of ${url}.`
-                    : `The download of ${url} failed: ${describeNetworkError(error)}.`,
-                {url, ...(typeof status === "number" ? {status} : {})}, error);
+            if (error instanceof ModelDownloadError && error.code === "DOWNLOAD_SIZE_MISMATCH")
+                removePartial(request.partPath, request.statePath); // not the announced file: nothing of it is worth keeping
+            if (!(error instanceof WriteSpaceExhausted))
+                throw error;
+
+            const keep = this._partialOnDiskFull === "keep" && error.writtenBytes > 0 && request.announcedBytes != null && request.acceptsRanges;
+            if (!keep)
+                removePartial(request.partPath, request.statePath);
+            const freeBytes = await this._diskFreeBytes(this.dir).catch(() => 0);
+            throw new DiskFullError({
+                dir: this.dir, phase: "during", trigger: error.errno ?? "reserve", freeBytes, reserveBytes: this._diskReserveBytes, writtenBytes: error.writtenBytes,
+                stillToFetchBytes: error.totalBytes == null ? null : (keep ? error.totalBytes - error.writtenBytes : error.totalBytes),
+                partial: keep ? "kept" : error.writtenBytes > 0 ? "deleted" : "none"
+            }, error.cause ?? error);
         } finally {
-            clearInterval(watchdog);
-            signal?.removeEventListener("abort", onAbort);
+            reportProgress.flush();
         }
     }
+}
+
+/** Progress in bytes, throttled to one call per `intervalMs`, with the average speed and the time left. */
+function progressReporter(intervalMs: number, onProgress?: (progress: DownloadProgress) => void) {
+    const started = performance.now();
+    let startBytes: number | null = null;
+    let lastReportAt = 0;
+    let latest: {downloadedBytes: number, totalBytes: number | null} | null = null;
+    const emit = () => {
+        if (latest == null || onProgress == null)
+            return;
+        const seconds = (performance.now() - started) / 1000;
+        const total = latest.totalBytes ?? 0;
+        const bytesPerSecond = seconds > 0 ? Math.max(0, latest.downloadedBytes - (startBytes ?? 0)) / seconds : 0;
+        onProgress({
+            phase: "downloading", downloadedBytes: latest.downloadedBytes, totalBytes: total, bytesPerSecond,
+            etaSeconds: total > 0 && bytesPerSecond > 0 ? Math.max(0, total - latest.downloadedBytes) / bytesPerSecond : null
+        });
+    };
+    const report = (downloadedBytes: number, totalBytes: number | null) => {
+        startBytes ??= downloadedBytes;
+        latest = {downloadedBytes, totalBytes};
+        const now = performance.now();
+        if (now - lastReportAt >= intervalMs || downloadedBytes === totalBytes) {
+            lastReportAt = now;
+            emit();
+        }
+    };
+    return Object.assign(report, {flush: emit});
+}
+
+/** The default check of a downloaded file: its GGUF structure and tensors, whatever this machine's memory. */
+async function validateDownloadedModel(filePath: string): Promise<void> {
+    await validateModelFile(await loadLlama(), filePath, {totalMemoryBytes: Number.POSITIVE_INFINITY});
+}
+
+function removePartial(partPath: string, statePath: string) {
+    fs.rmSync(partPath, {force: true});
+    fs.rmSync(statePath, {force: true});
 }
 
 export type Sha256FileOptions = {
@@ -345,34 +360,6 @@ export async function sha256File(filePath: string, {signal, onProgress}: Sha256F
     return hash.digest("hex");
 }
 
-/** node-llama-cpp's downloader (ipull) writes and records progress in pieces of this size. */
-const transferChunkBytes = 5 * 1024 * 1024;
-
-/**
- * Bytes a transfer file holds for a resume: ipull appends its progress (JSON, per-chunk states,
- * `2` = complete) after the file's bytes, and only complete chunks are kept.
- */
-function savedTransferBytes(transferPath: string, totalBytes: number): number {
-    let fd: number | null = null;
-    try {
-        fd = fs.openSync(transferPath, "r");
-        const metadataBytes = fs.fstatSync(fd).size - totalBytes;
-        if (totalBytes <= 0 || metadataBytes <= 0 || metadataBytes > 1 << 20)
-            return 0;
-        const metadata = Buffer.alloc(metadataBytes);
-        fs.readSync(fd, metadata, 0, metadataBytes, totalBytes);
-        const progress = JSON.parse(metadata.toString("utf8")) as {chunks?: unknown[], chunkSize?: unknown};
-        const chunkSize = typeof progress.chunkSize === "number" ? progress.chunkSize : transferChunkBytes;
-        return (progress.chunks ?? []).reduce<number>((sum, chunk, index) =>
-            (chunk === 2 ? sum + Math.max(0, Math.min(chunkSize, totalBytes - index * chunkSize)) : sum), 0);
-    } catch {
-        return 0;
-    } finally {
-        if (fd != null)
-            fs.closeSync(fd);
-    }
-}
-
 export function startsWithGgufMagic(filePath: string): boolean {
     const head = Buffer.alloc(4);
     let fd: number | null = null;
@@ -392,22 +379,6 @@ async function statfsFreeBytes(dir: string): Promise<number> {
     return Number(stats.bavail) * Number(stats.bsize);
 }
 
-function fileNameFromUrl(url: string): string {
-    if (url.startsWith("hf:")) {
-        const last = url.slice(3).split("#")[0]!.split("/").pop() ?? "";
-        return last.toLowerCase().endsWith(".gguf") ? last : "";
-    }
-    try {
-        return decodeURIComponent(new URL(url).pathname.split("/").pop() ?? "");
-    } catch {
-        return "";
-    }
-}
-
-function isHttpUrl(url: string) {
-    return /^https?:\/\//i.test(url);
-}
-
 function hostOf(url: string) {
     try {
         return new URL(url).host;
@@ -416,38 +387,7 @@ function hostOf(url: string) {
     }
 }
 
-function describeNetworkError(error: unknown): string {
-    const cause = (error as {cause?: {code?: string, message?: string}})?.cause;
-    if (cause?.code != null)
-        return `${cause.code}${cause.message != null && cause.message !== "" ? ` (${cause.message})` : ""}`;
-    if (cause?.message != null && cause.message !== "")
-        return cause.message;
-    return error instanceof Error ? error.message : String(error);
-}
-
 function throwIfAborted(signal?: AbortSignal) {
     if (signal?.aborted)
         throw new ModelDownloadError("DOWNLOAD_CANCELLED", "The download was cancelled before it started.");
-}
-
-function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-    if (signal.aborted)
-        return Promise.reject(signal.reason);
-
-    return new Promise<T>((resolve, reject) => {
-        const onAbort = () => reject(signal.reason);
-        signal.addEventListener("abort", onAbort, {once: true});
-        work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-    });
-}
-
-export function formatSize(bytes: number) {
-    const units = ["B", "KB", "MB", "GB", "TB"];
-    let value = bytes;
-    let unit = 0;
-    while (Math.abs(value) >= 1000 && unit < units.length - 1) {
-        value /= 1000;
-        unit++;
-    }
-    return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
 }

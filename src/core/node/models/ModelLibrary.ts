@@ -6,6 +6,7 @@ import type {CatalogModel, DetectedModels, DownloadProgressEvent, InstalledModel
 import {CleanroomError, InvalidInputError, toWireError, type WireError} from "../../common/errors.js";
 import type {CatalogEntry, DetectedModel, RegisteredModel} from "../../common/models.js";
 import {loadLlama} from "../engine/loadLlama.js";
+import {validateModelFile} from "../engine/validateModelFile.js";
 import {detectInstalledModels} from "./detectInstalledModels.js";
 import {estimateCatalogFit, estimateModelFit, type ModelFitOptions} from "./estimateModelFit.js";
 import {importModelFile} from "./importModelFile.js";
@@ -174,7 +175,11 @@ export class ModelLibrary {
 
     private async _runDownload(download: ActiveDownload, entry: CatalogEntry | null, url: string, sha256: string | null) {
         try {
-            const downloader = new ModelDownloader({...this._options.downloader, dir: this.registry.modelsDir});
+            const downloader = new ModelDownloader({
+                validate: async (filePath) => void await validateModelFile(await this._llama(), filePath, {totalMemoryBytes: Number.POSITIVE_INFINITY}),
+                ...this._options.downloader,
+                dir: this.registry.modelsDir
+            });
             const result = await downloader.download({
                 url,
                 fileName: entry?.fileName,

@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import {CleanroomError} from "../../common/errors.js";
 import {ModelRegistryFileSchema, type ModelRegistryFile, type RegisteredModel} from "../../common/models.js";
+import {ensureDirectory} from "../storage/ensureDirectory.js";
 
 export type NewRegisteredModel = Omit<RegisteredModel, "id" | "addedAt"> & {
     /** Defaults to a slug of `catalogId` or `name`, made unique. */
@@ -123,7 +124,7 @@ export class ModelRegistry {
         const file = this._read();
         const result = change(file);
         const checked = ModelRegistryFileSchema.parse(file);
-        fs.mkdirSync(this.modelsDir, {recursive: true});
+        ensureDirectory(this.modelsDir, {what: "the models folder"});
         const temporary = `${this.path}.${process.pid}.${crypto.randomBytes(4).toString("hex")}.tmp`;
         fs.writeFileSync(temporary, JSON.stringify(checked, null, 4) + "\n", {mode: 0o600});
         fs.renameSync(temporary, this.path);

@@ -84,7 +84,7 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
         "conversations.delete": async ({conversationId}) => {
             core.store.get(conversationId);
             turns.stop(conversationId);
-            return {scrub: await core.deleteConversation(conversationId)};
+            return await core.deleteConversation(conversationId);
         },
         "chat.send": async ({conversationId, text, maxTokens, route}) => await turns.start(conversationId, text, {maxTokens, route}),
         "chat.stop": async ({conversationId}) => ({stopped: turns.stop(conversationId)}),

@@ -1,6 +1,9 @@
 import crypto from "node:crypto";
 import type Database from "better-sqlite3";
-import {CleanroomError} from "../../common/errors.js";
+import {CleanroomError, InvalidInputError} from "../../common/errors.js";
+import {isWellFormed} from "../../common/titleFromText.js";
+import {AuditLog} from "../audit/AuditLog.js";
+import {DeletionPurger, type DeletionPurgerOptions, type PurgeState} from "./DeletionPurger.js";
 import {
     ConversationSettingsSchema, type CloudVerdict, type Conversation, type ConversationId, type ConversationPolicy, type ConversationSettings,
     type ConversationSummary, type Message, type MessageRole, type MessageStatus, type Route
@@ -29,15 +32,30 @@ export type NewMessage = {
     tokens?: number | null
 };
 
+export type ConversationStoreOptions = {
+    /** Where the purge of deleted text is recorded. Defaults to a new `AuditLog` on the same database. */
+    audit?: AuditLog,
+    /** Passed to the `DeletionPurger`. */
+    purge?: DeletionPurgerOptions
+};
+
+/** What a deletion did: the rows are always gone; `purge` says whether their text is gone from disk yet. */
+export type DeletionResult = {purge: PurgeState};
+
 /** Conversations and their messages in SQLite. */
 export class ConversationStore {
+    /** Finishes the purge of deleted text from the database file and WAL (see `DeletionPurger`). */
+    public readonly purger: DeletionPurger;
     private readonly _db: Database.Database;
 
-    public constructor(db: Database.Database) {
+    public constructor(db: Database.Database, {audit, purge}: ConversationStoreOptions = {}) {
         this._db = db;
+        this.purger = new DeletionPurger(db, audit ?? new AuditLog(db), purge);
     }
 
     public create({id, title, policy = "local", settings = {}}: NewConversation = {}): Conversation {
+        if (title != null)
+            checkTitle(title);
         const now = Date.now();
         const conversation: Conversation = {
             id: id ?? crypto.randomUUID(),
@@ -50,6 +68,7 @@ export class ConversationStore {
         this._db.prepare(
             "INSERT INTO conversations (id, title, policy, settings_json, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)"
         ).run(conversation.id, conversation.title, conversation.policy, JSON.stringify(conversation.settings), now, now);
+        this.purger.afterWrite();
         return conversation;
     }
 
@@ -75,6 +94,8 @@ export class ConversationStore {
     }
 
     public update(id: ConversationId, changes: {title?: string, policy?: ConversationPolicy, settings?: Partial<ConversationSettings>}): Conversation {
+        if (changes.title != null)
+            checkTitle(changes.title);
         const current = this.get(id);
         const next: Conversation = {
             ...current,
@@ -85,28 +106,23 @@ export class ConversationStore {
         };
         this._db.prepare("UPDATE conversations SET title = ?, policy = ?, settings_json = ?, updated_at = ? WHERE id = ?")
             .run(next.title, next.policy, JSON.stringify(next.settings), next.updatedAt, id);
+        this.purger.afterWrite();
         return next;
     }
 
     /**
      * Removes the conversation, its messages and its audit trail, then checkpoints the WAL so no
-     * copy of them lingers there. Returns false when another connection's read snapshot kept
-     * the checkpoint from finishing (call `checkpoint()` again later).
+     * copy of them lingers there. `purge: "pending"` when another connection's read snapshot kept
+     * the checkpoint from finishing: the purger records it and finishes it once that reader is done.
      */
-    public delete(id: ConversationId): boolean {
+    public delete(id: ConversationId): DeletionResult {
         this.get(id);
         this._db.transaction(() => {
             this._db.prepare("DELETE FROM messages WHERE conversation_id = ?").run(id);
             this._db.prepare("DELETE FROM audit_events WHERE conversation_id = ?").run(id);
             this._db.prepare("DELETE FROM conversations WHERE id = ?").run(id);
         })();
-        return this.checkpoint();
-    }
-
-    /** Copies the WAL into the database file and empties it; false while a reader holds an older snapshot. */
-    public checkpoint(): boolean {
-        const [result] = this._db.pragma("wal_checkpoint(TRUNCATE)") as Array<{busy: number, log: number, checkpointed: number}>;
-        return result == null || result.busy === 0;
+        return {purge: this.purger.afterDeletion()};
     }
 
     public appendMessage(conversationId: ConversationId, message: NewMessage): Message {
@@ -117,6 +133,7 @@ export class ConversationStore {
         `).run(conversationId, message.role, message.content, message.status, message.route ?? null,
             message.routeReason ?? null, message.tokens ?? null, now, now);
         this._db.prepare("UPDATE conversations SET updated_at = ? WHERE id = ?").run(now, conversationId);
+        this.purger.afterWrite();
         return this.getMessage(Number(result.lastInsertRowid));
     }
 
@@ -136,11 +153,13 @@ export class ConversationStore {
     public finishMessage(messageId: number, update: {content: string, status: MessageStatus, tokens?: number | null, verdict?: CloudVerdict | null}): Message {
         this._db.prepare("UPDATE messages SET content = ?, status = ?, tokens = COALESCE(?, tokens), verdict_json = COALESCE(?, verdict_json), updated_at = ? WHERE id = ?")
             .run(update.content, update.status, update.tokens ?? null, update.verdict == null ? null : JSON.stringify(update.verdict), Date.now(), messageId);
+        this.purger.afterWrite();
         return this.getMessage(messageId);
     }
 
     public deleteMessage(messageId: number): void {
         this._db.prepare("DELETE FROM messages WHERE id = ?").run(messageId);
+        this.purger.afterWrite();
     }
 
     public getMessage(messageId: number): Message {
@@ -155,6 +174,12 @@ export class ConversationStore {
         const rows = this._db.prepare("SELECT * FROM messages WHERE conversation_id = ? ORDER BY id").all(conversationId) as MessageRow[];
         return rows.map(messageFromRow);
     }
+}
+
+/** SQLite would store a lone surrogate as bytes that are not UTF-8: such a title is refused, not written. */
+function checkTitle(title: string) {
+    if (!isWellFormed(title))
+        throw new InvalidInputError("the conversation title", ["it contains half of a character (a lone UTF-16 surrogate), which cannot be stored as UTF-8"]);
 }
 
 function conversationFromRow(row: ConversationRow): Conversation {

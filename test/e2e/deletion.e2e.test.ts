@@ -1,0 +1,56 @@
+import path from "node:path";
+import type {BrowserContext, Page} from "playwright-core";
+import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {openDatabase} from "../../src/core/node/store/openDatabase.js";
+import {launchChromium, requireChromium} from "../helpers/launchChromium.js";
+import {startWebMode, type WebMode} from "../helpers/startWebMode.js";
+import {tempDir} from "../helpers/tempCore.js";
+import {requireTestModel} from "../helpers/testModel.js";
+
+const modelPath = requireTestModel();
+const runnable = requireChromium() && modelPath != null;
+
+/** The app tells the user when a deletion's text is still on disk because another program reads the database, and when it is gone. */
+describe.skipIf(!runnable)("deleting a conversation while another program reads the database, in the real UI", () => {
+    let web: WebMode;
+    let browser: BrowserContext;
+    let page: Page;
+    let database: string;
+
+    beforeAll(async () => {
+        const home = tempDir("e2e-deletion");
+        database = path.join(home, "e2e.db");
+        web = await startWebMode(["--model", modelPath!, "--db", database, "--threads", "1", "--context-size", "512"],
+            {CLEANROOM_HOME: home, CLEANROOM_MODEL: "", TMPDIR: home});
+        browser = await launchChromium();
+        page = await browser.newPage();
+        page.setDefaultTimeout(60_000);
+        page.on("dialog", (dialog) => void dialog.accept());
+    }, 240_000);
+
+    afterAll(async () => {
+        await browser?.close();
+        await web?.stop();
+    });
+
+    it("shows that the purge is pending, then that it finished once the reader is done", async () => {
+        await page.goto(web.url);
+        await page.getByRole("button", {name: "New conversation", exact: true}).click();
+        await page.getByRole("button", {name: "Delete New conversation"}).waitFor();
+
+        const reader = openDatabase(database, {readonly: true});
+        reader.exec("BEGIN");
+        reader.prepare("SELECT COUNT(*) FROM conversations").get();
+        try {
+            await page.getByRole("button", {name: "Delete New conversation"}).click();
+            const pending = page.getByRole("status").filter({hasText: "Deleted, but its text is not yet purged from disk"});
+            await pending.waitFor();
+            expect(await pending.textContent()).toMatch(/Another program is reading the database/);
+        } finally {
+            reader.exec("COMMIT");
+            reader.close();
+        }
+        await page.getByRole("status").filter({hasText: "Purge finished"}).waitFor({timeout: 30_000});
+        expect(await page.getByRole("status").filter({hasText: "not yet purged"}).count()).toBe(0);
+    }, 180_000);
+});
