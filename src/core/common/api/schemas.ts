@@ -185,7 +185,7 @@ export const TurnStartedSchema = z.object({
 });
 
 /** A download started by `models.download`; events and `models.cancelDownload` name it. */
-export const DownloadIdSchema = z.string().regex(/^dl-[0-9a-f]{16}$/, "a download id (dl- and 16 hex digits)");
+export const DownloadIdSchema = z.string().length(19).regex(/^dl-[0-9a-f]{16}$/, "a download id (dl- and 16 hex digits)");
 
 export const DownloadStateSchema = z.enum(["running", "verifying", "done", "failed", "cancelled"]);
 
