@@ -41,6 +41,10 @@ export function describeError(error: unknown): {title: string, detail: string, k
         case "CLOUD_REQUEST_FAILED":
         case "CLOUD_BAD_RESPONSE":
             return {title: "The cloud request failed; nothing was kept", detail: message, kind: "error"};
+        case "CLOUD_KEY_NEEDED":
+            return {title: "Enter the cloud API key again", detail: message, kind: "warning"};
+        case "CLOUD_ENDPOINT_INSECURE":
+            return {title: "This cloud endpoint is refused", detail: message, kind: "error"};
         case "SCRUB_UNVERIFIED":
             return {title: "Security fault: a scrub could not be verified", detail: message, kind: "error"};
         case "INVALID_INPUT":

@@ -2,6 +2,7 @@ import crypto from "node:crypto";
 import http from "node:http";
 import type {AddressInfo} from "node:net";
 import {WebSocketServer} from "ws";
+import {maxRpcMessageBytes} from "../core/common/rpc/maxRpcMessageBytes.js";
 import type {CoreService} from "../core/node/rpc/createCoreService.js";
 import {serveCoreOverChannel} from "../core/node/rpc/serveCoreOverChannel.js";
 import {webSocketChannel} from "../core/node/rpc/webSocketChannel.js";
@@ -27,14 +28,14 @@ export type WebServer = {
 };
 
 export const rpcPath = "/rpc";
-const maxMessageBytes = 1 << 20;
 
 /**
  * Web mode: the built renderer over HTTP and the core's API over a WebSocket, on 127.0.0.1
  * only. An upgrade is accepted only with this launch's token, from our own Origin and Host.
  */
 export async function startWebServer({service, rendererDir, port = 0, token = crypto.randomBytes(32).toString("base64url")}: WebServerOptions): Promise<WebServer> {
-    const sockets = new WebSocketServer({noServer: true, maxPayload: maxMessageBytes});
+    // The largest valid call passes whole; a larger message closes its socket with 1009.
+    const sockets = new WebSocketServer({noServer: true, maxPayload: maxRpcMessageBytes});
     let boundPort = 0;
     const server = http.createServer((request, response) => {
         const headers = securityHeaders(boundPort);
@@ -47,6 +48,9 @@ export async function startWebServer({service, rendererDir, port = 0, token = cr
     });
 
     server.on("upgrade", (request, socket, head) => {
+        // Node's HTTP server stops watching a socket once it is handed over for an upgrade: a peer
+        // that resets it (even while being refused) must not raise an unhandled 'error'.
+        socket.on("error", () => socket.destroy());
         const pathname = new URL(request.url ?? "/", "http://127.0.0.1").pathname;
         const verdict = pathname === rpcPath
             ? checkUpgradeRequest(request, {token, port: boundPort})

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type {BrowserContext, Page} from "playwright-core";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {maxMessageTextLength} from "../../src/core/common/api/index.js";
 import {launchChromium, requireChromium} from "../helpers/launchChromium.js";
 import {startWebMode, type WebMode} from "../helpers/startWebMode.js";
 import {tempDir} from "../helpers/tempCore.js";
@@ -128,6 +129,47 @@ describe.skipIf(!runnable)("the real UI in Chromium against web mode and the rea
         expect(await banner.textContent()).toMatch(/over/);
         expect(await page.getByRole("article").count()).toBe(before);
         await screenshot("08-turn-too-large");
+        await banner.getByRole("button", {name: /Dismiss/}).click();
+        await composer.fill("");
+    });
+
+    it("refuses a 1,100,000-character paste sent with Enter before sending it: the limit shown, the draft kept, web mode alive", async () => {
+        const composer = page.getByRole("textbox", {name: "Message"});
+        const before = await page.getByRole("article").count();
+        const paste = "All work and no play makes Jack a dull boy. ".repeat(25_000).slice(0, 1_100_000);
+        await composer.fill(paste);
+        await composer.press("Enter");
+
+        const notice = page.getByRole("alert").filter({hasText: "at most"});
+        await notice.waitFor();
+        expect(await notice.textContent()).toContain(`1,100,000 characters; a message can be at most ${maxMessageTextLength.toLocaleString("en-US")}`);
+        expect(await page.getByRole("button", {name: "Send", exact: true}).isDisabled()).toBe(true);
+        expect((await composer.inputValue()).length).toBe(1_100_000);
+        expect(await page.getByRole("article").count()).toBe(before);
+        expect(web.process.exitCode, web.stderr()).toBeNull();
+        await screenshot("08b-message-too-long");
+
+        // Cut to the limit, the notice goes and Send is back.
+        await composer.fill(paste.slice(0, maxMessageTextLength));
+        expect(await notice.count()).toBe(0);
+        expect(await page.getByRole("button", {name: "Send", exact: true}).isEnabled()).toBe(true);
+        await composer.fill("");
+    });
+
+    it("carries a message exactly at the limit, of characters JSON escapes, to the core whole (refused there for the context, not cut)", async () => {
+        const composer = page.getByRole("textbox", {name: "Message"});
+        const before = await page.getByRole("article").count();
+        // \u0001 is six bytes on the wire and " two: the frame is far larger than the text.
+        const text = "\u0001\"".repeat(maxMessageTextLength / 2);
+        await composer.fill(text);
+        await composer.press("Enter");
+        const banner = page.getByRole("alert").filter({hasText: "too large"});
+        await banner.waitFor();
+        expect(await banner.textContent()).toMatch(/\d+ over/);
+        expect(await page.getByRole("alert").filter({hasText: "Not connected"}).count()).toBe(0);
+        expect((await composer.inputValue()).length).toBe(maxMessageTextLength);
+        expect(await page.getByRole("article").count()).toBe(before);
+        expect(web.process.exitCode, web.stderr()).toBeNull();
         await banner.getByRole("button", {name: /Dismiss/}).click();
         await composer.fill("");
     });

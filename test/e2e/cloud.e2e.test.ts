@@ -39,16 +39,28 @@ const isolation = () => page.getByRole("region", {name: "Isolation"});
 const canaryCard = () => isolation().getByLabel("Cloud canaries");
 const composer = () => page.getByRole("textbox", {name: "Message"});
 
-/** Points the app at a simulator through the Settings dialog. */
-async function configureCloud(target: SharedCloudSimulator, {apiKey}: {apiKey?: string} = {}) {
+/**
+ * Points the app at a simulator through the Settings dialog. A key stored for an earlier
+ * endpoint is never sent to a new one: the dialog must say to enter it again, and the key is typed
+ * once more (`apiKey`), as a user does.
+ */
+async function configureCloud(target: SharedCloudSimulator, {apiKey}: {apiKey: string}) {
     await page.getByRole("navigation", {name: "Conversations"}).getByRole("button", {name: "Settings"}).click();
     const dialog = page.getByRole("dialog", {name: "Settings"});
+    const keyField = dialog.getByLabel("API key");
+    const hadKey = (await keyField.getAttribute("placeholder"))?.includes("stored") === true;
     await dialog.getByRole("textbox", {name: "Cloud endpoint"}).fill(target.url);
     await dialog.getByRole("textbox", {name: "Cloud model"}).fill(target.modelName);
-    if (apiKey != null)
-        await dialog.getByLabel("API key").fill(apiKey);
+    if (hadKey) {
+        await dialog.getByRole("button", {name: "Save"}).click();
+        await expect.poll(() => keyField.getAttribute("placeholder")).toBe("enter the key again");
+        const notice = dialog.getByRole("status").filter({hasText: "enter the key again"});
+        expect(await notice.textContent()).toContain(new URL(target.url).origin);
+        await screenshot("settings-key-again");
+    }
+    await keyField.fill(apiKey);
     await dialog.getByRole("button", {name: "Save"}).click();
-    await expect.poll(() => dialog.getByLabel("API key").getAttribute("placeholder")).toContain("stored");
+    await expect.poll(() => keyField.getAttribute("placeholder")).toContain("stored");
     return dialog;
 }
 
@@ -188,7 +200,7 @@ describe.skipIf(!runnable)("the shared cloud in the real UI: a cloud turn, then 
         await sim!.close();
         sim = await SharedCloudSimulator.start({mode: "incident", modelPath: modelPath!, poolTokens: incidentPoolTokens});
         await seedOtherTenant(sim);
-        await configureCloud(sim);
+        await configureCloud(sim, {apiKey: ourKey});
         await page.getByRole("button", {name: "Close settings"}).click();
 
         await newCloudAllowedConversation();
@@ -247,7 +259,7 @@ describe.skipIf(!runnable)("the shared cloud in the real UI: a cloud turn, then 
     it("a cloud reply for which the server counted far fewer prompt tokens than were sent is flagged", async () => {
         await sim!.close();
         sim = await SharedCloudSimulator.start({mode: "truncate", modelPath: modelPath!, truncateAboveTokens: 100});
-        await configureCloud(sim);
+        await configureCloud(sim, {apiKey: ourKey});
         await page.getByRole("button", {name: "Close settings"}).click();
 
         await composer().fill("Then the keeper's cat climbed the stairs to watch the light.");

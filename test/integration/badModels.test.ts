@@ -1,8 +1,12 @@
+import {execFileSync} from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import {beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {toWireError, type WireError} from "../../src/core/common/errors.js";
+import {Core} from "../../src/core/node/Core.js";
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
-import {validateModelFile} from "../../src/core/node/engine/validateModelFile.js";
+import {formatBytes, validateModelFile} from "../../src/core/node/engine/validateModelFile.js";
+import {createCoreService, type CoreService} from "../../src/core/node/rpc/createCoreService.js";
 import {LocalEngine} from "../../src/core/node/engine/LocalEngine.js";
 import {AuditLog} from "../../src/core/node/audit/AuditLog.js";
 import {requireTestModel} from "../helpers/testModel.js";
@@ -79,5 +83,93 @@ describe.skipIf(modelPath == null)("bad model files get a clear, specific error 
             .rejects.toMatchObject({code: "MODEL_TOO_LARGE_FOR_MEMORY", message: expect.stringMatching(/needs about .* this machine has 64.0 KiB/)});
         const facts = await validateModelFile(llama, modelPath!);
         expect(facts).toMatchObject({architecture: "llama", layers: 6, trainContextSize: 2048, fileBytes: 1185376});
+    });
+});
+
+/**
+ * Claim: the errors of a path the user typed (`model.load`, `models.import`) say only what the
+ * user needs. Missing, a folder, a FIFO, a link loop, a dangling link, a path through a file
+ * (and, when not run as root, a file without read permission) all get the same sentence, "not
+ * found or not readable", so an error never tells whether an arbitrary path exists; and no
+ * error about a file that is not a valid model gives that file's size.
+ */
+describe.skipIf(modelPath == null)("errors about a path the user typed reveal neither whether it exists nor its size", () => {
+    const dir = tempDir("path-errors");
+    let core: Core;
+    let service: CoreService;
+    let original: Buffer;
+
+    beforeAll(async () => {
+        original = fs.readFileSync(modelPath!);
+        core = Core.create(await loadLlama(), {database: path.join(dir, "core.db"), engine: {threads: 1, contextSize: 256}});
+        service = createCoreService(core, {models: {dir: path.join(dir, "models"), appsHome: dir}});
+    });
+    afterAll(async () => {
+        service?.dispose();
+        await core?.close();
+    });
+
+    /** The error each door gives for `file`: the validator, model.load, models.import. */
+    async function errorsFor(file: string): Promise<WireError[]> {
+        const llama = await loadLlama();
+        const validated = await validateModelFile(llama, file).then(() => null, (error: unknown) => toWireError(error));
+        const loaded = await service.call("model.load", {path: file, remember: false});
+        const imported = await service.call("models.import", {path: file});
+        if (!loaded.ok || imported.ok)
+            throw new Error(`${file}: model.load should report an error status and models.import refuse`);
+        const status = loaded.value as {state: string, error: WireError};
+        expect(status.state).toBe("error");
+        return [validated!, status.error, imported.error];
+    }
+
+    it("missing, a folder, a FIFO, a link loop, a dangling link, a path through a file: one and the same answer", async () => {
+        const folder = path.join(dir, "a-folder.gguf");
+        fs.mkdirSync(folder);
+        const fifo = path.join(dir, "a-fifo.gguf");
+        execFileSync("mkfifo", [fifo]);
+        const loop = path.join(dir, "loop.gguf");
+        fs.symlinkSync(loop, loop);
+        const dangling = path.join(dir, "dangling.gguf");
+        fs.symlinkSync(path.join(dir, "nothing-here"), dangling);
+        const plain = path.join(dir, "plain.txt");
+        fs.writeFileSync(plain, "a file");
+        const unreadable = path.join(dir, "unreadable.gguf");
+        fs.writeFileSync(unreadable, original);
+        fs.chmodSync(unreadable, 0o000);
+        const paths = [path.join(dir, "absent.gguf"), path.join(dir, "no-folder", "absent.gguf"), folder, fifo, loop, dangling, path.join(plain, "x.gguf")];
+        // As root, permissions do not stop a read: the unreadable file is only unreadable for other users.
+        if (process.getuid?.() !== 0)
+            paths.push(unreadable);
+
+        const answers = new Set<string>();
+        for (const file of paths)
+            for (const error of await errorsFor(file)) {
+                expect(error.code, file).toBe("MODEL_NOT_FOUND");
+                expect(error.message, file).toContain("not found or not readable");
+                answers.add(JSON.stringify({...error, message: error.message.replaceAll(path.resolve(file), "<path>"), details: {}}));
+            }
+        expect([...answers]).toHaveLength(1);
+    });
+
+    it("no error about a file that is not a valid model gives its size (not GGUF, empty, truncated in the header or the weights)", async () => {
+        const files = {
+            "notes.gguf": Buffer.from("These are my private notes, not a model.\n".repeat(2999)),
+            "empty.gguf": Buffer.alloc(0),
+            "cut-header.gguf": original.subarray(0, 3001),
+            "cut-weights.gguf": original.subarray(0, 829_763)
+        };
+        for (const [name, bytes] of Object.entries(files)) {
+            const file = path.join(dir, name);
+            fs.writeFileSync(file, bytes);
+            for (const error of await errorsFor(file)) {
+                expect(error.code, name).toMatch(/^MODEL_(NOT_GGUF|TRUNCATED)$/);
+                const text = JSON.stringify(error);
+                if (bytes.length > 0) {
+                    expect(text, name).not.toContain(String(bytes.length));
+                    expect(text, name).not.toContain(formatBytes(bytes.length));
+                }
+                expect(Object.keys(error.details), name).not.toContain("bytes");
+            }
+        }
     });
 });

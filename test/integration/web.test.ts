@@ -51,6 +51,12 @@ beforeAll(async () => {
     fs.mkdirSync(rendererDir);
     fs.writeFileSync(path.join(rendererDir, "index.html"), "<!doctype html><title>test renderer</title>");
     fs.writeFileSync(path.join(dir, "secret.txt"), "outside the renderer");
+    fs.writeFileSync(path.join(rendererDir, "app.js"), "console.log('inside');");
+    // Links inside the renderer folder: to a file outside, to the folder above, to a file inside.
+    fs.symlinkSync(path.join(dir, "secret.txt"), path.join(rendererDir, "leak.txt"));
+    fs.symlinkSync(dir, path.join(rendererDir, "up"));
+    fs.symlinkSync(path.join(rendererDir, "app.js"), path.join(rendererDir, "alias.js"));
+    fs.mkdirSync(path.join(rendererDir, "folder"));
     core = Core.create(await loadLlama(), {database: path.join(dir, "web.db")});
     service = createCoreService(core);
     server = await startWebServer({service, rendererDir});
@@ -127,6 +133,18 @@ describe("web mode's page server", () => {
         expect(page.headers["content-security-policy"]).toContain("script-src 'self'");
         expect(page.headers["content-security-policy"]).toContain(`connect-src ws://127.0.0.1:${server.port}`);
         expect(page.headers["referrer-policy"]).toBe("no-referrer");
+    });
+
+    it("follows no symlink out of the renderer folder: a link to a file or folder outside gets the app's page, never the file", async () => {
+        for (const urlPath of ["/leak.txt", "/up/secret.txt", "/up/web.db", "/%6ceak.txt"]) {
+            const response = await get(urlPath);
+            expect(response.body, urlPath).not.toContain("outside the renderer");
+            expect(response.body, urlPath).toContain("test renderer");
+            expect(response.headers["content-type"], urlPath).toContain("text/html");
+        }
+        // A link whose target stays inside is a regular file inside: served.
+        expect((await get("/alias.js")).body).toContain("inside");
+        expect((await get("/folder")).body).toContain("test renderer");
     });
 
     it("never serves files outside the renderer folder, nor to a foreign Host", async () => {

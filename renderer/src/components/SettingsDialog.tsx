@@ -98,11 +98,12 @@ export function SettingsDialog({settings, model, pendingRestart, conversation, o
                     <label className="field">
                         <span>API key</span>
                         <input {...field("cloudApiKey")} type="password" autoComplete="off"
-                            placeholder={settings.cloud.apiKeyStored ? "stored (type to replace)" : "not set"} />
-                        <small>Kept in: {settings.cloud.keyStorage}{settings.cloud.apiKeyStored ? " · a key is stored" : ""}</small>
+                            placeholder={settings.cloud.apiKeyStored ? "stored (type to replace)" : settings.cloud.apiKeyReentry != null ? "enter the key again" : "not set"} />
+                        <small>Kept in: {settings.cloud.keyStorage}{settings.cloud.apiKeyStored ? " · a key is stored for this endpoint" : ""}</small>
+                        {settings.cloud.apiKeyReentry != null && <small className="warning-text" role="status">{settings.cloud.apiKeyReentry}</small>}
                         {settings.cloud.keyStorageWarning != null && <small className="warning-text">{settings.cloud.keyStorageWarning}</small>}
                     </label>
-                    {settings.cloud.apiKeyStored && (
+                    {(settings.cloud.apiKeyStored || settings.cloud.apiKeyReentry != null) && (
                         <button type="button" className="text-button" onClick={() => void onSave({cloudApiKey: null})}>Forget stored key</button>
                     )}
                 </fieldset>

@@ -25,6 +25,8 @@ export type ErrorCode =
     | "CLOUD_REQUEST_FAILED"
     | "CLOUD_OVER_LIMIT"
     | "CLOUD_BAD_RESPONSE"
+    | "CLOUD_KEY_NEEDED"
+    | "CLOUD_ENDPOINT_INSECURE"
     | "DOWNLOAD_FAILED"
     | "DOWNLOAD_CHECKSUM_MISMATCH"
     | "DOWNLOAD_SIZE_MISMATCH"
@@ -94,6 +96,34 @@ export class ContextOwnershipError extends CleanroomError {
             {contextId, owner: ownerLabel, requester: requesterLabel}
         );
         this.name = "ContextOwnershipError";
+    }
+}
+
+/** The stored cloud key was given for another endpoint (origin) than the one set now: it is never sent there. */
+export class CloudKeyNeededError extends CleanroomError {
+    /**
+     * @param endpointOrigin the origin of the endpoint set now, or null when none is
+     * @param keyOrigin the origin the stored key was given for; null for a key stored before keys were bound to one
+     */
+    public constructor(endpointOrigin: string | null, keyOrigin: string | null) {
+        super(
+            "CLOUD_KEY_NEEDED",
+            keyOrigin == null
+                ? "The stored cloud API key was saved before keys were tied to an endpoint, so it is not used: enter the key again."
+                : `The stored cloud API key was given for ${keyOrigin}` +
+                    (endpointOrigin == null ? ", and no cloud endpoint is set now." : `, and the cloud endpoint is now ${endpointOrigin}.`) +
+                    " A key is never sent to another endpoint: enter the key again for this one.",
+            {endpoint: endpointOrigin, keyOrigin}
+        );
+        this.name = "CloudKeyNeededError";
+    }
+}
+
+/** A cloud endpoint that would carry the key and the messages unencrypted over the network (`cloudEndpointProblem`). */
+export class InsecureCloudEndpointError extends CleanroomError {
+    public constructor(problem: string) {
+        super("CLOUD_ENDPOINT_INSECURE", `Refused: ${problem}.`);
+        this.name = "InsecureCloudEndpointError";
     }
 }
 

@@ -37,8 +37,11 @@ export type CoreOptions = {
 
 /** How the core reaches the shared cloud. Endpoint, model and switches live in the settings. */
 export type CloudAccess = {
-    /** The API key: from the OS keychain in the app, from CLEANROOM_CLOUD_API_KEY in the CLI. Never stored by the core. */
-    apiKey?: () => Promise<string | null> | string | null,
+    /**
+     * The API key for a request to `endpoint`: from the OS keychain in the app (only for the
+     * endpoint it was given for), from CLEANROOM_CLOUD_API_KEY in the CLI. Never stored by the core.
+     */
+    apiKey?: (endpoint: string) => Promise<string | null> | string | null,
     clientOptions?: CloudClientOptions,
     /** One more canary per this many characters of long messages. Defaults to `1500`. */
     charsPerCanary?: number,
@@ -353,7 +356,7 @@ export class Core {
         const cloud = this.cloudSettings();
         const client = new CloudClient({
             baseURL: cloud.endpoint!, model: cloud.model!, contextLimit: cloud.contextLimit,
-            apiKey: (await this._cloud.apiKey?.()) ?? null
+            apiKey: (await this._cloud.apiKey?.(cloud.endpoint!)) ?? null
         }, this._cloud.clientOptions);
         const maxTokens = input.maxTokens ?? settings.sampling.maxTokens;
         const messages: CloudChatMessage[] = [

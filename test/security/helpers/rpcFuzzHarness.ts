@@ -343,7 +343,8 @@ export function registerCallFuzz({part, parts}: {part: number, parts: number}) {
         const cloud = await client.call("conversations.create", {title: "Fuzz cloud", policy: "cloud-allowed"});
         core.store.appendMessage(cloud.id, {role: "user", content: "Once upon a time", status: "complete"});
         core.store.appendMessage(cloud.id, {role: "assistant", content: "there was a fox.", status: "complete", route: "local", routeReason: "fuzz"});
-        await client.call("settings.set", {threads: 1, cloudApiKey: "sk-fuzz-baseline"});
+        // A key is kept only with an endpoint to bind it to (port 9 on this machine: nothing listens).
+        await client.call("settings.set", {threads: 1, cloudEndpoint: "https://127.0.0.1:9/v1", cloudApiKey: "sk-fuzz-baseline"});
         conversationIds = [local.id, cloud.id];
         await new Promise((resolve) => setTimeout(resolve, 20));
         const state = databaseState(core.database);

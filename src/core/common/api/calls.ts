@@ -11,12 +11,15 @@ export type CallDefinition = {input: z.ZodType, output: z.ZodType};
 
 const conversationRef = z.strictObject({conversationId: ConversationIdSchema});
 const titleSchema = z.string().trim().min(1, "a title cannot be empty").max(200);
-const messageTextSchema = z.string().min(1, "a message cannot be empty").max(100_000)
+/** The longest message `chat.send` takes, in UTF-16 units (`String.length`): the app refuses longer before sending. */
+export const maxMessageTextLength = 100_000;
+const messageTextSchema = z.string().min(1, "a message cannot be empty")
+    .max(maxMessageTextLength, `a message can be at most ${maxMessageTextLength.toLocaleString("en-US")} characters`)
     .refine((text) => text.trim() !== "", "a message cannot be only whitespace");
 const maxTokensSchema = z.number().int().min(1).max(32_768);
 const filePathSchema = z.string().min(1).max(4096);
 const downloadUrlSchema = z.string().max(4096).regex(/^(https?:\/\/|hf:)\S+$/i, "an https:// or http:// URL, or an hf: URI");
-const anyCaseSha256Schema = z.string().regex(/^[0-9a-fA-F]{64}$/, "64 hex digits");
+const anyCaseSha256Schema = z.string().length(64).regex(/^[0-9a-fA-F]{64}$/, "64 hex digits");
 
 /** A catalog model by id, or any GGUF URL (with its SHA-256 when known): exactly one of `catalogId` and `url`. */
 const downloadRequestSchema = z.strictObject({

@@ -1,4 +1,4 @@
-export {coreCalls, type CallDefinition, type CoreCalls} from "./calls.js";
+export {coreCalls, maxMessageTextLength, type CallDefinition, type CoreCalls} from "./calls.js";
 export {coreEvents, type CoreEvents} from "./events.js";
 export * from "./schemas.js";
 export * from "./types.js";

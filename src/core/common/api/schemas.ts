@@ -1,4 +1,5 @@
 import {z} from "zod";
+import {cloudEndpointProblem} from "../cloud/cloudEndpointProblem.js";
 import {
     CatalogEntrySchema, CatalogIdSchema, DetectedModelSchema, DetectionResultSchema, ModelFitSchema, RegisteredModelIdSchema, RegisteredModelSchema
 } from "../models.js";
@@ -104,7 +105,12 @@ export const IsolationReportSchema = z.object({
 
 export const ThreadsSettingSchema = z.number().int().min(1).max(256).nullable();
 export const ContextSizeSettingSchema = z.number().int().min(128).max(131_072).nullable();
-export const CloudEndpointSchema = z.url({protocol: /^https?$/}).max(2048).nullable();
+/** An OpenAI-compatible base URL: https://, or http:// to this machine only (`cloudEndpointProblem`). */
+export const CloudEndpointSchema = z.url({protocol: /^https?$/}).max(2048).superRefine((endpoint, context) => {
+    const problem = URL.canParse(endpoint) ? cloudEndpointProblem(endpoint) : null;
+    if (problem != null)
+        context.addIssue({code: "custom", message: problem});
+}).nullable();
 
 /** App-wide settings. `null` means "the core decides" (threads: measured; context size: the model's, at most 4096). */
 export const AppSettingsSchema = z.object({
@@ -115,8 +121,13 @@ export const AppSettingsSchema = z.object({
         endpoint: CloudEndpointSchema,
         model: z.string().min(1).max(256).nullable(),
         fallback: z.boolean(),
-        /** The key itself never leaves the vault; only whether one is stored. */
+        /** The key itself never leaves the vault; only whether one is stored for this endpoint's origin. */
         apiKeyStored: z.boolean(),
+        /**
+         * Set when a key is stored but was given for another endpoint (origin) than the one set
+         * now: it is not sent there, and must be entered again. Says so, for the user; else null.
+         */
+        apiKeyReentry: z.string().nullable(),
         /** Where the key is kept, e.g. "os-keychain", "basic_text" (weak), "memory" (this session only). */
         keyStorage: z.string(),
         keyStorageWarning: z.string().nullable()
@@ -185,7 +196,7 @@ export const TurnStartedSchema = z.object({
 });
 
 /** A download started by `models.download`; events and `models.cancelDownload` name it. */
-export const DownloadIdSchema = z.string().regex(/^dl-[0-9a-f]{16}$/, "a download id (dl- and 16 hex digits)");
+export const DownloadIdSchema = z.string().length(19).regex(/^dl-[0-9a-f]{16}$/, "a download id (dl- and 16 hex digits)");
 
 export const DownloadStateSchema = z.enum(["running", "verifying", "done", "failed", "cancelled"]);
 

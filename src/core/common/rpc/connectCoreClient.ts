@@ -1,6 +1,6 @@
-import {createBirpc} from "birpc";
 import {coreEvents, isApiEvent, type ApiEvent, type ApiEventPayload, type ApiInput, type ApiMethod, type ApiOutput, type CallResult} from "../api/index.js";
 import type {CoreClient} from "./CoreClient.js";
+import {createChannelBirpc} from "./createChannelBirpc.js";
 import {RemoteCallError} from "./RemoteCallError.js";
 import type {ClientSideFunctions, CoreSideFunctions, RpcChannel} from "./RpcChannel.js";
 
@@ -27,25 +27,13 @@ export function connectCoreClient(channel: RpcChannel): ConnectedCoreClient {
         }
     };
 
-    const unsubscribers: Array<() => void> = [];
-    const rpc = createBirpc<CoreSideFunctions, ClientSideFunctions>(functions, {
-        post: (message) => channel.post(message),
-        on: (handler) => {
-            unsubscribers.push(channel.onMessage(handler));
-        },
-        eventNames: [],
+    const {rpc, close} = createChannelBirpc<CoreSideFunctions, ClientSideFunctions>(functions, channel, {
+        // The core calls nothing else here; any other name is dropped.
+        refuse: () => undefined,
         // Replies may take as long as a model load; a closed channel rejects them instead.
-        timeout: -1
+        timeoutMs: -1,
+        closedMessage: "The connection to the core closed."
     });
-    const close = () => {
-        if (rpc.$closed)
-            return;
-
-        rpc.$close(new Error("The connection to the core closed."));
-        for (const unsubscribe of unsubscribers.splice(0))
-            unsubscribe();
-    };
-    unsubscribers.push(channel.onClose(close));
 
     return {
         async call<M extends ApiMethod>(method: M, input: ApiInput<M>): Promise<ApiOutput<M>> {
@@ -54,7 +42,7 @@ export function connectCoreClient(channel: RpcChannel): ConnectedCoreClient {
 
             let result: CallResult;
             try {
-                result = await rpc.call(method, input) as CallResult;
+                result = await rpc.$call("call", method, input) as CallResult;
             } catch (error) {
                 throw new RemoteCallError(method, {
                     code: "INTERNAL",
@@ -76,6 +64,6 @@ export function connectCoreClient(channel: RpcChannel): ConnectedCoreClient {
             set.add(listener as (payload: never) => void);
             return () => set.delete(listener as (payload: never) => void);
         },
-        close
+        close: () => close()
     };
 }

@@ -1,3 +1,4 @@
+export {createChannelBirpc, type ChannelBirpc, type ChannelBirpcOptions} from "./createChannelBirpc.js";
 export {connectCoreClient, type ConnectedCoreClient} from "./connectCoreClient.js";
 export type {CoreClient} from "./CoreClient.js";
 export {createInProcessChannelPair} from "./createInProcessChannelPair.js";

@@ -1,5 +1,6 @@
 import OpenAI from "openai";
-import {CleanroomError} from "../../common/errors.js";
+import {cloudEndpointProblem} from "../../common/cloud/cloudEndpointProblem.js";
+import {CleanroomError, InsecureCloudEndpointError} from "../../common/errors.js";
 
 export type CloudEndpoint = {
     /** OpenAI-compatible base URL, e.g. `https://host/v1`. */
@@ -31,6 +32,7 @@ const defaultRetries = 2;
 /**
  * Chat completions against any OpenAI-compatible endpoint through the official SDK. The SDK's
  * own retries are off: a request is tried again only while nothing of its reply has arrived.
+ * A plain http:// endpoint off this machine is refused (`InsecureCloudEndpointError`).
  */
 export class CloudClient {
     public readonly endpoint: Readonly<CloudEndpoint>;
@@ -38,6 +40,9 @@ export class CloudClient {
     private readonly _retries: number;
 
     public constructor(endpoint: CloudEndpoint, {timeoutMs = defaultTimeoutMs, retries = defaultRetries, fetch}: CloudClientOptions = {}) {
+        const problem = cloudEndpointProblem(endpoint.baseURL);
+        if (problem != null)
+            throw new InsecureCloudEndpointError(problem);
         this.endpoint = endpoint;
         this._retries = retries;
         this._openai = new OpenAI({

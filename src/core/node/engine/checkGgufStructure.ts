@@ -51,10 +51,10 @@ export function checkGgufStructure(modelPath: string, fileBytes: number): GgufSt
 
 function walk(reader: BoundedReader, modelPath: string, fileBytes: number): GgufStructure {
     const malformed = (what: string, extra: Record<string, number | string> = {}) =>
-        new ModelLoadError("MODEL_NOT_GGUF", `The GGUF header is malformed: ${what}.`, {path: modelPath, bytes: fileBytes, offset: reader.position, ...extra});
+        new ModelLoadError("MODEL_NOT_GGUF", `The GGUF header is malformed: ${what}.`, {path: modelPath, offset: reader.position, ...extra});
     // A count or length larger than what is left: the file was cut, or that field is damaged; either way it cannot load.
     const cut = (what: string) =>
-        new ModelLoadError("MODEL_TRUNCATED", `The model file is truncated or damaged: ${what}.`, {path: modelPath, bytes: fileBytes, offset: reader.position});
+        new ModelLoadError("MODEL_TRUNCATED", `The model file is truncated or damaged: ${what}.`, {path: modelPath, offset: reader.position});
     const count = (name: string, value: bigint, minBytesEach: number) => {
         const room = BigInt(reader.remaining);
         if (value * BigInt(minBytesEach) > room)
@@ -128,7 +128,7 @@ function walk(reader: BoundedReader, modelPath: string, fileBytes: number): Gguf
                 throw malformed(`dimension ${dim} of tensor "${name}" is 0`);
             elements *= size;
             if (elements > maxElements)
-                throw malformed(`tensor "${name}" declares more elements than a ${fileBytes}-byte file can hold`);
+                throw malformed(`tensor "${name}" declares more elements than the file can hold`);
         }
         const type = reader.u32();
         if (GgmlType[type] == null)
@@ -150,8 +150,8 @@ function walk(reader: BoundedReader, modelPath: string, fileBytes: number): Gguf
         if (BigInt(dataStart) + tensor.offset >= BigInt(fileBytes))
             throw new ModelLoadError(
                 "MODEL_TRUNCATED",
-                `The model file is truncated or damaged: tensor "${tensor.name}" starts at byte ${BigInt(dataStart) + tensor.offset}, the file has ${fileBytes}.`,
-                {path: modelPath, bytes: fileBytes}
+                `The model file is truncated or damaged: tensor "${tensor.name}" starts at byte ${BigInt(dataStart) + tensor.offset}, past its end.`,
+                {path: modelPath}
             );
     }
 
@@ -227,8 +227,8 @@ class BoundedReader {
         if (this._position + bytes > this._fileBytes)
             throw new ModelLoadError(
                 "MODEL_TRUNCATED",
-                `The model file ends inside its own header (${this._fileBytes} bytes; byte ${this._position + bytes} needed): it is truncated or damaged.`,
-                {path: this._path, bytes: this._fileBytes}
+                `The model file ends inside its own header (byte ${this._position + bytes} needed): it is truncated or damaged.`,
+                {path: this._path}
             );
     }
 }

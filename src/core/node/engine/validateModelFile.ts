@@ -27,8 +27,9 @@ const ggufMagic = Buffer.from("GGUF", "ascii");
 
 /**
  * Checks a model file before it gets near llama.cpp, so that each bad input is a specific,
- * clear error instead of a crash: missing, not GGUF, truncated, an architecture llama.cpp
- * does not know, or more memory than this machine has.
+ * clear error instead of a crash: missing or unreadable (one answer for both), not GGUF,
+ * truncated, an architecture llama.cpp does not know, or more memory than this machine has.
+ * No error about a file that is not a valid model gives that file's size.
  */
 export async function validateModelFile(llama: Llama, modelPath: string, options: ValidateModelOptions = {}): Promise<ModelFileFacts> {
     try {
@@ -46,25 +47,31 @@ export async function validateModelFile(llama: Llama, modelPath: string, options
 }
 
 async function checkModelFile(llama: Llama, modelPath: string, {totalMemoryBytes = os.totalmem()}: ValidateModelOptions): Promise<ModelFileFacts> {
-    let stat: fs.Stats;
+    // One answer for every path that gives no readable file (missing, a folder, a FIFO, no permission,
+    // a link loop…): the error never tells whether an arbitrary path exists. O_NONBLOCK: a FIFO never blocks the open.
+    const notReadable = () => new ModelLoadError("MODEL_NOT_FOUND", `No model file at ${modelPath}: not found or not readable.`, {path: modelPath});
+    let fd: number;
     try {
-        stat = fs.statSync(modelPath);
+        fd = fs.openSync(modelPath, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
     } catch {
-        throw new ModelLoadError("MODEL_NOT_FOUND", `Model file not found: ${modelPath}`, {path: modelPath});
+        throw notReadable();
     }
-    if (!stat.isFile())
-        throw new ModelLoadError("MODEL_NOT_FOUND", `Not a file: ${modelPath}`, {path: modelPath});
-
+    let stat: fs.Stats;
     const head = Buffer.alloc(8);
-    const fd = fs.openSync(modelPath, "r");
-    let headBytes: number;
+    let headBytes = 0;
     try {
+        stat = fs.fstatSync(fd);
+        if (!stat.isFile())
+            throw notReadable();
         headBytes = fs.readSync(fd, head, 0, head.length, 0);
+    } catch (error) {
+        throw error instanceof ModelLoadError ? error : notReadable();
     } finally {
         fs.closeSync(fd);
     }
+    // From here on, no message or detail gives the size of a file that is not a valid model.
     if (headBytes < 4 || !head.subarray(0, 4).equals(ggufMagic))
-        throw new ModelLoadError("MODEL_NOT_GGUF", `Not a GGUF model (the file does not start with "GGUF"): ${modelPath}`, {path: modelPath, bytes: stat.size});
+        throw new ModelLoadError("MODEL_NOT_GGUF", `Not a GGUF model (the file does not start with "GGUF"): ${modelPath}`, {path: modelPath});
 
     // Every count, length and type of the header is bounded before node-llama-cpp's reader trusts them.
     checkGgufStructure(modelPath, stat.size);
@@ -78,9 +85,9 @@ async function checkModelFile(llama: Llama, modelPath: string, {totalMemoryBytes
         throw new ModelLoadError(
             truncated ? "MODEL_TRUNCATED" : "MODEL_NOT_GGUF",
             truncated
-                ? `The model file ends inside its own header (${stat.size} bytes): it is truncated or damaged.`
+                ? "The model file ends inside its own header: it is truncated or damaged."
                 : `The GGUF header could not be read: ${reason}`,
-            {path: modelPath, bytes: stat.size},
+            {path: modelPath},
             error
         );
     }
@@ -91,9 +98,8 @@ async function checkModelFile(llama: Llama, modelPath: string, {totalMemoryBytes
     if (Number(fileInfo.infoEndOffset) > stat.size || parsedTensors < declaredTensors)
         throw new ModelLoadError(
             "MODEL_TRUNCATED",
-            `The model file is truncated inside its header: it declares ${declaredTensors} tensors, ` +
-            `${parsedTensors} could be read from its ${stat.size} bytes.`,
-            {path: modelPath, bytes: stat.size, declaredTensors, parsedTensors}
+            `The model file is truncated inside its header: it declares ${declaredTensors} tensors, ${parsedTensors} could be read.`,
+            {path: modelPath, declaredTensors, parsedTensors}
         );
 
     const architecture = String(fileInfo.metadata?.general?.architecture ?? "");
@@ -119,12 +125,12 @@ async function checkModelFile(llama: Llama, modelPath: string, {totalMemoryBytes
             {path: modelPath, neededBytes: estimatedRamBytes, totalMemoryBytes}
         );
 
+    const neededBytes = Number.isFinite(dataStart) ? dataStart + tensorBytes : tensorBytes;
     if (tensors.length === 0 || lastTensorStart >= stat.size || (Number.isFinite(dataStart) && dataStart + tensorBytes > stat.size))
         throw new ModelLoadError(
             "MODEL_TRUNCATED",
-            `The model file is truncated: its tensors need ${formatBytes(Number.isFinite(dataStart) ? dataStart + tensorBytes : tensorBytes)} ` +
-            `(${Number.isFinite(dataStart) ? dataStart + tensorBytes : tensorBytes} bytes) but the file has ${formatBytes(stat.size)} (${stat.size} bytes).`,
-            {path: modelPath, bytes: stat.size, expectedBytes: Number.isFinite(dataStart) ? dataStart + tensorBytes : tensorBytes}
+            `The model file is truncated: its header says it holds ${formatBytes(neededBytes)} (${neededBytes} bytes), and the file is shorter.`,
+            {path: modelPath, expectedBytes: neededBytes}
         );
 
     return {

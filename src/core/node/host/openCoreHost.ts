@@ -5,7 +5,8 @@ import type {ContextPoolOptions} from "../engine/ContextPool.js";
 import {defaultModelsDir} from "../models/defaultModelsDir.js";
 import {ModelRegistry} from "../models/ModelRegistry.js";
 import {createCoreService, type CoreService} from "../rpc/createCoreService.js";
-import {AppSettingsStore, cloudApiKeySecret} from "../settings/AppSettingsStore.js";
+import {AppSettingsStore} from "../settings/AppSettingsStore.js";
+import {CloudKeyStore} from "../secrets/CloudKeyStore.js";
 import {MemorySecretVault} from "../secrets/MemorySecretVault.js";
 import {SettingsStore} from "../store/SettingsStore.js";
 import {openDatabase} from "../store/openDatabase.js";
@@ -43,14 +44,15 @@ export type CoreHost = {
 export async function openCoreHost(options: CoreHostOptions): Promise<CoreHost> {
     const vault = options.vault ?? new MemorySecretVault();
     const saved = await readSavedSettings(options.database, vault);
+    const cloudKeys = new CloudKeyStore(vault);
     const threads = options.threads ?? saved.threads ?? undefined;
     const contextSize = options.contextSize ?? saved.contextSize ?? undefined;
 
     const core = Core.create(await loadLlama(), {
         database: options.database,
         engine: {threads, contextSize, pool: options.pool},
-        // The key is read from the host's vault for each cloud turn; the core never stores it.
-        cloud: {apiKey: () => vault.read(cloudApiKeySecret)}
+        // The key is read from the host's vault for each cloud turn, only for the origin it was given for; the core never stores it.
+        cloud: {apiKey: (endpoint) => cloudKeys.keyFor(endpoint)}
     });
     const modelsDir = options.modelsDir ?? defaultModelsDir();
     const service = createCoreService(core, {

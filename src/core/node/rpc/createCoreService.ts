@@ -132,7 +132,9 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
         models,
         async call(method, input) {
             if (!isApiMethod(method))
-                return {ok: false, error: new InvalidInputError("call", [`unknown method "${String(method)}"`]).toWire()};
+                return {ok: false, error: new InvalidInputError("call", [typeof method === "string"
+                    ? `unknown method "${method.length > 100 ? method.slice(0, 100) + "…" : method}"`
+                    : `the method name must be a string, got ${Array.isArray(method) ? "an array" : typeof method}`]).toWire()};
 
             const parsed = coreCalls[method].input.safeParse(input);
             if (!parsed.success) {

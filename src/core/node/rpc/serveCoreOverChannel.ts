@@ -1,30 +1,32 @@
-import {createBirpc} from "birpc";
-import type {ClientSideFunctions, CoreSideFunctions, RpcChannel} from "../../common/rpc/index.js";
+import {InvalidInputError} from "../../common/errors.js";
+import {createChannelBirpc, type ClientSideFunctions, type CoreSideFunctions, type RpcChannel} from "../../common/rpc/index.js";
 import type {CoreService} from "./createCoreService.js";
 
 /**
+ * How long a call from the core to a client waits for its answer. The core only sends events
+ * today (nothing is awaited), but no call of the core may ever wait on a client forever.
+ */
+export const coreToClientTimeoutMs = 30_000;
+
+/**
  * Answers calls and forwards every event over one channel (a WebSocket, a MessagePort, an
- * in-process pair). Returns the function that detaches; it also detaches when the channel closes.
+ * in-process pair). Only the contract's door (`call`) is dispatched; any other name a peer
+ * sends is answered INVALID_INPUT. Returns the function that detaches; it also detaches when
+ * the channel closes.
  */
 export function serveCoreOverChannel(service: CoreService, channel: RpcChannel): () => void {
-    const unsubscribers: Array<() => void> = [];
     const functions: CoreSideFunctions = {
         call: (method, input) => service.call(method, input)
     };
-    const rpc = createBirpc<ClientSideFunctions, CoreSideFunctions>(functions, {
-        post: (message) => channel.post(message),
-        on: (handler) => {
-            unsubscribers.push(channel.onMessage(handler));
-        },
-        eventNames: ["event"],
-        timeout: -1,
-        // A peer that went away mid-reply is not the core's failure.
-        onGeneralError: () => true
+    const {rpc, close} = createChannelBirpc<ClientSideFunctions, CoreSideFunctions>(functions, channel, {
+        refuse: (name) => ({ok: false, error: new InvalidInputError("the RPC", [`no function "${name}"; only "call" is answered`]).toWire()}),
+        timeoutMs: coreToClientTimeoutMs,
+        eventNames: ["event"]
     });
-    unsubscribers.push(service.events.onAny((event, payload) => {
+    const stopEvents = service.events.onAny((event, payload) => {
         if (!rpc.$closed)
-            void rpc.event.asEvent(event, payload).catch(() => undefined);
-    }));
+            void rpc.$callEvent("event", event, payload).catch(() => undefined);
+    });
 
     let detached = false;
     const detach = () => {
@@ -32,10 +34,10 @@ export function serveCoreOverChannel(service: CoreService, channel: RpcChannel):
             return;
 
         detached = true;
-        rpc.$close();
-        for (const unsubscribe of unsubscribers.splice(0))
-            unsubscribe();
+        stopEvents();
+        stopOnClose();
+        close();
     };
-    unsubscribers.push(channel.onClose(detach));
+    const stopOnClose = channel.onClose(detach);
     return detach;
 }

@@ -1,8 +1,14 @@
 import type {WebSocket} from "ws";
 import type {RpcChannel} from "../../common/rpc/index.js";
 
-/** A server-side `ws` socket as an RPC channel: JSON text frames; frames that are not JSON are dropped. */
+/**
+ * A `ws` socket as an RPC channel: JSON text frames; frames that are not JSON are dropped. A
+ * socket error (a peer breaking the protocol: text that is not UTF-8, an unmasked or reserved
+ * frame, a message over the size limit) is that socket's end only: `ws` has already sent the
+ * close frame with the matching code (1007, 1002, 1009) and closes it; the process lives on.
+ */
 export function webSocketChannel(socket: WebSocket): RpcChannel {
+    socket.on("error", () => undefined);
     return {
         post(message) {
             if (socket.readyState === socket.OPEN)

@@ -1,8 +1,8 @@
 import type {ApiParsedInput, AppSettings} from "../../common/api/index.js";
+import {InvalidInputError} from "../../common/errors.js";
 import type {SecretVault} from "../../common/secrets.js";
+import {CloudKeyStore} from "../secrets/CloudKeyStore.js";
 import type {SettingsStore} from "../store/SettingsStore.js";
-
-export const cloudApiKeySecret = "cloud.apiKey";
 
 const keys = {
     modelPath: "app.modelPath",
@@ -15,36 +15,48 @@ const keys = {
 
 /**
  * The user-facing settings over the core's key/value settings table. The cloud API key is
- * never written there: it goes to the host's secret vault.
+ * never written there: it goes to the host's secret vault, bound to the endpoint it is given
+ * with (or the one already set), and is reported stored only while that endpoint is set.
  */
 export class AppSettingsStore {
     private readonly _settings: SettingsStore;
     private readonly _vault: SecretVault;
+    private readonly _keys: CloudKeyStore;
 
     public constructor(settings: SettingsStore, vault: SecretVault) {
         this._settings = settings;
         this._vault = vault;
+        this._keys = new CloudKeyStore(vault);
     }
 
     public async get(): Promise<AppSettings> {
+        const endpoint = this._settings.get<string>(keys.cloudEndpoint) ?? null;
+        const key = await this._keys.status(endpoint);
         return {
             modelPath: this._settings.get<string>(keys.modelPath) ?? null,
             threads: this._settings.get<number>(keys.threads) ?? null,
             contextSize: this._settings.get<number>(keys.contextSize) ?? null,
             cloud: {
-                endpoint: this._settings.get<string>(keys.cloudEndpoint) ?? null,
+                endpoint,
                 model: this._settings.get<string>(keys.cloudModel) ?? null,
                 fallback: this._settings.get<boolean>(keys.cloudFallback) ?? false,
-                apiKeyStored: await this._vault.has(cloudApiKeySecret),
+                apiKeyStored: key.usable,
+                apiKeyReentry: key.reentry?.message ?? null,
                 keyStorage: this._vault.storage,
                 keyStorageWarning: this._vault.warning
             }
         };
     }
 
+    /** Refused as a whole (nothing written) when a key comes with no endpoint to bind it to. */
     public async set(changes: ApiParsedInput<"settings.set">): Promise<AppSettings> {
-        if (changes.cloudApiKey !== undefined)
-            await this._vault.write(cloudApiKeySecret, changes.cloudApiKey);
+        const endpoint = changes.cloudEndpoint !== undefined ? changes.cloudEndpoint : this._settings.get<string>(keys.cloudEndpoint) ?? null;
+        if (typeof changes.cloudApiKey === "string") {
+            if (endpoint == null)
+                throw new InvalidInputError("settings.set", ["cloudApiKey: set cloudEndpoint too; a key is kept only for the endpoint it is given for"]);
+            await this._keys.store(changes.cloudApiKey, endpoint);
+        } else if (changes.cloudApiKey === null)
+            await this._keys.forget();
 
         for (const [field, value] of Object.entries(changes) as Array<[keyof typeof keys | "cloudApiKey", unknown]>) {
             if (value === undefined || field === "cloudApiKey")
