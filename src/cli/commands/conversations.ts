@@ -3,6 +3,8 @@ import {openDatabase} from "../../core/node/store/openDatabase.js";
 import {ConversationStore} from "../../core/node/store/ConversationStore.js";
 import {AuditLog} from "../../core/node/audit/AuditLog.js";
 import {defaultDatabasePath} from "../../core/node/appPaths.js";
+import {ConversationIdSchema} from "../../core/common/types.js";
+import {textOption} from "../optionParsers.js";
 import {printJson, reportError} from "../output.js";
 
 type Options = {db?: string, json?: boolean};
@@ -24,7 +26,8 @@ export function registerConversationsCommand(program: Command) {
                     process.stdout.write(`${conversation.id}  ${conversation.policy.padEnd(13)}  ${String(conversation.messageCount).padStart(4)} msgs  ${conversation.title}\n`);
         }));
 
-    conversations.command("show <id>")
+    conversations.command("show")
+        .argument("<id>", "conversation id", textOption("conversation id", ConversationIdSchema))
         .option("--db <file>", "SQLite database").option("--json", "JSON output")
         .action((id: string, options: Options) => withStore(options, (store, audit) => {
             const conversation = store.get(id);
@@ -38,7 +41,8 @@ export function registerConversationsCommand(program: Command) {
             }
         }));
 
-    conversations.command("delete <id>")
+    conversations.command("delete")
+        .argument("<id>", "conversation id", textOption("conversation id", ConversationIdSchema))
         .option("--db <file>", "SQLite database").option("--json", "JSON output")
         .action((id: string, options: Options) => withStore(options, (store, audit) => {
             store.delete(id);

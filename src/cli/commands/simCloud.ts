@@ -1,7 +1,15 @@
-import {InvalidArgumentError, type Command} from "commander";
+import type {Command} from "commander";
+import {z} from "zod";
+import {SeedSchema} from "../../core/common/api/limits.js";
 import {SharedCloudSimulator} from "../../core/node/cloud/sim/SharedCloudSimulator.js";
 import {simFaults, simModes, type SimFault, type SimMode} from "../../core/node/cloud/sim/types.js";
-import {parseIntegerOption, parseNumberOption, reportError} from "../output.js";
+import {InvalidOptionError} from "../InvalidOptionError.js";
+import {numberOption} from "../optionParsers.js";
+import {reportError} from "../output.js";
+
+const PortSchema = z.number().int().min(0).max(65_535);
+const TokenCountSchema = z.number().int().min(1).max(100_000_000);
+const LeakRateSchema = z.number().min(0).max(1);
 
 type SimCloudCommandOptions = {
     port: number,
@@ -19,15 +27,15 @@ type SimCloudCommandOptions = {
 export function registerSimCloudCommand(program: Command) {
     program.command("sim-cloud")
         .description("Run the multi-tenant shared-cloud simulator (OpenAI-compatible) on 127.0.0.1 until interrupted")
-        .requiredOption("--port <p>", "port on 127.0.0.1 (0: any free port)", parseIntegerOption("--port"))
+        .requiredOption("--port <p>", "port on 127.0.0.1 (0: any free port)", numberOption("--port", PortSchema))
         .requiredOption("--mode <mode>", `one of ${simModes.join(", ")}`, parseMode)
-        .option("--seed <s>", "seed for every choice the simulator makes (default: 1)", parseIntegerOption("--seed"))
+        .option("--seed <s>", "seed for every choice the simulator makes (default: 1)", numberOption("--seed", SeedSchema))
         .option("--model <gguf>", "GGUF model to generate with (default: $CLEANROOM_MODEL, else a synthetic generator)")
-        .option("--pool-tokens <n>", "KV memory shared by all tenants, in tokens (default: 4096)", parseIntegerOption("--pool-tokens"))
-        .option("--page-tokens <n>", "tokens per KV page (default: 64)", parseIntegerOption("--page-tokens"))
+        .option("--pool-tokens <n>", "KV memory shared by all tenants, in tokens (default: 4096)", numberOption("--pool-tokens", TokenCountSchema))
+        .option("--page-tokens <n>", "tokens per KV page (default: 64)", numberOption("--page-tokens", TokenCountSchema))
         .option("--advertised-context <n>", "context length advertised (default: the pool; incident: pool x 1M/681K)",
-            parseIntegerOption("--advertised-context"))
-        .option("--leak-rate <r>", "leak chance per request for random-leak and paraphrase (default: 0.1)", parseNumberOption("--leak-rate"))
+            numberOption("--advertised-context", TokenCountSchema))
+        .option("--leak-rate <r>", "leak chance per request for random-leak and paraphrase (default: 0.1)", numberOption("--leak-rate", LeakRateSchema))
         .option("--faults <list>", `faulty mode: comma-separated, taken in turn (${simFaults.join(", ")})`, parseFaults)
         .action(async (options: SimCloudCommandOptions) => {
             try {
@@ -58,7 +66,7 @@ export function registerSimCloudCommand(program: Command) {
 
 function parseMode(value: string): SimMode {
     if (!(simModes as readonly string[]).includes(value))
-        throw new InvalidArgumentError(`--mode must be one of ${simModes.join(", ")}, got "${value}"`);
+        throw new InvalidOptionError("--mode", value, `one of ${simModes.join(", ")}`, {mustBe: true});
     return value as SimMode;
 }
 
@@ -66,7 +74,7 @@ function parseFaults(value: string): SimFault[] {
     const faults = value.split(",").map((fault) => fault.trim()).filter((fault) => fault !== "");
     for (const fault of faults) {
         if (!(simFaults as readonly string[]).includes(fault))
-            throw new InvalidArgumentError(`--faults takes ${simFaults.join(", ")}, got "${fault}"`);
+            throw new InvalidOptionError("--faults", value, `a comma-separated list of ${simFaults.join(", ")}`, {mustBe: true});
     }
     return faults as SimFault[];
 }

@@ -6,6 +6,7 @@ import {
     ConversationIdSchema, ConversationPolicySchema, ConversationSettingsSchema, MessageRoleSchema, MessageStatusSchema,
     RouteSchema, SessionEndReasonSchema
 } from "../types.js";
+import {ContextSizeSchema, ThreadsSchema} from "./limits.js";
 
 /**
  * Shapes of the values that cross the API: what calls return and what events carry.
@@ -102,8 +103,8 @@ export const IsolationReportSchema = z.object({
     events: z.array(AuditEventSchema)
 });
 
-export const ThreadsSettingSchema = z.number().int().min(1).max(256).nullable();
-export const ContextSizeSettingSchema = z.number().int().min(128).max(131_072).nullable();
+export const ThreadsSettingSchema = ThreadsSchema.nullable();
+export const ContextSizeSettingSchema = ContextSizeSchema.nullable();
 export const CloudEndpointSchema = z.url({protocol: /^https?$/}).max(2048).nullable();
 
 /** App-wide settings. `null` means "the core decides" (threads: measured; context size: the model's, at most 4096). */

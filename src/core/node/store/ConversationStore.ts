@@ -1,8 +1,8 @@
 import crypto from "node:crypto";
 import type Database from "better-sqlite3";
-import {CleanroomError} from "../../common/errors.js";
+import {CleanroomError, InvalidInputError} from "../../common/errors.js";
 import {
-    ConversationSettingsSchema, type CloudVerdict, type Conversation, type ConversationId, type ConversationPolicy, type ConversationSettings,
+    ConversationIdSchema, ConversationSettingsSchema, type CloudVerdict, type Conversation, type ConversationId, type ConversationPolicy, type ConversationSettings,
     type ConversationSummary, type Message, type MessageRole, type MessageStatus, type Route
 } from "../../common/types.js";
 
@@ -38,6 +38,9 @@ export class ConversationStore {
     }
 
     public create({id, title, policy = "local", settings = {}}: NewConversation = {}): Conversation {
+        const checkedId = id == null ? undefined : ConversationIdSchema.safeParse(id);
+        if (checkedId?.success === false)
+            throw new InvalidInputError("conversations.create", checkedId.error.issues.map((issue) => `id: ${issue.message}`));
         const now = Date.now();
         const conversation: Conversation = {
             id: id ?? crypto.randomUUID(),
