@@ -11,6 +11,8 @@ import {importModelFile} from "../../core/node/models/importModelFile.js";
 import {ModelCatalog} from "../../core/node/models/ModelCatalog.js";
 import {formatSize, ModelDownloader} from "../../core/node/models/ModelDownloader.js";
 import {ModelRegistry} from "../../core/node/models/ModelRegistry.js";
+import {formatDuration} from "../formatDuration.js";
+import {renderProgressBar} from "../renderProgressBar.js";
 
 export type ModelsCommandIo = {
     stdout: (text: string) => void,
@@ -301,7 +303,7 @@ function createProgressBar(io: ModelsCommandIo) {
     const report = (progress: DownloadProgress) => {
         const fraction = progress.totalBytes > 0 ? Math.min(1, progress.downloadedBytes / progress.totalBytes) : 0;
         const label = progress.phase === "verifying" ? "Verifying" : "Downloading";
-        const line = `${label} [${"#".repeat(Math.round(fraction * 30)).padEnd(30, ".")}] ${(fraction * 100).toFixed(0).padStart(3)}%  ` +
+        const line = `${label} ${renderProgressBar(fraction)}  ` +
             `${formatSize(progress.downloadedBytes)} / ${formatSize(progress.totalBytes)}` +
             (progress.phase === "downloading" ? `  ${formatSize(progress.bytesPerSecond)}/s` +
                 (progress.etaSeconds != null ? `  ETA ${formatDuration(progress.etaSeconds)}` : "") : "");
@@ -322,12 +324,4 @@ function createProgressBar(io: ModelsCommandIo) {
                 io.stderr("\n");
         }
     });
-}
-
-function formatDuration(seconds: number) {
-    if (seconds < 60)
-        return `${Math.ceil(seconds)}s`;
-    if (seconds < 3600)
-        return `${Math.floor(seconds / 60)}m${String(Math.ceil(seconds % 60)).padStart(2, "0")}s`;
-    return `${Math.floor(seconds / 3600)}h${String(Math.floor((seconds % 3600) / 60)).padStart(2, "0")}m`;
 }
