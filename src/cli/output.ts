@@ -8,14 +8,14 @@ export function printJson(value: unknown) {
 }
 
 /** Errors go to stderr (as JSON with --json) and set a non-zero exit code. */
-export function reportError(error: unknown, json: boolean) {
+export function reportError(error: unknown, json: boolean, write: (text: string) => void = (text) => process.stderr.write(text)) {
     const wire = toWireError(error);
     if (json)
-        process.stderr.write(JSON.stringify({error: wire}) + "\n");
+        write(JSON.stringify({error: wire}) + "\n");
     else
-        process.stderr.write(`cleanroom: ${wire.message}${wire.code !== "INTERNAL" ? ` [${wire.code}]` : ""}\n`);
+        write(`cleanroom: ${wire.message}${wire.code !== "INTERNAL" ? ` [${wire.code}]` : ""}\n`);
 
     if (process.env.CLEANROOM_DEBUG === "1" && error instanceof Error)
-        process.stderr.write(`${error.stack}\n`);
+        write(`${error.stack}\n`);
     process.exitCode = exitCodes.error;
 }

@@ -126,7 +126,7 @@ describe.skipIf(modelPath == null)("cleanroom models (CLI)", () => {
         expect(list.catalog.every((entry: {fit: {basis: string}}) => entry.fit.basis === "catalog")).toBe(true);
 
         const text = (await cli("list")).stdout;
-        expect(text).toMatch(/Installed:[\s\S]*\* stories/);
+        expect(text).toMatch(/Installed \(\* the default\):[\s\S]*\* +stories/);
         expect(text).toMatch(/Catalog[\s\S]*qwen2\.5-7b-instruct-q4_k_m/);
 
         expect((await cli("remove", ollama.id)).exitCode).toBe(0);

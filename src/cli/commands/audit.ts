@@ -4,6 +4,7 @@ import {CloudContextLimitSchema, MaxTokensSchema, SeedSchema} from "../../core/c
 import {CleanroomError} from "../../core/common/errors.js";
 import {auditEndpoint, type AuditReport} from "../../core/node/cloud/audit/auditEndpoint.js";
 import {cloudApiKeyFromEnvironment} from "../openCore.js";
+import {formatTable} from "../formatTable.js";
 import {numberOption} from "../optionParsers.js";
 import {exitCodes, printJson, reportError} from "../output.js";
 import {StepProgress} from "../StepProgress.js";
@@ -74,8 +75,9 @@ function printReport(report: AuditReport) {
         `${report.sizes.overLimit} past it), ${report.completed} answered, ${report.errors.length} errors`);
     write(`Oversize requests accepted instead of refused: ${report.oversizeAccepted} of ${report.oversizeRequests}`);
     write(`Leaks: ${report.leaks.length}`);
-    for (const leak of report.leaks)
-        write(`  request ${leak.request} (${leak.tenant}): ${leak.kind}${leak.from.length > 0 ? ` from ${leak.from.join(", ")}` : ""}`);
+    if (report.leaks.length > 0)
+        process.stdout.write(formatTable([{header: "REQUEST", align: "right"}, {header: "TENANT"}, {header: "KIND"}, {header: "DATA OF"}],
+            report.leaks.map((leak) => [String(leak.request), leak.tenant, leak.kind, leak.from.join(", ")]), {indent: "  "}));
     if (report.leaks.length > 0 || report.oversizeAccepted > 0)
         write("Result: NOT SAFE for shared use (exit 3).");
     else if (report.completed > 0)

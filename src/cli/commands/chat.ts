@@ -3,7 +3,7 @@ import {Option, type Command} from "commander";
 import {
     CloudContextLimitSchema, ContextSizeSchema, MaxTokensSchema, MessageTextSchema, SeedSchema, TemperatureSchema, ThreadsSchema
 } from "../../core/common/api/limits.js";
-import {CleanroomError} from "../../core/common/errors.js";
+import {CleanroomError, isCleanroomError} from "../../core/common/errors.js";
 import {ConversationIdSchema, ConversationSettingsSchema} from "../../core/common/types.js";
 import type {Core} from "../../core/node/Core.js";
 import {openCore, resolveModelPath} from "../openCore.js";
@@ -68,6 +68,9 @@ export function registerChatCommand(program: Command) {
                 }
                 if (modelPath == null)
                     throw new CleanroomError("MODEL_NOT_LOADED", "No model: pass --model <gguf>, set CLEANROOM_MODEL, or choose a default with `models default`.");
+
+                if (json && options.prompt == null)
+                    throw new CleanroomError("INVALID_INPUT", "--json needs --prompt <text>: interactive chat prints text, not JSON.", {option: "--json"});
 
                 core = await openCore({db: options.db, threads: options.threads, contextSize: options.contextSize});
                 await core.loadModel(modelPath);
@@ -163,12 +166,16 @@ async function interactive(core: Core, conversationId: string, options: ChatOpti
     process.stderr.write(`Conversation ${conversation.id} (${messages.length} earlier messages). /quit to leave; Ctrl+C stops a reply.\n`);
     const terminal = readline.createInterface({input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY});
     let generation: AbortController | null = null;
-    terminal.on("SIGINT", () => {
+    // Ctrl+C stops the reply being generated, else leaves (the session is scrubbed either way). It
+    // arrives from readline on a terminal, and as a signal otherwise (a pipe, `kill -INT`).
+    const stop = () => {
         if (generation != null)
             generation.abort();
         else
             terminal.close();
-    });
+    };
+    terminal.on("SIGINT", stop);
+    process.on("SIGINT", stop);
 
     try {
         for (;;) {
@@ -187,19 +194,26 @@ async function interactive(core: Core, conversationId: string, options: ChatOpti
             generation = new AbortController();
             process.stdout.write("assistant> ");
             try {
-                await core.sendMessage(
+                const result = await core.sendMessage(
                     {conversationId, text, maxTokens: options.maxTokens, temperature: options.temperature, seed: options.seed},
                     {signal: generation.signal, onText: (piece) => process.stdout.write(piece)}
                 );
+                if (result.finishReason === "aborted")
+                    process.stdout.write(" (stopped)");
             } catch (error) {
-                reportError(error, false);
-                process.exitCode = 0;
+                if (isCleanroomError(error, "GENERATION_ABORTED"))
+                    process.stdout.write(" (stopped)");
+                else {
+                    reportError(error, false);
+                    process.exitCode = 0;
+                }
             } finally {
                 generation = null;
                 process.stdout.write("\n");
             }
         }
     } finally {
+        process.off("SIGINT", stop);
         terminal.close();
         const scrub = await core.closeConversation(conversationId, "close");
         process.stderr.write(describeScrub(scrub) + "\n");

@@ -5,6 +5,7 @@ import {probeGreedyReply, type ProbeResult} from "../../core/node/selftest/probe
 import {runSelfTest} from "../../core/node/selftest/runSelfTest.js";
 import {resolveModelPath} from "../openCore.js";
 import {exitCodes, printJson, reportError} from "../output.js";
+import {formatTable} from "../formatTable.js";
 import {numberOption} from "../optionParsers.js";
 import {ContextSizeSchema, MaxTokensSchema, ThreadsSchema} from "../../core/common/api/limits.js";
 import {runCli} from "../spawnCli.js";
@@ -38,8 +39,8 @@ export function registerSelfTestCommand(program: Command) {
                     printJson({passed: report.passed, checks: report.checks.map(({name, passed, detail}) => ({name, passed, detail})),
                         model: report.model, threads: report.threads, contextSize: report.contextSize});
                 else {
-                    for (const check of report.checks)
-                        process.stdout.write(`${check.passed ? "PASS" : "FAIL"}  ${check.name.padEnd(12)} ${check.detail}\n`);
+                    process.stdout.write(formatTable([{header: "CHECK"}, {header: "RESULT"}, {header: "DETAIL"}],
+                        report.checks.map((check) => [check.name, check.passed ? "PASS" : "FAIL", check.detail])));
                     process.stdout.write(report.passed ? "All isolation checks passed.\n" : "Isolation self-test FAILED.\n");
                 }
                 if (!report.passed)

@@ -5,6 +5,7 @@ import {createModelDownloader, type ModelDownloader as LlamaModelDownloader} fro
 import {ModelLoadError} from "../../common/errors.js";
 import type {DownloadProgress} from "../../common/models.js";
 import {ModelDownloadError} from "./ModelDownloadError.js";
+import {formatBytes as formatSize} from "../../common/formatBytes.js";
 
 export type ModelDownloaderOptions = {
     /** Folder the verified file is saved in (created when missing). */
@@ -439,15 +440,4 @@ function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
         signal.addEventListener("abort", onAbort, {once: true});
         work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
     });
-}
-
-export function formatSize(bytes: number) {
-    const units = ["B", "KB", "MB", "GB", "TB"];
-    let value = bytes;
-    let unit = 0;
-    while (Math.abs(value) >= 1000 && unit < units.length - 1) {
-        value /= 1000;
-        unit++;
-    }
-    return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
 }
