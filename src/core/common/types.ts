@@ -149,7 +149,8 @@ export type CloudTurnInfo = {
     verdict: CloudVerdict | null,
     warnings: string[],
     canariesPlanted: number,
-    promptTokens: {ours: number, reported: number | null},
+    /** Ours, as the endpoint's tokenizer counts them (`countedBy: "endpoint"`) or as we estimate; what the server reported. */
+    promptTokens: {ours: number, reported: number | null, countedBy: "endpoint" | "estimate"},
     model: string | null,
     finishReason: string | null
 };
