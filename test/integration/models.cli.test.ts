@@ -67,7 +67,7 @@ describe.skipIf(modelPath == null)("cleanroom models (CLI)", () => {
 
         const plain = await cli("import", notModel);
         expect(plain.exitCode).toBe(1);
-        expect(plain.stderr).toMatch(/^Error \(MODEL_NOT_GGUF\): /);
+        expect(plain.stderr).toMatch(/^cleanroom: Not a GGUF model .* \[MODEL_NOT_GGUF\]\n$/);
     });
 
     test("download of a URL with --sha256 and --dir verifies, registers and reports progress lines", async () => {
