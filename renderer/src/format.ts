@@ -1,17 +1,7 @@
 /** Display helpers: sizes, times, counts. */
 
-export function formatBytes(bytes: number): string {
-    if (bytes < 1024)
-        return `${bytes} B`;
-    const units = ["KiB", "MiB", "GiB", "TiB"];
-    let value = bytes / 1024;
-    let unit = 0;
-    while (value >= 1024 && unit < units.length - 1) {
-        value /= 1024;
-        unit++;
-    }
-    return `${value >= 100 ? value.toFixed(0) : value.toFixed(1)} ${units[unit]}`;
-}
+/** The one size formatter of the app, shared with the CLI and the core's messages. */
+export {formatBytes} from "../../src/core/common/formatBytes.js";
 
 export function formatTime(at: number): string {
     return new Date(at).toLocaleTimeString(undefined, {hour: "2-digit", minute: "2-digit", second: "2-digit"});

@@ -1,40 +1,21 @@
-import {InvalidArgumentError} from "commander";
 import {toWireError} from "../core/common/errors.js";
 
-/** Exit codes of the CLI. */
-export const exitCodes = {ok: 0, error: 1, usage: 2, blocked: 3, securityFault: 4} as const;
+/** Exit codes of the CLI. 3: a cloud reply was blocked, or `audit` found a leak or an accepted oversize request. */
+export const exitCodes = {ok: 0, error: 1, usage: 2, blocked: 3, leakFound: 3, securityFault: 4} as const;
 
 export function printJson(value: unknown) {
     process.stdout.write(JSON.stringify(value, null, 2) + "\n");
 }
 
 /** Errors go to stderr (as JSON with --json) and set a non-zero exit code. */
-export function reportError(error: unknown, json: boolean) {
+export function reportError(error: unknown, json: boolean, write: (text: string) => void = (text) => process.stderr.write(text)) {
     const wire = toWireError(error);
     if (json)
-        process.stderr.write(JSON.stringify({error: wire}) + "\n");
+        write(JSON.stringify({error: wire}) + "\n");
     else
-        process.stderr.write(`cleanroom: ${wire.message}${wire.code !== "INTERNAL" ? ` [${wire.code}]` : ""}\n`);
+        write(`cleanroom: ${wire.message}${wire.code !== "INTERNAL" ? ` [${wire.code}]` : ""}\n`);
 
     if (process.env.CLEANROOM_DEBUG === "1" && error instanceof Error)
-        process.stderr.write(`${error.stack}\n`);
+        write(`${error.stack}\n`);
     process.exitCode = exitCodes.error;
-}
-
-export function parseIntegerOption(name: string) {
-    return (value: string) => {
-        const parsed = Number(value);
-        if (!Number.isInteger(parsed))
-            throw new InvalidArgumentError(`${name} must be a whole number, got "${value}"`);
-        return parsed;
-    };
-}
-
-export function parseNumberOption(name: string) {
-    return (value: string) => {
-        const parsed = Number(value);
-        if (!Number.isFinite(parsed))
-            throw new InvalidArgumentError(`${name} must be a number, got "${value}"`);
-        return parsed;
-    };
 }

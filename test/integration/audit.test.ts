@@ -1,7 +1,9 @@
 import {afterEach, describe, expect, it} from "vitest";
 import {auditEndpoint} from "../../src/core/node/cloud/audit/auditEndpoint.js";
 import {SharedCloudSimulator} from "../../src/core/node/cloud/sim/SharedCloudSimulator.js";
-import {runCli} from "../../src/cli/spawnCli.js";
+import {runCliCapturing} from "../../src/cli/spawnCli.js";
+import {hermeticCliEnv} from "../helpers/cliEnv.js";
+import {runCliInPseudoTerminal} from "../helpers/pseudoTerminal.js";
 
 describe("audit: cross-tenant leak probe of an endpoint", () => {
     const sims: SharedCloudSimulator[] = [];
@@ -36,7 +38,60 @@ describe("audit: cross-tenant leak probe of an endpoint", () => {
     it("the CLI prints the JSON report", async () => {
         const sim = await SharedCloudSimulator.start({mode: "incident", poolTokens: 2048});
         sims.push(sim);
-        const report = JSON.parse(await runCli(["audit", "--endpoint", sim.url, "--model", sim.modelName, "--requests", "24", "--seed", "3", "--json"]));
+        const run = await runCliCapturing(["audit", "--endpoint", sim.url, "--model", sim.modelName, "--requests", "24", "--seed", "3", "--json"],
+            {env: hermeticCliEnv("audit-json").env});
+        const report = JSON.parse(run.stdout);
+        expect(run.stderr).toBe("");
         expect(report).toMatchObject({requests: 24, leaks: expect.any(Array), oversizeAccepted: expect.any(Number), errors: expect.any(Array)});
+    });
+
+    it("the CLI exits 3 when it finds leaks (incident), 0 when the endpoint is clean (honest), 1 when nothing answered", async () => {
+        const {env} = hermeticCliEnv("audit-exit");
+        const incident = await SharedCloudSimulator.start({mode: "incident", poolTokens: 2048});
+        const honest = await SharedCloudSimulator.start({mode: "honest", poolTokens: 2048});
+        sims.push(incident, honest);
+        const audit = (sim: SharedCloudSimulator, ...flags: string[]) =>
+            runCliCapturing(["audit", "--endpoint", sim.url, "--model", sim.modelName, "--requests", "24", "--seed", "3", ...flags], {env});
+
+        const leaky = await audit(incident, "--json");
+        expect(JSON.parse(leaky.stdout).leaks.length).toBeGreaterThan(0);
+        expect(leaky.code).toBe(3);
+        const leakyText = await audit(incident);
+        expect(leakyText.code).toBe(3);
+        expect(leakyText.stdout).toMatch(/^Leaks: [1-9]\d*$/m);
+
+        const clean = await audit(honest, "--json");
+        expect(JSON.parse(clean.stdout)).toMatchObject({leaks: [], oversizeAccepted: 0});
+        expect(clean.code).toBe(0);
+
+        const nothing = await runCliCapturing(["audit", "--endpoint", honest.url, "--model", "no-such-model", "--requests", "4", "--json"], {env});
+        expect(nothing.code).toBe(1);
+        expect(JSON.parse(nothing.stderr).error).toMatchObject({code: "CLOUD_REQUEST_FAILED", message: expect.stringMatching(/answered none of the 4 requests/)});
+    });
+
+    it("without a terminal, progress is one plain line per request on stderr", async () => {
+        const sim = await SharedCloudSimulator.start({mode: "honest", poolTokens: 2048});
+        sims.push(sim);
+        const run = await runCliCapturing(["audit", "--endpoint", sim.url, "--model", sim.modelName, "--requests", "12", "--seed", "3"],
+            {env: hermeticCliEnv("audit-plain").env});
+        expect(run.code).toBe(0);
+        const lines = run.stderr.split("\n").filter((line) => line !== "");
+        expect(lines).toHaveLength(12);
+        lines.forEach((line, index) => expect(line).toMatch(new RegExp(`^audit: ${index + 1}/12 requests \\(\\d+%\\), \\d+s elapsed$`)));
+        expect(run.stderr).not.toMatch(/[\r\x1b]/);
+    });
+
+    it("on a terminal, progress is one bar redrawn in place with the count, percentage and elapsed time", async () => {
+        const sim = await SharedCloudSimulator.start({mode: "honest", poolTokens: 2048});
+        sims.push(sim);
+        const terminal = runCliInPseudoTerminal(["audit", "--endpoint", sim.url, "--model", sim.modelName, "--requests", "12", "--seed", "3"],
+            {env: hermeticCliEnv("audit-tty").env});
+        expect(await terminal.exited).toBe(0);
+        const frames = terminal.output().split("\r").filter((frame) => frame.startsWith("audit "));
+        expect(frames).toHaveLength(12);
+        frames.forEach((frame, index) =>
+            expect(frame).toMatch(new RegExp(`^audit \\[[#.]{30}\\] +\\d+%  ${index + 1}/12 requests  \\d+s\\x1b\\[K`)));
+        expect(frames.at(-1)).toMatch(/^audit \[#{30}\] 100%  12\/12 requests/);
+        expect(terminal.output()).not.toMatch(/audit: \d+\/12/);
     });
 });

@@ -50,7 +50,7 @@ async function runMode(mode: SimMode, {charsPerCanary = 400} = {}): Promise<Tall
 
             const result = await runGuardedCloudTurn({
                 client: install.client, ledger: install.ledger, conversationId: `t${tenant}-c${conversation}`, requestId: `r${index}`,
-                messages, maxTokens: 32, countTokens: (value) => Math.ceil(value.length / 4), charsPerCanary,
+                messages, maxTokens: 32, charsPerCanary,
                 fingerprints: install.indexExcept[conversation]!.excluding(messages.map((message) => message.content))
             });
             const record = sim.requests.at(-1)!;

@@ -5,6 +5,11 @@ import {SharedCloudSimulator} from "../../src/core/node/cloud/sim/SharedCloudSim
 import {requireTestModel} from "../helpers/testModel.js";
 import {tempDir} from "../helpers/tempCore.js";
 import path from "node:path";
+import {spawn} from "node:child_process";
+import {cliCommand, runCliCapturing} from "../../src/cli/spawnCli.js";
+import {fillerText} from "../../src/core/node/cloud/audit/fillerText.js";
+import {SeededRandom} from "../../src/core/node/cloud/sim/SeededRandom.js";
+import {hermeticCliEnv} from "../helpers/cliEnv.js";
 
 const modelPath = requireTestModel();
 
@@ -164,5 +169,45 @@ describe.skipIf(modelPath == null)("shared cloud CLI", () => {
             .catch((error: Error) => error);
         expect(blocked).toBeInstanceOf(Error);
         expect((blocked as Error).message).toMatch(/exited with 3/);
+    });
+});
+
+describe.skipIf(modelPath == null)("the README's incident, by its own commands", () => {
+    it("`sim-cloud --mode incident` says its model id and key rule; `chat --cloud` with an ordinary long paste is sent and blocked (exit 3)", async () => {
+        // The README's command line, on a free port instead of 8080; the local model loaded, as on a set-up machine.
+        const {env, db} = hermeticCliEnv("readme-incident", {CLEANROOM_MODEL: modelPath!});
+        const {command, args} = cliCommand(["sim-cloud", "--port", "0", "--mode", "incident"]);
+        const sim = spawn(command, args, {env: {...env, CLEANROOM_MODEL: ""}, stdio: ["ignore", "pipe", "pipe"]});
+        try {
+            let banner = "";
+            await new Promise<void>((resolve, reject) => {
+                sim.stdout.on("data", (chunk: Buffer) => {
+                    banner += chunk.toString("utf8");
+                    if (banner.includes("Stop with Ctrl+C."))
+                        resolve();
+                });
+                sim.on("exit", (code) => reject(new Error(`sim-cloud exited with ${code}: ${banner}`)));
+            });
+            const url = banner.split("\n")[0]!;
+            expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+            expect(banner).toMatch(/Model id: +cleanroom-sim\b/);
+            expect(banner).toMatch(/API key: +any non-empty key/);
+            expect(banner).toMatch(/POST http:\/\/127\.0\.0\.1:\d+\/tokenize/);
+            expect(banner).toMatch(/3 other tenants' earlier requests are in the KV memory/);
+
+            // An ordinary paste of notes, the size of the report's (15.5k characters), with a plain request.
+            const random = new SeededRandom(2026);
+            const prompt = `Please summarise my notes below in five bullet points.\n\n${fillerText(() => random.next(), 15_500)}`;
+            const run = await runCliCapturing(["chat", "--cloud", "--endpoint", url, "--cloud-model", "cleanroom-sim", "--db", db,
+                "--conversation", "incident-demo", "--prompt", prompt, "--json"], {env: {...env, CLEANROOM_CLOUD_API_KEY: "my-key"}});
+            expect(run.stderr).toBe("");
+            expect(run.code).toBe(3);
+            const reply = JSON.parse(run.stdout);
+            expect(reply).toMatchObject({blocked: true, reply: "", status: "blocked", verdict: {kind: "foreign-canary"},
+                promptTokens: {countedBy: "endpoint"}});
+            expect(reply.promptTokens.ours).toBeLessThanOrEqual(6015);
+        } finally {
+            sim.kill("SIGINT");
+        }
     });
 });

@@ -1,9 +1,12 @@
+import fs from "node:fs";
 import path from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {Core} from "../../src/core/node/Core.js";
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
 import {auditEndpoint} from "../../src/core/node/cloud/audit/auditEndpoint.js";
-import {requireTestModel} from "../helpers/testModel.js";
+import {CloudClient} from "../../src/core/node/cloud/CloudClient.js";
+import {EndpointTokenizerCache} from "../../src/core/node/cloud/EndpointTokenizerCache.js";
+import {repoRoot, requireTestModel} from "../helpers/testModel.js";
 import {tempDir} from "../helpers/tempCore.js";
 import {findLlamaServer, startLlamaServer, type RunningLlamaServer} from "../helpers/llamaServer.js";
 
@@ -51,7 +54,24 @@ describe.skipIf(modelPath == null || binary == null)("the cloud client against l
         const {ours, reported} = result.cloud!.promptTokens;
         expect(reported).not.toBeNull();
         expect(reported!).toBeGreaterThan(ours / 2);
+        expect(result.cloud!.promptTokens.countedBy).toBe("endpoint");
         console.log(`llama-server: prompt tokens ours ${ours}, reported ${reported}; model "${result.cloud!.model}"; warnings ${JSON.stringify(result.cloud!.warnings)}`);
+    });
+
+    it("counts tokens with llama-server's own POST /tokenize: the model's tokenizer, and the endpoint remembered as offering one", async () => {
+        const tokenizers = new EndpointTokenizerCache();
+        const client = new CloudClient({baseURL: server.url, model: "stories260K", apiKey: null, contextLimit: null}, {tokenizers});
+        expect(client.tokenizeUrl).toBe(`${new URL(server.url).origin}/tokenize`);
+        const corpora = {
+            english: fs.readFileSync(path.join(repoRoot, "README.md"), "utf8"),
+            code: fs.readFileSync(path.join(repoRoot, "src/core/node/cloud/CloudClient.ts"), "utf8")
+        };
+        for (const [name, text] of Object.entries(corpora)) {
+            const counted = await client.countTokens(text);
+            expect(counted).toEqual({tokens: core.engine.countTokens(text), countedBy: "endpoint"});
+            console.log(`llama-server /tokenize (stories260K): ${name} ${(text.length / counted.tokens).toFixed(2)} characters per token`);
+        }
+        expect(tokenizers.offersTokenizer(client.tokenizeUrl)).toBe(true);
     });
 
     it("a request over a slot's context is refused, by us before sending or by the server, never answered", async () => {
@@ -73,8 +93,10 @@ describe.skipIf(modelPath == null || binary == null)("the cloud client against l
     it(`audit: ${slots} tenants at once over the parallel slots and the RAM prompt cache, no cross-tenant leak`, async () => {
         const report = await auditEndpoint({
             baseURL: server.url, model: "stories260K", tenants: 6, requests: 48, concurrency: slots,
-            contextLimit: slotContext, charsPerToken: 3, maxTokens: 24, seed: 5
+            contextLimit: slotContext, maxTokens: 24, seed: 5
         });
+        // Sized by llama-server's own tokenizer, so that "near the limit" is near it.
+        expect(report.sizing.countedBy).toBe("endpoint");
         console.log(`audit of llama-server: ${JSON.stringify({...report, errors: report.errors.length, sizes: report.sizes})}`);
         expect(report.completed).toBeGreaterThan(0);
         expect(report.oversizeAccepted).toBe(0);

@@ -51,7 +51,7 @@ describe.skipIf(modelPath == null)("cleanroom models (CLI)", () => {
 
         const plain = await cli("import", notModel);
         expect(plain.exitCode).toBe(1);
-        expect(plain.stderr).toMatch(/^Error \(MODEL_NOT_GGUF\): /);
+        expect(plain.stderr).toMatch(/^cleanroom: Not a GGUF model .* \[MODEL_NOT_GGUF\]\n$/);
     });
 
     test("download of a URL with --sha256 and --dir verifies, registers and reports progress lines", async () => {
@@ -110,7 +110,7 @@ describe.skipIf(modelPath == null)("cleanroom models (CLI)", () => {
         expect(list.catalog.every((entry: {fit: {basis: string}}) => entry.fit.basis === "catalog")).toBe(true);
 
         const text = (await cli("list")).stdout;
-        expect(text).toMatch(/Installed:[\s\S]*\* stories/);
+        expect(text).toMatch(/Installed \(\* the default\):[\s\S]*\* +stories/);
         expect(text).toMatch(/Catalog[\s\S]*qwen2\.5-7b-instruct-q4_k_m/);
 
         expect((await cli("remove", ollama.id)).exitCode).toBe(0);

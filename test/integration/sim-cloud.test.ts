@@ -109,6 +109,27 @@ describe.skipIf(modelPath == null)("shared-cloud simulator over HTTP", () => {
             expect(chunks.slice(0, -1).every((chunk) => chunk.usage === null)).toBe(true);
         });
 
+        it("counts tokens at POST /tokenize as llama-server does ({content} → {tokens}), with its model's tokenizer, behind the key", async () => {
+            const text = "Once upon a time, there was a little girl named Lily. She loved to play outside.";
+            const tokenize = (body: unknown, key: string | null = "tenant-a") => fetch(`${new URL(sim.url).origin}/tokenize`, {
+                method: "POST", headers: {"content-type": "application/json", ...(key != null ? {authorization: `Bearer ${key}`} : {})},
+                body: JSON.stringify(body)
+            });
+            const response = await tokenize({content: text});
+            expect(response.status).toBe(200);
+            const {tokens} = await response.json() as {tokens: number[]};
+            const {loadLlama} = await import("../../src/core/node/engine/loadLlama.js");
+            const model = await (await loadLlama()).loadModel({modelPath: modelPath!});
+            try {
+                expect(tokens).toEqual([...model.tokenize(text)]);
+            } finally {
+                await model.dispose();
+            }
+            expect(tokens.length).toBe(sim.countTokens(text));
+            expect((await tokenize({content: text}, null)).status).toBe(401);
+            expect((await tokenize({text})).status).toBe(400);
+        });
+
         it("refuses a request over its context with HTTP 400 context_length_exceeded, and never leaks", async () => {
             const response = await postChat(sim, "tenant-b", {messages: [{role: "user", content: longText(900)}], max_tokens: 16});
             expect(response.status).toBe(400);
@@ -148,6 +169,21 @@ describe.skipIf(modelPath == null)("shared-cloud simulator over HTTP", () => {
 
             const tooBig = await postChat(sim, "tenant-attacked", {messages: [{role: "user", content: longText(2000)}], max_tokens: 8});
             expect(tooBig.status).toBe(400);
+        });
+    });
+
+    describe("other tenants", () => {
+        it("with otherTenants, a fresh simulator's first oversize request already leaks another tenant's canary", async () => {
+            const sim = await start({mode: "incident", poolTokens: 1024, seed: 4, otherTenants: 3});
+            expect(sim.otherTenants).toBe(3);
+            const ownCanary = createCanary();
+            const oversize = await chat(sim, "tenant-new", {messages: [plantedSystemMessage(ownCanary), {role: "user", content: longText(800)}], max_tokens: 32});
+            expect(sim.requests).toHaveLength(1);
+            expect(sim.requests[0]).toMatchObject({overflowed: true, status: 200});
+            expect(sim.requests[0]!.leaks.every((leak) => /^other-tenant-\d$/.test(leak.tenant))).toBe(true);
+            const ownBook = new Map([[hashCanary(ownCanary), {conversationId: "c", requestId: "r"}]]);
+            const scan = CanaryScanner.scanText(oversize.choices[0]!.message.content, {conversationId: "c", requestId: "r", book: {lookup: (hash) => ownBook.get(hash)}});
+            expect(scan.findings.map((finding) => finding.kind)).toContain("foreign-canary");
         });
     });
 

@@ -12,6 +12,7 @@ function scriptedCloud(pieces: string[]): CloudClient {
     return {
         endpoint: {baseURL: "http://127.0.0.1:1/v1", model: "scripted", apiKey: null, contextLimit: null},
         contextLimit: async () => null,
+        countTokens: async (value: string) => ({tokens: Math.ceil(value.length / 4), countedBy: "estimate"}),
         async *streamChat(): AsyncGenerator<CloudStreamEvent> {
             for (let at = 0; at < text.length; at += 7)
                 yield {type: "text", text: text.slice(at, at + 7)};
@@ -24,7 +25,7 @@ async function run(pieces: string[], holdBackChars?: number) {
     const streamed: string[] = [];
     const result = await runGuardedCloudTurn({
         client: scriptedCloud(pieces), ledger: memoryLedger(), conversationId: "c1", requestId: "r1",
-        messages: [{role: "user", content: "Tell me a story."}], maxTokens: 64, countTokens: (value) => Math.ceil(value.length / 4),
+        messages: [{role: "user", content: "Tell me a story."}], maxTokens: 64,
         holdBackChars, onText: (piece) => streamed.push(piece)
     });
     return {result, streamed: streamed.join("")};
@@ -53,7 +54,7 @@ describe("a cloud reply streams behind its scan", () => {
         const streamed: string[] = [];
         const result = await runGuardedCloudTurn({
             client: scriptedCloud([long]), ledger: memoryLedger(), conversationId: "c1", requestId: "r1",
-            messages: [{role: "user", content: "Tell me a story."}], maxTokens: 64, countTokens: (value) => Math.ceil(value.length / 4),
+            messages: [{role: "user", content: "Tell me a story."}], maxTokens: 64,
             onText: (piece) => {
                 streamed.push(piece);
                 seenWhileStreaming.push(streamed.join("").length);

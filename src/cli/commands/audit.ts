@@ -1,48 +1,85 @@
 import type {Command} from "commander";
-import {auditEndpoint} from "../../core/node/cloud/audit/auditEndpoint.js";
+import {z} from "zod";
+import {CloudContextLimitSchema, MaxTokensSchema, SeedSchema} from "../../core/common/api/limits.js";
+import {CleanroomError} from "../../core/common/errors.js";
+import {auditEndpoint, type AuditReport} from "../../core/node/cloud/audit/auditEndpoint.js";
 import {cloudApiKeyFromEnvironment} from "../openCore.js";
-import {parseIntegerOption, printJson, reportError} from "../output.js";
+import {formatTable} from "../formatTable.js";
+import {numberOption} from "../optionParsers.js";
+import {exitCodes, printJson, reportError} from "../output.js";
+import {StepProgress} from "../StepProgress.js";
+
+const TenantsSchema = z.number().int().min(1).max(1000);
+const RequestsSchema = z.number().int().min(1).max(100_000);
+const ConcurrencySchema = z.number().int().min(1).max(256);
 
 type AuditOptions = {
     endpoint: string, model: string, tenants: number, requests: number, concurrency: number,
     contextLimit?: number, maxTokens: number, seed?: number, json?: boolean
 };
 
+/**
+ * `cleanroom audit`: exits 3 when the endpoint leaked or accepted an oversize request, 0 only
+ * when it was probed and found clean, 1 on error (including an endpoint that answered nothing).
+ */
 export function registerAuditCommand(program: Command) {
     program.command("audit")
-        .description("Probe an OpenAI-compatible endpoint for cross-tenant leaks (several tenants, canaries, requests near and past the limit)")
+        .description("Probe an OpenAI-compatible endpoint for cross-tenant leaks (several tenants, canaries, requests near and past the limit). " +
+            "Exit 0: clean; 3: leaks or oversize requests accepted; 1: error")
         .requiredOption("--endpoint <base-url>", "OpenAI-compatible base URL (key: $CLEANROOM_CLOUD_API_KEY)")
         .requiredOption("--model <name>", "model name at the endpoint")
-        .option("--tenants <n>", "tenants to play", parseIntegerOption("--tenants"), 4)
-        .option("--requests <n>", "requests in all", parseIntegerOption("--requests"), 40)
-        .option("--concurrency <n>", "requests in flight at once", parseIntegerOption("--concurrency"), 4)
-        .option("--context-limit <n>", "the endpoint's context limit (default: as it reports)", parseIntegerOption("--context-limit"))
-        .option("--max-tokens <n>", "reply budget per request", parseIntegerOption("--max-tokens"), 32)
-        .option("--seed <s>", "seed for sizes and text", parseIntegerOption("--seed"))
+        .option("--tenants <n>", "tenants to play", numberOption("--tenants", TenantsSchema), 4)
+        .option("--requests <n>", "requests in all", numberOption("--requests", RequestsSchema), 40)
+        .option("--concurrency <n>", "requests in flight at once", numberOption("--concurrency", ConcurrencySchema), 4)
+        .option("--context-limit <n>", "the endpoint's context limit (default: as it reports)", numberOption("--context-limit", CloudContextLimitSchema))
+        .option("--max-tokens <n>", "reply budget per request", numberOption("--max-tokens", MaxTokensSchema), 32)
+        .option("--seed <s>", "seed for sizes and text", numberOption("--seed", SeedSchema))
         .option("--json", "JSON report on stdout")
         .action(async (options: AuditOptions) => {
             const json = options.json === true;
+            // A bar for a person at a terminal; with --json and no terminal, stderr stays for errors only.
+            const progress = json && process.stderr.isTTY !== true
+                ? null
+                : new StepProgress(process.stderr, {label: "audit", total: options.requests, unit: "requests"});
             try {
                 const report = await auditEndpoint({
                     baseURL: options.endpoint, model: options.model, apiKey: cloudApiKeyFromEnvironment(),
                     tenants: options.tenants, requests: options.requests, concurrency: options.concurrency,
                     contextLimit: options.contextLimit ?? null, maxTokens: options.maxTokens, seed: options.seed,
-                    onProgress: json ? undefined : (done, total) => process.stderr.write(`\r${done}/${total} requests`)
+                    onProgress: progress == null ? undefined : (done) => progress.update(done)
                 });
-                if (json) {
+                progress?.finish();
+                if (json)
                     printJson(report);
-                    return;
-                }
-                process.stderr.write("\n");
-                process.stdout.write(`${report.endpoint} (${report.model}), context limit ${report.contextLimit ?? "unknown"}\n`);
-                process.stdout.write(`${report.requests} requests (${report.sizes.normal} normal, ${report.sizes.nearLimit} near the limit, ` +
-                    `${report.sizes.overLimit} past it), ${report.completed} answered, ${report.errors.length} errors\n`);
-                process.stdout.write(`Oversize requests accepted instead of refused: ${report.oversizeAccepted} of ${report.oversizeRequests}\n`);
-                process.stdout.write(`Leaks: ${report.leaks.length}\n`);
-                for (const leak of report.leaks)
-                    process.stdout.write(`  request ${leak.request} (${leak.tenant}): ${leak.kind}${leak.from.length > 0 ? ` from ${leak.from.join(", ")}` : ""}\n`);
+                else
+                    printReport(report);
+
+                if (report.leaks.length > 0 || report.oversizeAccepted > 0)
+                    process.exitCode = exitCodes.leakFound;
+                else if (report.completed === 0)
+                    reportError(new CleanroomError("CLOUD_REQUEST_FAILED",
+                        `The endpoint answered none of the ${report.requests} requests, so nothing was proven` +
+                        `${report.errors[0] != null ? ` (first error: ${report.errors[0].message})` : ""}.`,
+                        {requests: report.requests, errors: report.errors.length}), json);
             } catch (error) {
+                progress?.finish();
                 reportError(error, json);
             }
         });
+}
+
+function printReport(report: AuditReport) {
+    const write = (line: string) => process.stdout.write(`${line}\n`);
+    write(`${report.endpoint} (${report.model}), context limit ${report.contextLimit ?? "unknown"}`);
+    write(`${report.requests} requests (${report.sizes.normal} normal, ${report.sizes.nearLimit} near the limit, ` +
+        `${report.sizes.overLimit} past it), ${report.completed} answered, ${report.errors.length} errors`);
+    write(`Oversize requests accepted instead of refused: ${report.oversizeAccepted} of ${report.oversizeRequests}`);
+    write(`Leaks: ${report.leaks.length}`);
+    if (report.leaks.length > 0)
+        process.stdout.write(formatTable([{header: "REQUEST", align: "right"}, {header: "TENANT"}, {header: "KIND"}, {header: "DATA OF"}],
+            report.leaks.map((leak) => [String(leak.request), leak.tenant, leak.kind, leak.from.join(", ")]), {indent: "  "}));
+    if (report.leaks.length > 0 || report.oversizeAccepted > 0)
+        write("Result: NOT SAFE for shared use (exit 3).");
+    else if (report.completed > 0)
+        write("Result: no leak found, every oversize request refused.");
 }

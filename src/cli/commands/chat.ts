@@ -1,10 +1,15 @@
 import readline from "node:readline/promises";
 import {Option, type Command} from "commander";
-import {CleanroomError} from "../../core/common/errors.js";
+import {
+    CloudContextLimitSchema, ContextSizeSchema, MaxTokensSchema, MessageTextSchema, SeedSchema, TemperatureSchema, ThreadsSchema
+} from "../../core/common/api/limits.js";
+import {CleanroomError, isCleanroomError} from "../../core/common/errors.js";
 import {titleFromText} from "../../core/common/titleFromText.js";
+import {ConversationIdSchema, ConversationSettingsSchema} from "../../core/common/types.js";
 import type {Core} from "../../core/node/Core.js";
 import {openCore, resolveModelPath} from "../openCore.js";
-import {exitCodes, parseIntegerOption, parseNumberOption, printJson, reportError} from "../output.js";
+import {numberOption, textOption} from "../optionParsers.js";
+import {exitCodes, printJson, reportError} from "../output.js";
 
 type ChatOptions = {
     model?: string,
@@ -29,18 +34,22 @@ export function registerChatCommand(program: Command) {
         .description("Chat with the local model. With --prompt: one turn, then the session ends (scrubbed) and the command exits.")
         .option("--model <gguf>", "GGUF model file (default: $CLEANROOM_MODEL)")
         .option("--db <file>", "SQLite database (default: the app's data folder)")
-        .option("--conversation <id>", "conversation to continue (created when new)")
-        .option("--prompt <text>", "send one message and exit")
-        .option("--max-tokens <n>", "reply budget in tokens", parseIntegerOption("--max-tokens"))
-        .option("--temperature <t>", "sampling temperature (0 = greedy, deterministic)", parseNumberOption("--temperature"))
-        .option("--seed <s>", "sampling seed (same seed, same reply)", parseIntegerOption("--seed"))
-        .option("--system <text>", "system prompt for a new conversation")
-        .option("--threads <n>", "override the measured thread count", parseIntegerOption("--threads"))
-        .option("--context-size <n>", "tokens per conversation context", parseIntegerOption("--context-size"))
+        .option("--conversation <id>", "conversation to continue (created when new; letters, digits and _ . : -)",
+            textOption("--conversation", ConversationIdSchema))
+        .option("--prompt <text>", "send one message and exit", textOption("--prompt", MessageTextSchema, {private: true}))
+        .option("--max-tokens <n>", "reply budget in tokens", numberOption("--max-tokens", MaxTokensSchema))
+        .option("--temperature <t>", "sampling temperature (0 = greedy, deterministic)", numberOption("--temperature", TemperatureSchema))
+        .option("--seed <s>", "sampling seed (same seed, same reply)", numberOption("--seed", SeedSchema))
+        .option("--system <text>", "system prompt for a new conversation",
+            textOption("--system", ConversationSettingsSchema.shape.systemPrompt, {private: true}))
+        .option("--threads <n>", "override the measured thread count", numberOption("--threads", ThreadsSchema))
+        .option("--context-size <n>", "tokens per conversation context (rounded up to a multiple of 256)",
+            numberOption("--context-size", ContextSizeSchema))
         .option("--cloud", "send this turn to the shared cloud (canary-checked); the conversation must allow it")
         .option("--endpoint <base-url>", "OpenAI-compatible base URL for --cloud (key: $CLEANROOM_CLOUD_API_KEY)")
         .option("--cloud-model <name>", "model name at the endpoint")
-        .option("--context-limit <n>", "the endpoint's context limit in tokens (default: as the endpoint reports)", parseIntegerOption("--context-limit"))
+        .option("--context-limit <n>", "the endpoint's context limit in tokens (default: as the endpoint reports)",
+            numberOption("--context-limit", CloudContextLimitSchema))
         .addOption(new Option("--json", "one JSON object on stdout"))
         .action(async (options: ChatOptions) => {
             const json = options.json === true;
@@ -60,6 +69,9 @@ export function registerChatCommand(program: Command) {
                 }
                 if (modelPath == null)
                     throw new CleanroomError("MODEL_NOT_LOADED", "No model: pass --model <gguf>, set CLEANROOM_MODEL, or choose a default with `models default`.");
+
+                if (json && options.prompt == null)
+                    throw new CleanroomError("INVALID_INPUT", "--json needs --prompt <text>: interactive chat prints text, not JSON.", {option: "--json"});
 
                 core = await openCore({db: options.db, threads: options.threads, contextSize: options.contextSize});
                 await core.loadModel(modelPath);
@@ -155,12 +167,16 @@ async function interactive(core: Core, conversationId: string, options: ChatOpti
     process.stderr.write(`Conversation ${conversation.id} (${messages.length} earlier messages). /quit to leave; Ctrl+C stops a reply.\n`);
     const terminal = readline.createInterface({input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY});
     let generation: AbortController | null = null;
-    terminal.on("SIGINT", () => {
+    // Ctrl+C stops the reply being generated, else leaves (the session is scrubbed either way). It
+    // arrives from readline on a terminal, and as a signal otherwise (a pipe, `kill -INT`).
+    const stop = () => {
         if (generation != null)
             generation.abort();
         else
             terminal.close();
-    });
+    };
+    terminal.on("SIGINT", stop);
+    process.on("SIGINT", stop);
 
     try {
         for (;;) {
@@ -179,19 +195,26 @@ async function interactive(core: Core, conversationId: string, options: ChatOpti
             generation = new AbortController();
             process.stdout.write("assistant> ");
             try {
-                await core.sendMessage(
+                const result = await core.sendMessage(
                     {conversationId, text, maxTokens: options.maxTokens, temperature: options.temperature, seed: options.seed},
                     {signal: generation.signal, onText: (piece) => process.stdout.write(piece)}
                 );
+                if (result.finishReason === "aborted")
+                    process.stdout.write(" (stopped)");
             } catch (error) {
-                reportError(error, false);
-                process.exitCode = 0;
+                if (isCleanroomError(error, "GENERATION_ABORTED"))
+                    process.stdout.write(" (stopped)");
+                else {
+                    reportError(error, false);
+                    process.exitCode = 0;
+                }
             } finally {
                 generation = null;
                 process.stdout.write("\n");
             }
         }
     } finally {
+        process.off("SIGINT", stop);
         terminal.close();
         const scrub = await core.closeConversation(conversationId, "close");
         process.stderr.write(describeScrub(scrub) + "\n");

@@ -3,6 +3,9 @@ import {openDatabase} from "../../core/node/store/openDatabase.js";
 import {ConversationStore} from "../../core/node/store/ConversationStore.js";
 import {AuditLog} from "../../core/node/audit/AuditLog.js";
 import {defaultDatabasePath} from "../../core/node/appPaths.js";
+import {ConversationIdSchema} from "../../core/common/types.js";
+import {formatTable} from "../formatTable.js";
+import {textOption} from "../optionParsers.js";
 import {printJson, reportError} from "../output.js";
 
 type Options = {db?: string, json?: boolean};
@@ -23,11 +26,16 @@ export function registerConversationsCommand(program: Command) {
             else if (list.length === 0)
                 process.stdout.write("No conversations.\n");
             else
-                for (const conversation of list)
-                    process.stdout.write(`${conversation.id}  ${conversation.policy.padEnd(13)}  ${String(conversation.messageCount).padStart(4)} msgs  ${conversation.title}\n`);
+                process.stdout.write(formatTable(
+                    [{header: "ID"}, {header: "POLICY"}, {header: "MESSAGES", align: "right"}, {header: "UPDATED"}, {header: "TITLE"}],
+                    list.map((conversation) => [
+                        conversation.id, conversation.policy, String(conversation.messageCount), formatLocalTime(conversation.updatedAt), conversation.title
+                    ])
+                ));
         }));
 
-    conversations.command("show <id>")
+    conversations.command("show")
+        .argument("<id>", "conversation id", textOption("conversation id", ConversationIdSchema))
         .option("--db <file>", "SQLite database").option("--json", "JSON output")
         .action((id: string, options: Options) => withStore(options, (store, audit) => {
             const conversation = store.get(id);
@@ -41,7 +49,8 @@ export function registerConversationsCommand(program: Command) {
             }
         }));
 
-    conversations.command("delete <id>")
+    conversations.command("delete")
+        .argument("<id>", "conversation id", textOption("conversation id", ConversationIdSchema))
         .option("--db <file>", "SQLite database").option("--json", "JSON output")
         .action((id: string, options: Options) => withStore(options, (store, audit) => {
             const {purge} = store.delete(id);
@@ -66,4 +75,11 @@ function withStore(options: Options, work: (store: ConversationStore, audit: Aud
     } finally {
         db?.close();
     }
+}
+
+/** "2026-10-28 14:05", in the local time zone. */
+function formatLocalTime(at: number) {
+    const date = new Date(at);
+    const two = (value: number) => String(value).padStart(2, "0");
+    return `${date.getFullYear()}-${two(date.getMonth() + 1)}-${two(date.getDate())} ${two(date.getHours())}:${two(date.getMinutes())}`;
 }

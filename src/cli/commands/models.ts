@@ -9,8 +9,13 @@ import {detectInstalledModels} from "../../core/node/models/detectInstalledModel
 import {estimateCatalogFit, estimateModelFit} from "../../core/node/models/estimateModelFit.js";
 import {importModelFile} from "../../core/node/models/importModelFile.js";
 import {ModelCatalog} from "../../core/node/models/ModelCatalog.js";
-import {formatSize, ModelDownloader} from "../../core/node/models/ModelDownloader.js";
+import {ModelDownloader} from "../../core/node/models/ModelDownloader.js";
+import {formatBytes} from "../../core/common/formatBytes.js";
 import {ModelRegistry} from "../../core/node/models/ModelRegistry.js";
+import {formatDuration} from "../formatDuration.js";
+import {reportError} from "../output.js";
+import {formatTable} from "../formatTable.js";
+import {renderProgressBar} from "../renderProgressBar.js";
 
 export type ModelsCommandIo = {
     stdout: (text: string) => void,
@@ -81,12 +86,7 @@ async function run(io: ModelsCommandIo, options: JsonOption, work: () => Promise
     try {
         await work();
     } catch (error) {
-        const wire = toWireError(error);
-        if (options.json === true)
-            io.stderr(JSON.stringify({error: {code: wire.code, message: wire.message, details: wire.details}}) + "\n");
-        else
-            io.stderr(`Error (${wire.code}): ${wire.message}\n`);
-        process.exitCode = 1;
+        reportError(error, options.json === true, io.stderr);
     }
 }
 
@@ -123,16 +123,37 @@ async function listModels(io: ModelsCommandIo, options: JsonOption) {
         io.stdout(JSON.stringify({modelsDir: registry.modelsDir, defaultModel: defaultId, installed, catalog: catalogRows}, null, 2) + "\n");
         return;
     }
-    io.stdout(`Models folder: ${registry.modelsDir}\n\nInstalled:\n`);
+    io.stdout(`Models folder: ${registry.modelsDir}\n\nInstalled (* the default):\n`);
     if (installed.length === 0)
         io.stdout("  (none: download one below, or try `models detect`)\n");
-    for (const model of installed)
-        io.stdout(`  ${model.id === defaultId ? "*" : " "} ${model.id}  ${formatSize(model.fileBytes)}  ${model.origin}  ${describeFit(model.fit, model.problem)}\n` +
-            `      ${model.path}\n`);
+    else
+        io.stdout(formatTable(
+            [{header: " "}, {header: "ID"}, {header: "SIZE", align: "right"}, {header: "ORIGIN"}, {header: "FITS THIS MACHINE"}, {header: "PATH"}],
+            installed.map((model) => [
+                model.id === defaultId ? "*" : "", model.id, formatBytes(model.fileBytes), model.origin, summariseFit(model.fit, model.problem), model.path
+            ]),
+            {indent: "  "}
+        ));
     io.stdout("\nCatalog (download with `models download <id>`):\n");
-    for (const entry of catalogRows)
-        io.stdout(`  ${entry.id}  ${entry.name} ${entry.quantization}  ${formatSize(entry.fileBytes)}  ${entry.license}` +
-            `${entry.installedAs != null ? "  [installed]" : ""}\n      ${describeFit(entry.fit, null)}\n`);
+    io.stdout(formatTable(
+        [{header: "ID"}, {header: "MODEL"}, {header: "QUANT"}, {header: "SIZE", align: "right"}, {header: "LICENSE"},
+            {header: "FITS THIS MACHINE"}, {header: "INSTALLED AS"}],
+        catalogRows.map((entry) => [
+            entry.id, entry.name, entry.quantization, formatBytes(entry.fileBytes), entry.license, summariseFit(entry.fit, null), entry.installedAs ?? ""
+        ]),
+        {indent: "  "}
+    ));
+}
+
+/** The fit in a table cell: "yes: 5.2 MiB of 3.1 GiB RAM, context ≤ 512". */
+function summariseFit(fit: ModelFit | null, problem: string | null) {
+    if (fit == null)
+        return `cannot run: ${problem ?? "unknown"}`;
+    const ram = fit.fitsRam
+        ? `yes: ${formatBytes(fit.ramNeededBytes)} of ${formatBytes(fit.ramBudgetBytes)} RAM, context ≤ ${fit.maxContextSize}`
+        : `no: needs ${formatBytes(fit.ramNeededBytes)} RAM, ${formatBytes(fit.ramBudgetBytes)} usable`;
+    const gpu = fit.gpu == null ? "" : fit.gpu.fitsVram ? `; VRAM: context ≤ ${fit.gpu.maxContextSize}` : "; not in VRAM";
+    return `${ram}${gpu}${fit.basis === "catalog" ? " (estimate)" : ""}`;
 }
 
 function describeFit(fit: ModelFit | null, problem: string | null) {
@@ -140,8 +161,8 @@ function describeFit(fit: ModelFit | null, problem: string | null) {
         return `cannot run: ${problem ?? "unknown"}`;
 
     const ram = fit.fitsRam
-        ? `fits RAM (${formatSize(fit.ramNeededBytes)} of ${formatSize(fit.ramBudgetBytes)} usable), context up to ${fit.maxContextSize}`
-        : `too large for this machine's RAM (${formatSize(fit.ramNeededBytes)} needed, ${formatSize(fit.ramBudgetBytes)} usable)`;
+        ? `fits RAM (${formatBytes(fit.ramNeededBytes)} of ${formatBytes(fit.ramBudgetBytes)} usable), context up to ${fit.maxContextSize}`
+        : `too large for this machine's RAM (${formatBytes(fit.ramNeededBytes)} needed, ${formatBytes(fit.ramBudgetBytes)} usable)`;
     const gpu = fit.gpu == null ? "" : fit.gpu.fitsVram ? `; fits VRAM, context up to ${fit.gpu.maxContextSize}` : "; does not fit VRAM";
     return `${ram}${gpu}${fit.basis === "catalog" ? " (catalog estimate)" : ""}`;
 }
@@ -200,8 +221,8 @@ async function downloadCommand(io: ModelsCommandIo, ref: string, options: Downlo
     }
     const speed = result.transferSeconds > 0 ? result.transferredBytes / result.transferSeconds : 0;
     io.stdout(
-        (result.alreadyPresent ? `Already downloaded and verified: ${result.path}\n` : `Downloaded ${formatSize(result.fileBytes)} to ${result.path}` +
-            (result.transferredBytes > 0 ? ` (${formatSize(speed)}/s${result.resumedFromBytes > 0 ? `, resumed after ${formatSize(result.resumedFromBytes)}` : ""})` : "") + "\n") +
+        (result.alreadyPresent ? `Already downloaded and verified: ${result.path}\n` : `Downloaded ${formatBytes(result.fileBytes)} to ${result.path}` +
+            (result.transferredBytes > 0 ? ` (${formatBytes(speed)}/s${result.resumedFromBytes > 0 ? `, resumed after ${formatBytes(result.resumedFromBytes)}` : ""})` : "") + "\n") +
         `SHA-256 ${result.sha256}${result.sha256Checked ? " (matches)" : " (not checked: none given)"}\n` +
         `Registered as ${model.id}${madeDefault ? " and set as the default model" : ""}.\n`
     );
@@ -248,8 +269,11 @@ async function detectCommand(io: ModelsCommandIo, options: JsonOption & {home?: 
     if (result.models.length === 0)
         io.stdout(`No models found in ${result.searched.filter((dir) => dir.exists).length} existing app folders ` +
             `(of ${result.searched.length} searched).\n`);
-    for (const found of result.models)
-        io.stdout(`${found.app.padEnd(8)} ${found.names.join(", ")}  ${formatSize(found.fileBytes)}\n         ${found.path}\n`);
+    if (result.models.length > 0)
+        io.stdout(formatTable(
+            [{header: "APP"}, {header: "NAMES"}, {header: "SIZE", align: "right"}, {header: "PATH"}],
+            result.models.map((found) => [found.app, found.names.join(", "), formatBytes(found.fileBytes), found.path])
+        ));
     for (const skip of result.skipped)
         io.stdout(`skipped  ${skip.path}: ${skip.reason}\n`);
     if (options.add === true)
@@ -304,9 +328,9 @@ function createProgressBar(io: ModelsCommandIo) {
     const report = (progress: DownloadProgress) => {
         const fraction = progress.totalBytes > 0 ? Math.min(1, progress.downloadedBytes / progress.totalBytes) : 0;
         const label = progress.phase === "verifying" ? "Verifying" : "Downloading";
-        const line = `${label} [${"#".repeat(Math.round(fraction * 30)).padEnd(30, ".")}] ${(fraction * 100).toFixed(0).padStart(3)}%  ` +
-            `${formatSize(progress.downloadedBytes)} / ${formatSize(progress.totalBytes)}` +
-            (progress.phase === "downloading" ? `  ${formatSize(progress.bytesPerSecond)}/s` +
+        const line = `${label} ${renderProgressBar(fraction)}  ` +
+            `${formatBytes(progress.downloadedBytes)} / ${formatBytes(progress.totalBytes)}` +
+            (progress.phase === "downloading" ? `  ${formatBytes(progress.bytesPerSecond)}/s` +
                 (progress.etaSeconds != null ? `  ETA ${formatDuration(progress.etaSeconds)}` : "") : "");
         if (io.interactive) {
             io.stderr(`\r${line.padEnd(100)}`);
@@ -325,12 +349,4 @@ function createProgressBar(io: ModelsCommandIo) {
                 io.stderr("\n");
         }
     });
-}
-
-function formatDuration(seconds: number) {
-    if (seconds < 60)
-        return `${Math.ceil(seconds)}s`;
-    if (seconds < 3600)
-        return `${Math.floor(seconds / 60)}m${String(Math.ceil(seconds % 60)).padStart(2, "0")}s`;
-    return `${Math.floor(seconds / 3600)}h${String(Math.floor((seconds % 3600) / 60)).padStart(2, "0")}m`;
 }

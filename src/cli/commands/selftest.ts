@@ -4,7 +4,10 @@ import {loadLlama} from "../../core/node/engine/loadLlama.js";
 import {probeGreedyReply, type ProbeResult} from "../../core/node/selftest/probe.js";
 import {runSelfTest} from "../../core/node/selftest/runSelfTest.js";
 import {resolveModelPath} from "../openCore.js";
-import {exitCodes, parseIntegerOption, printJson, reportError} from "../output.js";
+import {exitCodes, printJson, reportError} from "../output.js";
+import {formatTable} from "../formatTable.js";
+import {numberOption} from "../optionParsers.js";
+import {ContextSizeSchema, MaxTokensSchema, ThreadsSchema} from "../../core/common/api/limits.js";
 import {runCli} from "../spawnCli.js";
 import {CleanroomError} from "../../core/common/errors.js";
 
@@ -12,8 +15,8 @@ export function registerSelfTestCommand(program: Command) {
     program.command("selftest")
         .description("Prove isolation on this machine (scrub, differential, overflow, ownership); exits 0 only if all pass")
         .option("--model <gguf>", "GGUF model file (default: $CLEANROOM_MODEL)")
-        .option("--threads <n>", "thread count (default: measured)", parseIntegerOption("--threads"))
-        .option("--context-size <n>", "tokens per context", parseIntegerOption("--context-size"))
+        .option("--threads <n>", "thread count (default: measured)", numberOption("--threads", ThreadsSchema))
+        .option("--context-size <n>", "tokens per context", numberOption("--context-size", ContextSizeSchema))
         .option("--json", "JSON output")
         .action(async (options: {model?: string, threads?: number, contextSize?: number, json?: boolean}) => {
             const json = options.json === true;
@@ -36,8 +39,8 @@ export function registerSelfTestCommand(program: Command) {
                     printJson({passed: report.passed, checks: report.checks.map(({name, passed, detail}) => ({name, passed, detail})),
                         model: report.model, threads: report.threads, contextSize: report.contextSize});
                 else {
-                    for (const check of report.checks)
-                        process.stdout.write(`${check.passed ? "PASS" : "FAIL"}  ${check.name.padEnd(12)} ${check.detail}\n`);
+                    process.stdout.write(formatTable([{header: "CHECK"}, {header: "RESULT"}, {header: "DETAIL"}],
+                        report.checks.map((check) => [check.name, check.passed ? "PASS" : "FAIL", check.detail])));
                     process.stdout.write(report.passed ? "All isolation checks passed.\n" : "Isolation self-test FAILED.\n");
                 }
                 if (!report.passed)
@@ -50,11 +53,11 @@ export function registerSelfTestCommand(program: Command) {
     // Used by the differential check: the same probe, in a process that has seen nothing else.
     program.command("selftest-probe", {hidden: true})
         .requiredOption("--model <gguf>")
-        .requiredOption("--threads <n>", "", parseIntegerOption("--threads"))
-        .requiredOption("--context-size <n>", "", parseIntegerOption("--context-size"))
+        .requiredOption("--threads <n>", "", numberOption("--threads", ThreadsSchema))
+        .requiredOption("--context-size <n>", "", numberOption("--context-size", ContextSizeSchema))
         .requiredOption("--system <text>")
         .requiredOption("--prompt <text>")
-        .requiredOption("--max-tokens <n>", "", parseIntegerOption("--max-tokens"))
+        .requiredOption("--max-tokens <n>", "", numberOption("--max-tokens", MaxTokensSchema))
         .action(async (options: {model: string, threads: number, contextSize: number, system: string, prompt: string, maxTokens: number}) => {
             const core = Core.create(await loadLlama(), {
                 database: ":memory:", engine: {threads: options.threads, contextSize: options.contextSize, pool: {idleTimeoutMs: 0}}

@@ -1,6 +1,15 @@
 import {z} from "zod";
+import {MaxTokensSchema, SeedSchema, TemperatureSchema} from "./api/limits.js";
 
-export const ConversationIdSchema = z.string().min(1).max(128).regex(/^[A-Za-z0-9_.:-]+$/, "letters, digits and _ . : - only");
+/**
+ * The one rule for conversation ids, applied at every door (CLI, RPC, store): an id the store
+ * accepts is one every front end can open and delete. Not a path: `.` and `..` are refused too.
+ */
+export const ConversationIdSchema = z.string()
+    .min(1, "an id cannot be empty")
+    .max(128, "an id has at most 128 characters")
+    .regex(/^[A-Za-z0-9_.:-]+$/, "an id has letters, digits and _ . : - only")
+    .refine((id) => id !== "." && id !== "..", "an id cannot be . or ..");
 export type ConversationId = z.infer<typeof ConversationIdSchema>;
 
 export const ConversationPolicySchema = z.enum(["local", "cloud-allowed"]);
@@ -12,11 +21,11 @@ export type HistoryPolicy = z.infer<typeof HistoryPolicySchema>;
 
 export const SamplingSettingsSchema = z.object({
     /** 0 means greedy decoding. */
-    temperature: z.number().min(0).max(2).default(0.7),
+    temperature: TemperatureSchema.default(0.7),
     topK: z.number().int().min(0).max(1000).default(40),
     topP: z.number().min(0).max(1).default(0.95),
-    seed: z.number().int().min(0).max(2 ** 32 - 1).nullable().default(null),
-    maxTokens: z.number().int().min(1).max(32_768).default(512)
+    seed: SeedSchema.nullable().default(null),
+    maxTokens: MaxTokensSchema.default(512)
 });
 export type SamplingSettings = z.infer<typeof SamplingSettingsSchema>;
 
@@ -140,7 +149,8 @@ export type CloudTurnInfo = {
     verdict: CloudVerdict | null,
     warnings: string[],
     canariesPlanted: number,
-    promptTokens: {ours: number, reported: number | null},
+    /** Ours, as the endpoint's tokenizer counts them (`countedBy: "endpoint"`) or as we estimate; what the server reported. */
+    promptTokens: {ours: number, reported: number | null, countedBy: "endpoint" | "estimate"},
     model: string | null,
     finishReason: string | null
 };

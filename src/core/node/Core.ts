@@ -14,6 +14,7 @@ import {SettingsStore} from "./store/SettingsStore.js";
 import {openDatabase} from "./store/openDatabase.js";
 import {CanaryLedger} from "./cloud/CanaryLedger.js";
 import {CloudClient, type CloudChatMessage, type CloudClientOptions} from "./cloud/CloudClient.js";
+import {EndpointTokenizerCache} from "./cloud/EndpointTokenizerCache.js";
 import {runGuardedCloudTurn} from "./cloud/runGuardedCloudTurn.js";
 import {FingerprintIndex} from "../common/cloud/fingerprints.js";
 import {chooseRoute, type RouteRequest} from "./routing/chooseRoute.js";
@@ -115,6 +116,8 @@ export class Core {
     private readonly _lastSessionEnd = new Map<ConversationId, SessionEnd>();
     private readonly _cloud: CloudAccess;
     private readonly _canaries: CanaryLedger;
+    /** Which cloud endpoints count tokens for us (`/tokenize`), learnt once per endpoint. */
+    private readonly _cloudTokenizers = new EndpointTokenizerCache();
     private _closed = false;
 
     private constructor(db: Database.Database, llama: Llama, options: CoreOptions) {
@@ -357,7 +360,7 @@ export class Core {
         const client = new CloudClient({
             baseURL: cloud.endpoint!, model: cloud.model!, contextLimit: cloud.contextLimit,
             apiKey: (await this._cloud.apiKey?.(cloud.endpoint!)) ?? null
-        }, this._cloud.clientOptions);
+        }, {tokenizers: this._cloudTokenizers, ...this._cloud.clientOptions});
         const maxTokens = input.maxTokens ?? settings.sampling.maxTokens;
         const messages: CloudChatMessage[] = [
             ...(settings.systemPrompt.trim() !== "" ? [{role: "system" as const, content: settings.systemPrompt}] : []),
@@ -388,7 +391,6 @@ export class Core {
                 requestId,
                 messages,
                 maxTokens,
-                countTokens: (value) => this.engine.model != null ? this.engine.countTokens(value) : Math.ceil(value.length / 4),
                 fingerprints: fingerprints.excluding(messages.map((message) => message.content)),
                 charsPerCanary: this._cloud.charsPerCanary,
                 holdBackChars: this._cloud.holdBackChars,

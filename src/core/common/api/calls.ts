@@ -6,17 +6,12 @@ import {
     ConversationSummarySchema, DetectedModelsSchema, DownloadIdSchema, IsolationReportSchema, MessageSchema, ModelLibrarySchema,
     ModelStatusSchema, ScrubReportSchema, ThreadsSettingSchema, TurnStartedSchema
 } from "./schemas.js";
+import {MaxTokensSchema, MessageTextSchema} from "./limits.js";
 
 export type CallDefinition = {input: z.ZodType, output: z.ZodType};
 
 const conversationRef = z.strictObject({conversationId: ConversationIdSchema});
 const titleSchema = z.string().trim().min(1, "a title cannot be empty").max(200);
-/** The longest message `chat.send` takes, in UTF-16 units (`String.length`): the app refuses longer before sending. */
-export const maxMessageTextLength = 100_000;
-const messageTextSchema = z.string().min(1, "a message cannot be empty")
-    .max(maxMessageTextLength, `a message can be at most ${maxMessageTextLength.toLocaleString("en-US")} characters`)
-    .refine((text) => text.trim() !== "", "a message cannot be only whitespace");
-const maxTokensSchema = z.number().int().min(1).max(32_768);
 const filePathSchema = z.string().min(1).max(4096);
 const downloadUrlSchema = z.string().max(4096).regex(/^(https?:\/\/|hf:)\S+$/i, "an https:// or http:// URL, or an hf: URI");
 const anyCaseSha256Schema = z.string().length(64).regex(/^[0-9a-fA-F]{64}$/, "64 hex digits");
@@ -74,7 +69,7 @@ export const coreCalls = {
      */
     "chat.send": {
         input: z.strictObject({
-            conversationId: ConversationIdSchema, text: messageTextSchema, maxTokens: maxTokensSchema.optional(), route: RouteRequestSchema.optional()
+            conversationId: ConversationIdSchema, text: MessageTextSchema, maxTokens: MaxTokensSchema.optional(), route: RouteRequestSchema.optional()
         }),
         output: TurnStartedSchema
     },
@@ -85,7 +80,7 @@ export const coreCalls = {
     },
     /** Removes the last reply (and its prompt), then asks again with the same prompt, by `route` as in `chat.send`. */
     "chat.regenerate": {
-        input: z.strictObject({conversationId: ConversationIdSchema, maxTokens: maxTokensSchema.optional(), route: RouteRequestSchema.optional()}),
+        input: z.strictObject({conversationId: ConversationIdSchema, maxTokens: MaxTokensSchema.optional(), route: RouteRequestSchema.optional()}),
         output: TurnStartedSchema
     },
     "isolation.report": {

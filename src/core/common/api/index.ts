@@ -1,4 +1,5 @@
-export {coreCalls, maxMessageTextLength, type CallDefinition, type CoreCalls} from "./calls.js";
+export {coreCalls, type CallDefinition, type CoreCalls} from "./calls.js";
 export {coreEvents, type CoreEvents} from "./events.js";
+export * from "./limits.js";
 export * from "./schemas.js";
 export * from "./types.js";

@@ -7,6 +7,7 @@ import {
     ConversationIdSchema, ConversationPolicySchema, ConversationSettingsSchema, MessageRoleSchema, MessageStatusSchema,
     RouteSchema, SessionEndReasonSchema
 } from "../types.js";
+import {ContextSizeSchema, ThreadsSchema} from "./limits.js";
 
 /**
  * Shapes of the values that cross the API: what calls return and what events carry.
@@ -103,8 +104,8 @@ export const IsolationReportSchema = z.object({
     events: z.array(AuditEventSchema)
 });
 
-export const ThreadsSettingSchema = z.number().int().min(1).max(256).nullable();
-export const ContextSizeSettingSchema = z.number().int().min(128).max(131_072).nullable();
+export const ThreadsSettingSchema = ThreadsSchema.nullable();
+export const ContextSizeSettingSchema = ContextSizeSchema.nullable();
 /** An OpenAI-compatible base URL: https://, or http:// to this machine only (`cloudEndpointProblem`). */
 export const CloudEndpointSchema = z.url({protocol: /^https?$/}).max(2048).superRefine((endpoint, context) => {
     const problem = URL.canParse(endpoint) ? cloudEndpointProblem(endpoint) : null;

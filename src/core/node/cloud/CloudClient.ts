@@ -1,6 +1,9 @@
 import OpenAI from "openai";
+import {z} from "zod";
 import {cloudEndpointProblem} from "../../common/cloud/cloudEndpointProblem.js";
 import {CleanroomError, InsecureCloudEndpointError} from "../../common/errors.js";
+import {EndpointTokenizerCache} from "./EndpointTokenizerCache.js";
+import {estimateCloudTokens} from "./estimateCloudTokens.js";
 
 export type CloudEndpoint = {
     /** OpenAI-compatible base URL, e.g. `https://host/v1`. */
@@ -17,8 +20,16 @@ export type CloudClientOptions = {
     /** Tries again, only while nothing was received yet. Defaults to `2`. */
     retries?: number,
     /** For tests. Defaults to the global fetch. */
-    fetch?: typeof fetch
+    fetch?: typeof fetch,
+    /**
+     * What is known of each endpoint's tokenizer. Pass one that outlives the client (the core
+     * holds one) so that an endpoint is probed once. Defaults to a new, empty one.
+     */
+    tokenizers?: EndpointTokenizerCache
 };
+
+/** A token count, and whose: the endpoint's own tokenizer, or our estimate (`estimateCloudTokens`). */
+export type CloudTokenCount = {tokens: number, countedBy: "endpoint" | "estimate"};
 
 export type CloudChatMessage = {role: "system" | "user" | "assistant", content: string};
 
@@ -28,6 +39,10 @@ export type CloudStreamEvent =
 
 const defaultTimeoutMs = 60_000;
 const defaultRetries = 2;
+/** llama-server and vLLM answer `{"tokens": [1, 2], …}` (llama-server: `[{id, piece}]` with `with_pieces`). */
+const TokenizeReplySchema = z.object({tokens: z.array(z.union([z.number(), z.object({id: z.number()})]))});
+/** Answers that say the endpoint has no tokenizer (rather than that this try failed). */
+const noTokenizerStatuses = new Set([404, 405, 410, 415, 422, 501]);
 
 /**
  * Chat completions against any OpenAI-compatible endpoint through the official SDK. The SDK's
@@ -38,13 +53,19 @@ export class CloudClient {
     public readonly endpoint: Readonly<CloudEndpoint>;
     private readonly _openai: OpenAI;
     private readonly _retries: number;
+    private readonly _timeoutMs: number;
+    private readonly _fetch: typeof fetch;
+    private readonly _tokenizers: EndpointTokenizerCache;
 
-    public constructor(endpoint: CloudEndpoint, {timeoutMs = defaultTimeoutMs, retries = defaultRetries, fetch}: CloudClientOptions = {}) {
+    public constructor(endpoint: CloudEndpoint, {timeoutMs = defaultTimeoutMs, retries = defaultRetries, fetch, tokenizers}: CloudClientOptions = {}) {
         const problem = cloudEndpointProblem(endpoint.baseURL);
         if (problem != null)
             throw new InsecureCloudEndpointError(problem);
         this.endpoint = endpoint;
         this._retries = retries;
+        this._timeoutMs = timeoutMs;
+        this._fetch = fetch ?? globalThis.fetch;
+        this._tokenizers = tokenizers ?? new EndpointTokenizerCache();
         this._openai = new OpenAI({
             baseURL: endpoint.baseURL,
             // Some local servers need no key; the SDK insists on a non-empty string.
@@ -78,6 +99,62 @@ export class CloudClient {
             // No limit known: the server's own refusal is then the only guard.
         }
         return null;
+    }
+
+    /**
+     * `POST /tokenize` at the endpoint's root (`https://host/v1` → `https://host/tokenize`), as
+     * llama.cpp's llama-server (and vLLM) offer it.
+     */
+    public get tokenizeUrl(): string {
+        const url = new URL(this.endpoint.baseURL);
+        url.pathname = `${url.pathname.replace(/\/+$/, "").replace(/\/v1$/, "")}/tokenize`;
+        url.search = "";
+        url.hash = "";
+        return url.toString();
+    }
+
+    /**
+     * Counts the text's tokens as the endpoint does: with its own tokenizer when it offers one
+     * (learnt once per endpoint), else with our calibrated estimate. Never throws for the count:
+     * an endpoint that cannot count is estimated, and the request itself then says what is wrong.
+     */
+    public async countTokens(text: string, signal?: AbortSignal): Promise<CloudTokenCount> {
+        const url = this.tokenizeUrl;
+        if (this._tokenizers.offersTokenizer(url) !== false) {
+            const tokens = await this._tokenize(url, text, signal);
+            if (tokens != null)
+                return {tokens, countedBy: "endpoint"};
+        }
+        return {tokens: estimateCloudTokens(text), countedBy: "estimate"};
+    }
+
+    private async _tokenize(url: string, text: string, signal?: AbortSignal): Promise<number | null> {
+        const timeout = AbortSignal.timeout(this._timeoutMs);
+        try {
+            const response = await this._fetch(url, {
+                method: "POST",
+                headers: {
+                    "content-type": "application/json",
+                    ...(this.endpoint.apiKey != null ? {authorization: `Bearer ${this.endpoint.apiKey}`} : {})
+                },
+                // llama-server reads `content`; vLLM and SGLang read `prompt` (and `model`); each ignores the others.
+                body: JSON.stringify({content: text, prompt: text, model: this.endpoint.model}),
+                signal: signal == null ? timeout : AbortSignal.any([signal, timeout])
+            });
+            if (!response.ok) {
+                await response.body?.cancel();
+                if (noTokenizerStatuses.has(response.status))
+                    this._tokenizers.remember(url, false);
+                return null;
+            }
+            const reply = TokenizeReplySchema.safeParse(await response.json().catch(() => null));
+            this._tokenizers.remember(url, reply.success);
+            return reply.success ? reply.data.tokens.length : null;
+        } catch {
+            if (signal?.aborted === true)
+                throw new CleanroomError("GENERATION_ABORTED", "The cloud request was stopped.");
+            return null; // unreachable or too slow this time: estimated, and asked again next time
+        }
     }
 
     /** Streams one chat completion. */

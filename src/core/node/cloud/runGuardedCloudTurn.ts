@@ -5,7 +5,7 @@ import type {ScanFinding} from "../../common/cloud/types.js";
 import {CleanroomError} from "../../common/errors.js";
 import type {CloudVerdict} from "../../common/types.js";
 import type {CanaryLedger} from "./CanaryLedger.js";
-import type {CloudChatMessage, CloudClient, CloudStreamEvent} from "./CloudClient.js";
+import type {CloudChatMessage, CloudClient, CloudStreamEvent, CloudTokenCount} from "./CloudClient.js";
 
 export type GuardedCloudTurnInput = {
     client: CloudClient,
@@ -14,8 +14,6 @@ export type GuardedCloudTurnInput = {
     requestId: string,
     messages: CloudChatMessage[],
     maxTokens: number,
-    /** Our own token count of a text (the local tokenizer, or an estimate). */
-    countTokens: (text: string) => number,
     fingerprints?: FingerprintMatcher,
     /** One more canary per this many characters of long messages. Defaults to `1500`. */
     charsPerCanary?: number,
@@ -36,7 +34,8 @@ export type GuardedCloudTurnResult = {
     verdict: CloudVerdict | null,
     warnings: string[],
     canariesPlanted: number,
-    promptTokens: {ours: number, reported: number | null},
+    /** Ours as the endpoint's tokenizer counts (or our estimate, `countedBy`), and what the server reported using. */
+    promptTokens: {ours: number, reported: number | null, countedBy: CloudTokenCount["countedBy"]},
     completionTokens: number | null,
     finishReason: string | null,
     model: string | null
@@ -53,18 +52,22 @@ const defaultHoldBackChars = 2048;
  */
 export async function runGuardedCloudTurn(input: GuardedCloudTurnInput): Promise<GuardedCloudTurnResult> {
     const {messages, canaries} = plantCanaries(input.messages, {charsPerCanary: input.charsPerCanary});
-    const ourPromptTokens = messages.reduce((sum, message) => sum + input.countTokens(message.content) + templateTokensPerMessage, 0);
+    // Remembered before anything leaves: counting with the endpoint's tokenizer sends the text too.
+    input.ledger.remember(canaries, {conversationId: input.conversationId, requestId: input.requestId});
+    // One count for all messages, as the endpoint counts them; the template adds a few tokens per message.
+    const counted = await input.client.countTokens(messages.map((message) => message.content).join("\n\n"), input.signal);
+    const ourPromptTokens = counted.tokens + templateTokensPerMessage * messages.length;
 
     const limit = await input.client.contextLimit(input.signal);
     if (limit != null && ourPromptTokens + input.maxTokens > limit)
         throw new CleanroomError(
             "CLOUD_OVER_LIMIT",
             `This turn needs about ${ourPromptTokens + input.maxTokens} tokens (${ourPromptTokens} prompt + ${input.maxTokens} reply budget) ` +
-            `but the cloud endpoint accepts ${limit}: not sent.`,
-            {promptTokens: ourPromptTokens, replyBudget: input.maxTokens, contextLimit: limit}
+            `but the cloud endpoint accepts ${limit}: not sent` +
+            `${counted.countedBy === "estimate" ? " (estimated: the endpoint offers no tokenizer)" : " (counted by the endpoint's tokenizer)"}.`,
+            {promptTokens: ourPromptTokens, replyBudget: input.maxTokens, contextLimit: limit, countedBy: counted.countedBy}
         );
 
-    input.ledger.remember(canaries, {conversationId: input.conversationId, requestId: input.requestId});
     const scanner = new CanaryScanner({
         conversationId: input.conversationId, requestId: input.requestId, book: input.ledger, fingerprints: input.fingerprints
     });
@@ -127,7 +130,7 @@ export async function runGuardedCloudTurn(input: GuardedCloudTurnInput): Promise
             verdict: verdictOf(blocking, findings),
             warnings,
             canariesPlanted: canaries.length,
-            promptTokens: {ours: ourPromptTokens, reported: null},
+            promptTokens: {ours: ourPromptTokens, reported: null, countedBy: counted.countedBy},
             completionTokens: null,
             finishReason: null,
             model: null
@@ -156,7 +159,7 @@ export async function runGuardedCloudTurn(input: GuardedCloudTurnInput): Promise
         verdict,
         warnings,
         canariesPlanted: canaries.length,
-        promptTokens: {ours: ourPromptTokens, reported},
+        promptTokens: {ours: ourPromptTokens, reported, countedBy: counted.countedBy},
         completionTokens: end!.usage?.completionTokens ?? null,
         finishReason: end!.finishReason,
         model: end!.model

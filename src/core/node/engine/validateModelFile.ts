@@ -4,6 +4,7 @@ import {GgufInsights, readGgufFileInfo, type Llama} from "node-llama-cpp";
 import {ModelLoadError} from "../../common/errors.js";
 import {checkGgufStructure} from "./checkGgufStructure.js";
 import {checkModelHyperparameters} from "./checkModelHyperparameters.js";
+import {formatBytes} from "../../common/formatBytes.js";
 
 export type ModelFileFacts = {
     path: string,
@@ -144,15 +145,4 @@ async function checkModelFile(llama: Llama, modelPath: string, {totalMemoryBytes
         estimatedRamBytes,
         insights
     };
-}
-
-export function formatBytes(bytes: number) {
-    const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let value = bytes;
-    let unit = 0;
-    while (value >= 1024 && unit < units.length - 1) {
-        value /= 1024;
-        unit++;
-    }
-    return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
 }

@@ -1,5 +1,5 @@
 import {CleanroomError} from "../../common/errors.js";
-import {formatSize} from "./formatSize.js";
+import {formatBytes as formatSize} from "../../common/formatBytes.js";
 
 /** What a full disk did to a download, and what is left of it. */
 export type DiskFullFacts = {

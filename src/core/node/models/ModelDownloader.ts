@@ -11,8 +11,6 @@ import {ModelDownloadError} from "./ModelDownloadError.js";
 import {resolveDownloadUrl} from "./resolveDownloadUrl.js";
 import {describeNetworkError, transferToFile, WriteSpaceExhausted} from "./transferToFile.js";
 
-export {formatSize} from "./formatSize.js";
-
 export type ModelDownloaderOptions = {
     /** Folder the verified file is saved in (created when missing). */
     dir: string,

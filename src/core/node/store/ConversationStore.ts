@@ -5,7 +5,7 @@ import {isWellFormed} from "../../common/titleFromText.js";
 import {AuditLog} from "../audit/AuditLog.js";
 import {DeletionPurger, type DeletionPurgerOptions, type PurgeState} from "./DeletionPurger.js";
 import {
-    ConversationSettingsSchema, type CloudVerdict, type Conversation, type ConversationId, type ConversationPolicy, type ConversationSettings,
+    ConversationIdSchema, ConversationSettingsSchema, type CloudVerdict, type Conversation, type ConversationId, type ConversationPolicy, type ConversationSettings,
     type ConversationSummary, type Message, type MessageRole, type MessageStatus, type Route
 } from "../../common/types.js";
 
@@ -56,6 +56,9 @@ export class ConversationStore {
     public create({id, title, policy = "local", settings = {}}: NewConversation = {}): Conversation {
         if (title != null)
             checkTitle(title);
+        const checkedId = id == null ? undefined : ConversationIdSchema.safeParse(id);
+        if (checkedId?.success === false)
+            throw new InvalidInputError("conversations.create", checkedId.error.issues.map((issue) => `id: ${issue.message}`));
         const now = Date.now();
         const conversation: Conversation = {
             id: id ?? crypto.randomUUID(),

@@ -20,7 +20,11 @@ export type AuditEndpointOptions = {
     concurrency?: number,
     /** The endpoint's context limit in tokens; defaults to what its /models reports. */
     contextLimit?: number | null,
-    /** Characters per token of the filler, to size requests near the limit. Defaults to `4`. */
+    /**
+     * Characters per token of the filler, to size requests near the limit. Defaults to what the
+     * endpoint's tokenizer counts (`POST /tokenize`) on a sample of it, else `4` (typical of the
+     * tokenizers of chat models on English; see `estimatedCharsPerToken` for the spread).
+     */
     charsPerToken?: number,
     /** Reply budget per request. Defaults to `32`. */
     maxTokens?: number,
@@ -47,8 +51,12 @@ export type AuditReport = {
     leaks: AuditLeak[],
     oversizeRequests: number,
     oversizeAccepted: number,
+    /** How requests were sized: characters per token, and who counted them. */
+    sizing: {charsPerToken: number, countedBy: "endpoint" | "estimate" | "given"},
     errors: Array<{request: number, code: string, message: string}>
 };
+
+const defaultCharsPerToken = 4;
 
 type Probe = {index: number, tenant: string, size: "normal" | "nearLimit" | "overLimit", messages: CloudChatMessage[]};
 
@@ -62,12 +70,15 @@ export async function auditEndpoint(options: AuditEndpointOptions): Promise<Audi
     const tenants = Array.from({length: options.tenants ?? 4}, (_, index) => `tenant-${index + 1}`);
     const total = options.requests ?? 40;
     const concurrency = Math.max(1, options.concurrency ?? 4);
-    const charsPerToken = options.charsPerToken ?? 4;
     const maxTokens = options.maxTokens ?? 32;
     const random = seeded(options.seed ?? crypto.randomInt(1, 2 ** 31));
     const client = new CloudClient({baseURL: options.baseURL, model: options.model, apiKey: options.apiKey ?? null, contextLimit: options.contextLimit ?? null},
         {timeoutMs: options.timeoutMs ?? 120_000, retries: 0});
     const contextLimit = await client.contextLimit();
+    const sizing = options.charsPerToken != null
+        ? {charsPerToken: options.charsPerToken, countedBy: "given" as const}
+        : await measureCharsPerToken(client);
+    const charsPerToken = sizing.charsPerToken;
 
     const planted = new Map<string, PlantedCanary>();
     const book: CanaryBook = {lookup: (hash) => planted.get(hash)};
@@ -103,7 +114,7 @@ export async function auditEndpoint(options: AuditEndpointOptions): Promise<Audi
             nearLimit: probes.filter((probe) => probe.size === "nearLimit").length,
             overLimit: probes.filter((probe) => probe.size === "overLimit").length
         },
-        leaks: [], oversizeRequests: 0, oversizeAccepted: 0, errors: []
+        leaks: [], oversizeRequests: 0, oversizeAccepted: 0, sizing, errors: []
     };
 
     // Fingerprints of every tenant's texts, to find canary-free leaks between tenants.
@@ -158,6 +169,15 @@ export async function auditEndpoint(options: AuditEndpointOptions): Promise<Audi
     report.leaks.sort((a, b) => a.request - b.request);
     report.errors.sort((a, b) => a.request - b.request);
     return report;
+}
+
+/** Characters per token of the filler as the endpoint counts them, on a fixed sample; else the default. */
+async function measureCharsPerToken(client: CloudClient): Promise<AuditReport["sizing"]> {
+    const sample = fillerText(seeded(1), 4000);
+    const counted = await client.countTokens(sample);
+    return counted.countedBy === "endpoint" && counted.tokens > 0
+        ? {charsPerToken: sample.length / counted.tokens, countedBy: "endpoint"}
+        : {charsPerToken: defaultCharsPerToken, countedBy: "estimate"};
 }
 
 function seeded(seed: number) {

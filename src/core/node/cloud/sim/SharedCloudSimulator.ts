@@ -1,5 +1,7 @@
 import http from "node:http";
 import type {AddressInfo, Socket} from "node:net";
+import {plantCanaries} from "../../../common/cloud/plantCanaries.js";
+import {fillerText} from "../audit/fillerText.js";
 import {mangleText} from "./mangleText.js";
 import {PagePool, type StaleRun} from "./PagePool.js";
 import {SeededRandom} from "./SeededRandom.js";
@@ -27,6 +29,11 @@ const incidentOvercommit = 1_000_000 / 681_000;
 const tokensPerMessage = 4;
 const tokensForReplyPriming = 3;
 const maxBodyBytes = 16 << 20;
+const defaultOtherTenants = 0;
+/** Share of the KV memory the other tenants' requests fill at start. */
+const otherTenantsPoolShare = 0.5;
+/** Canary density of the other tenants' requests: any page of theirs that leaks carries one. */
+const otherTenantCharsPerCanary = 100;
 
 type ChatMessage = {role: string, content: string};
 
@@ -70,6 +77,10 @@ class HttpFailure extends Error {
  *
  * Generation conditions on the last message only (the test model is a story model, not a
  * chat model); usage and KV pages account for the whole prompt.
+ *
+ * Routes (any non-empty bearer key; each key is one tenant): `GET /v1/models`,
+ * `POST /v1/chat/completions`, and `POST /tokenize` (`{"content"}` → `{"tokens"}`, as llama.cpp's
+ * llama-server), which counts exactly as the usage it reports.
  */
 export class SharedCloudSimulator {
     /** Base URL including `/v1`, as the OpenAI SDK's `baseURL` expects. */
@@ -78,6 +89,8 @@ export class SharedCloudSimulator {
     public readonly advertisedContext: number;
     public readonly poolTokens: number;
     public readonly modelName: string;
+    /** Tenants whose requests were in the shared KV memory from the start (`other-tenant-1`, …). */
+    public readonly otherTenants: number;
     /** One record per chat request, in arrival order. */
     public readonly requests: SimRequestRecord[] = [];
     private readonly _server: http.Server;
@@ -110,7 +123,8 @@ export class SharedCloudSimulator {
             faults: options.faults ?? defaultFaults,
             stallMs: options.stallMs ?? defaultStallMs,
             modelName: options.modelName ?? defaultModelName,
-            defaultMaxTokens: options.defaultMaxTokens ?? defaultMaxTokens
+            defaultMaxTokens: options.defaultMaxTokens ?? defaultMaxTokens,
+            otherTenants: options.otherTenants ?? defaultOtherTenants
         };
         this.poolTokens = this._options.poolTokens;
         this.modelName = this._options.modelName;
@@ -120,6 +134,8 @@ export class SharedCloudSimulator {
         this._pool = new PagePool(Math.max(1, Math.floor(this.poolTokens / this._options.pageTokens)));
         this._random = new SeededRandom(this._options.seed);
         this._faultCursor = this._options.seed;
+        this.otherTenants = Math.max(0, Math.floor(this._options.otherTenants));
+        this._seedOtherTenants();
         const address = server.address() as AddressInfo;
         this.url = `http://127.0.0.1:${address.port}/v1`;
 
@@ -157,6 +173,11 @@ export class SharedCloudSimulator {
         return this._model.countTokens(text);
     }
 
+    /** `"llama"`: the GGUF model's tokenizer and generation; `"synthetic"`: the model-free stand-in. */
+    public get textModel(): "llama" | "synthetic" {
+        return this._model.kind;
+    }
+
     /** Stops listening, cuts open connections (stalls included) and unloads the model. */
     public close(): Promise<void> {
         this._closed ??= (async () => {
@@ -186,6 +207,10 @@ export class SharedCloudSimulator {
                     context_length: this.advertisedContext, max_model_len: this.advertisedContext
                 };
                 sendJson(response, 200, url.pathname === "/v1/models" ? {object: "list", data: [model]} : model);
+                return;
+            }
+            if (url.pathname === "/tokenize" && request.method === "POST") {
+                sendJson(response, 200, {tokens: this._model.tokenize(tokenizeContent(await readJson(request)))});
                 return;
             }
             if (url.pathname !== "/v1/chat/completions")
@@ -272,9 +297,7 @@ export class SharedCloudSimulator {
     }
 
     private async _prepareReply(tenant: string, requestId: string, request: ParsedRequest, record: SimRequestRecord): Promise<PreparedReply> {
-        const promptText = request.messages.map((message) => `${message.role}: ${message.content}`).join("\n");
-        const promptTokens = request.messages.reduce((sum, message) => sum + this._model.countTokens(message.content) + tokensPerMessage,
-            tokensForReplyPriming);
+        const {promptText, promptTokens} = this._promptOf(request.messages);
         record.promptTokens = promptTokens;
 
         const needed = promptTokens + request.maxTokens;
@@ -296,7 +319,7 @@ export class SharedCloudSimulator {
         record.reportedPromptTokens = reportedPromptTokens;
 
         const pageTokens = this._options.pageTokens;
-        const slices = sliceText(pageText, Math.max(1, Math.ceil(reportedPromptTokens / pageTokens)));
+        const slices = this._slicesOf(pageText, reportedPromptTokens);
         const leaks: Array<{run: StaleRun, mangled: boolean}> = [];
         if (this.mode === "incident" && needed > this.poolTokens) {
             // Did not fit, and was not refused: the part that overflowed maps onto stale pages,
@@ -341,6 +364,41 @@ export class SharedCloudSimulator {
             reportedPromptTokens,
             completionTokens
         };
+    }
+
+    /** The prompt as it sits in KV memory, and its tokens as this server counts them (as OpenAI does: per message, plus priming). */
+    private _promptOf(messages: readonly ChatMessage[]) {
+        return {
+            promptText: messages.map((message) => `${message.role}: ${message.content}`).join("\n"),
+            promptTokens: messages.reduce((sum, message) => sum + this._model.countTokens(message.content) + tokensPerMessage, tokensForReplyPriming)
+        };
+    }
+
+    /** The text cut into one slice per KV page its tokens take. */
+    private _slicesOf(text: string, tokens: number) {
+        return sliceText(text, Math.max(1, Math.ceil(tokens / this._options.pageTokens)));
+    }
+
+    /**
+     * Writes one earlier request of each other tenant into the KV memory (half of it in all):
+     * private-looking text with canaries of another install. Seeded, like every other choice.
+     */
+    private _seedOtherTenants() {
+        if (this.otherTenants === 0)
+            return;
+        const random = new SeededRandom(this._options.seed ^ 0x0e7e4a11);
+        const tokensEach = Math.max(this._options.pageTokens, Math.floor(this.poolTokens * otherTenantsPoolShare / this.otherTenants));
+        const sample = fillerText(() => random.next(), 2000);
+        const charsPerToken = sample.length / Math.max(1, this._model.countTokens(sample));
+        for (let index = 1; index <= this.otherTenants; index++) {
+            const tenant = `other-tenant-${index}`;
+            const {messages} = plantCanaries([
+                {role: "system", content: `You are the assistant of ${tenant}.`},
+                {role: "user", content: fillerText(() => random.next(), Math.floor(tokensEach * charsPerToken))}
+            ], {charsPerCanary: otherTenantCharsPerCanary, randomBytes: (bytes) => random.fillBytes(bytes)});
+            const {promptText, promptTokens} = this._promptOf(messages);
+            this._pool.write(tenant, `${tenant}-earlier`, this._slicesOf(promptText, promptTokens));
+        }
     }
 
     /** At most `leakPages` consecutive pages of the run, from a seeded start. */
@@ -440,6 +498,14 @@ export class SharedCloudSimulator {
         this._queue = result.catch(() => undefined);
         return result;
     }
+}
+
+/** `{"content": "..."}`, as llama-server's `POST /tokenize` takes it. */
+function tokenizeContent(body: unknown): string {
+    const content = (body as {content?: unknown} | null)?.content;
+    if (typeof content !== "string")
+        throw new HttpFailure(400, "invalid_request_error", null, "POST /tokenize takes {\"content\": \"<text>\"}.", "content");
+    return content;
 }
 
 function bearerToken(header: string | undefined) {

@@ -12,6 +12,9 @@ export type SimGeneration = {
 /** What the simulator generates with: the real test model, or a synthetic stand-in. */
 export interface SimTextModel {
     readonly kind: "llama" | "synthetic";
+    /** Token ids of the text, as the server's `/tokenize` returns them. */
+    tokenize(text: string): number[];
+    /** `tokenize(text).length`. */
     countTokens(text: string): number;
     /** Continues `prompt` greedily for at most `maxTokens` tokens. */
     generate(prompt: string, maxTokens: number): Promise<SimGeneration>;
@@ -47,6 +50,10 @@ export class LlamaSimTextModel implements SimTextModel {
             await model.dispose();
             throw error;
         }
+    }
+
+    public tokenize(text: string): number[] {
+        return [...this._model.tokenize(text)];
     }
 
     public countTokens(text: string) {
@@ -86,6 +93,9 @@ export class LlamaSimTextModel implements SimTextModel {
     }
 }
 
+/** How the synthetic stand-in counts: one token per this many characters. */
+export const syntheticCharsPerToken = 3.5;
+
 const syntheticWords = (
     "the a little girl boy dog cat sun tree park ball happy sad big small red blue went saw played ran " +
     "jumped found liked wanted friend mom dad day garden flower bird fish toy box car house sky rain"
@@ -103,8 +113,13 @@ export class SyntheticSimTextModel implements SimTextModel {
         this._seed = seed;
     }
 
+    /** One id per piece of `syntheticCharsPerToken` characters: the code point that starts it. */
+    public tokenize(text: string): number[] {
+        return Array.from({length: this.countTokens(text)}, (_, index) => text.codePointAt(Math.floor(index * syntheticCharsPerToken)) ?? 0);
+    }
+
     public countTokens(text: string) {
-        return Math.ceil(text.length / 3.5);
+        return Math.ceil(text.length / syntheticCharsPerToken);
     }
 
     public async generate(prompt: string, maxTokens: number): Promise<SimGeneration> {

@@ -53,7 +53,14 @@ export type SharedCloudSimulatorOptions = {
     /** The one model id served. Defaults to `"cleanroom-sim"`. */
     modelName?: string,
     /** `max_tokens` when the request gives none. Defaults to `64`. */
-    defaultMaxTokens?: number
+    defaultMaxTokens?: number,
+    /**
+     * Other tenants whose requests are in the shared KV memory from the start, as on a real
+     * shared server: each wrote one request of private-looking text carrying canaries of another
+     * install (one per about 100 characters), so that any stale page of theirs that leaks is
+     * recognisable. Defaults to `0` (the `sim-cloud` command uses 3 in the leaking modes).
+     */
+    otherTenants?: number
 };
 
 /** A leaked fragment, for tests to check what leaked from whom. */

@@ -1,0 +1,34 @@
+import {z} from "zod";
+
+/**
+ * The ranges of the values a person gives the core, one schema each: the RPC validates calls
+ * with them, the conversation settings are built from them, and the CLI checks its flags with
+ * them, so that every front end refuses the same values for the same reason.
+ */
+
+/** Reply budget in tokens. */
+export const MaxTokensSchema = z.number().int().min(1).max(32_768);
+
+/** Sampling temperature; 0 means greedy (deterministic) decoding. */
+export const TemperatureSchema = z.number().min(0).max(2);
+
+/** Sampling seed: the same seed gives the same reply. */
+export const SeedSchema = z.number().int().min(0).max(2 ** 32 - 1);
+
+/** Threads for generation (llama.cpp uses at most one per core; more only slows it down). */
+export const ThreadsSchema = z.number().int().min(1).max(256);
+
+/** Tokens per conversation context (llama.cpp rounds it up to a multiple of 256). */
+export const ContextSizeSchema = z.number().int().min(128).max(131_072);
+
+/** The longest message a user can send, in UTF-16 units (`String.length`): the app refuses longer before sending. */
+export const maxMessageTextLength = 100_000;
+
+/** What a user sends as one message. */
+export const MessageTextSchema = z.string()
+    .min(1, "a message cannot be empty")
+    .max(maxMessageTextLength, `a message can be at most ${maxMessageTextLength.toLocaleString("en-US")} characters`)
+    .refine((text) => text.trim() !== "", "a message cannot be only whitespace");
+
+/** A cloud endpoint's context limit in tokens (prompt + reply), when given rather than asked of the endpoint. */
+export const CloudContextLimitSchema = z.number().int().min(1).max(100_000_000);
