@@ -114,3 +114,34 @@ describe.skipIf(modelPath == null)("one conversation id rule at every door: CLI,
         expect((await runCliCapturing(["conversations", "delete", "notes-2026.v1:a_b", "--db", db, "--json"], {env})).code).toBe(0);
     });
 });
+
+describe("conversations stored with an id that breaks the rule (written before the rule held at every door)", () => {
+    it("get a fresh id when the database is opened, keep their messages and audit trail, and can be opened and deleted", async () => {
+        const {env, db} = hermeticCliEnv("bad-id-migration");
+        const old = new Database(db);
+        for (const migrate of migrations.slice(0, 2))
+            migrate(old);
+        old.pragma("user_version = 2");
+        const now = Date.now();
+        old.prepare("INSERT INTO conversations (id, title, policy, settings_json, created_at, updated_at) VALUES (?, ?, 'local', '{}', ?, ?)")
+            .run("../../x", "stranded", now, now);
+        old.prepare("INSERT INTO messages (conversation_id, role, content, status, created_at, updated_at) VALUES (?, 'user', 'kept text', 'complete', ?, ?)")
+            .run("../../x", now, now);
+        old.prepare("INSERT INTO audit_events (conversation_id, at, kind, data_json) VALUES (?, ?, 'conversation.created', '{}')").run("../../x", now);
+        old.close();
+
+        const listed = JSON.parse((await runCliCapturing(["conversations", "list", "--db", db, "--json"], {env})).stdout) as
+            {conversations: Array<{id: string, title: string}>};
+        expect(listed.conversations).toHaveLength(1);
+        const [renamed] = listed.conversations;
+        expect(renamed).toMatchObject({title: "stranded"});
+        expect(renamed!.id).toMatch(/^[0-9a-f-]{36}$/);
+
+        const shown = await runCliCapturing(["conversations", "show", renamed!.id, "--db", db, "--json"], {env});
+        expect(shown.code).toBe(0);
+        expect(shown.stdout).toContain("kept text");
+        expect(shown.stdout).toContain("conversation.idReplaced");
+        expect((await runCliCapturing(["conversations", "delete", renamed!.id, "--db", db, "--json"], {env})).code).toBe(0);
+        expect(JSON.parse((await runCliCapturing(["conversations", "list", "--db", db, "--json"], {env})).stdout)).toEqual({conversations: []});
+    });
+});

@@ -1,4 +1,6 @@
+import crypto from "node:crypto";
 import type Database from "better-sqlite3";
+import {ConversationIdSchema} from "../../common/types.js";
 
 /**
  * Schema migrations, applied in order, each once, inside a transaction.
@@ -55,5 +57,23 @@ export const migrations: ReadonlyArray<(db: Database.Database) => void> = [
             CREATE INDEX canaries_by_request ON canaries(request_id);
             ALTER TABLE messages ADD COLUMN verdict_json TEXT;
         `);
+    },
+    (db) => {
+        // Before one id rule held at every door, the CLI stored ids such as "../../x", "" or
+        // 5,000 characters, which the app listed but could neither open nor delete. Each gets a
+        // fresh id; its messages, audit trail and canaries follow it.
+        const rows = db.prepare("SELECT id FROM conversations").all() as Array<{id: string}>;
+        for (const {id} of rows) {
+            if (ConversationIdSchema.safeParse(id).success)
+                continue;
+            const fresh = crypto.randomUUID();
+            db.prepare(`INSERT INTO conversations (id, title, policy, settings_json, created_at, updated_at)
+                SELECT ?, title, policy, settings_json, created_at, updated_at FROM conversations WHERE id = ?`).run(fresh, id);
+            for (const table of ["messages", "audit_events", "canaries"])
+                db.prepare(`UPDATE ${table} SET conversation_id = ? WHERE conversation_id = ?`).run(fresh, id);
+            db.prepare("DELETE FROM conversations WHERE id = ?").run(id);
+            db.prepare("INSERT INTO audit_events (conversation_id, at, kind, data_json) VALUES (?, ?, 'conversation.idReplaced', ?)")
+                .run(fresh, Date.now(), JSON.stringify({reason: "the stored id broke the conversation id rule", oldIdLength: id.length}));
+        }
     }
 ];
