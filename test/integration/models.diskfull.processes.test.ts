@@ -75,7 +75,7 @@ describe.skipIf("unavailable" in disk)("a disk that fills during a download, thr
             expect(error).toMatchObject({code: "DISK_FULL", details: {phase: "during", partial: "deleted"}});
             console.info(`[cli] stopped by ${String(error.details.trigger)} after ${String(error.details.writtenBytes)} bytes`);
         } else
-            expect(run.stderr).toMatch(/^Error \(DISK_FULL\): The disk is full \(.*\): the download into .* stopped after .*deleted to give the space back/m);
+            expect(run.stderr).toMatch(/^cleanroom: The disk is full \(.*\): the download into .* stopped after .*deleted to give the space back.* \[DISK_FULL\]$/m);
         expect(fs.readdirSync(dir)).toEqual([]);
     }, 180_000);
 

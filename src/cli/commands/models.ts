@@ -328,8 +328,11 @@ function createProgressBar(io: ModelsCommandIo) {
     const report = (progress: DownloadProgress) => {
         const fraction = progress.totalBytes > 0 ? Math.min(1, progress.downloadedBytes / progress.totalBytes) : 0;
         const label = progress.phase === "verifying" ? "Verifying" : "Downloading";
-        const line = `${label} ${renderProgressBar(fraction)}  ` +
-            `${formatBytes(progress.downloadedBytes)} / ${formatBytes(progress.totalBytes)}` +
+        // A server that does not say the size gets no bar, only the bytes so far.
+        const amount = progress.totalBytes > 0
+            ? `${renderProgressBar(fraction)}  ${formatBytes(progress.downloadedBytes)} / ${formatBytes(progress.totalBytes)}`
+            : `${formatBytes(progress.downloadedBytes)} (size not given by the server)`;
+        const line = `${label} ${amount}` +
             (progress.phase === "downloading" ? `  ${formatBytes(progress.bytesPerSecond)}/s` +
                 (progress.etaSeconds != null ? `  ETA ${formatDuration(progress.etaSeconds)}` : "") : "");
         if (io.interactive) {
