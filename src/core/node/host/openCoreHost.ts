@@ -3,6 +3,7 @@ import {Core} from "../Core.js";
 import {loadLlama} from "../engine/loadLlama.js";
 import type {ContextPoolOptions} from "../engine/ContextPool.js";
 import {defaultModelsDir} from "../models/defaultModelsDir.js";
+import type {ModelLibraryOptions} from "../models/ModelLibrary.js";
 import {ModelRegistry} from "../models/ModelRegistry.js";
 import {createCoreService, type CoreService} from "../rpc/createCoreService.js";
 import {AppSettingsStore} from "../settings/AppSettingsStore.js";
@@ -26,7 +27,9 @@ export type CoreHostOptions = {
     /** A model catalog file instead of `models/catalog.json`. */
     catalogPath?: string,
     /** Home folder searched for other apps' models. Defaults to the user's. */
-    appsHome?: string
+    appsHome?: string,
+    /** Passed to the model downloader (stall timeout, URL policy). Defaults to its defaults: https to public addresses only. */
+    downloader?: ModelLibraryOptions["downloader"]
 };
 
 export type CoreHost = {
@@ -58,7 +61,7 @@ export async function openCoreHost(options: CoreHostOptions): Promise<CoreHost> 
     const service = createCoreService(core, {
         vault,
         runningEngine: {threads: saved.threads, contextSize: saved.contextSize},
-        models: {dir: modelsDir, catalogPath: options.catalogPath, appsHome: options.appsHome}
+        models: {dir: modelsDir, catalogPath: options.catalogPath, appsHome: options.appsHome, downloader: options.downloader}
     });
     let closing: Promise<void> | null = null;
     return {
