@@ -82,6 +82,8 @@ export type SendMessageCallbacks = {
     onText?: (text: string) => void,
     /** Called once the user message and the (still empty) reply are stored. */
     onStarted?: (ids: {userMessageId: number, assistantMessageId: number}) => void,
+    /** Local turns: called after each prefill step with the prompt tokens in the context and the prompt's length. */
+    onPrefill?: (tokensInContext: number, promptTokens: number) => void,
     captureFirstTokenProbabilities?: boolean
 };
 
@@ -288,6 +290,7 @@ export class Core {
             const result = await this.engine.runTurn({
                 ...turnInput,
                 signal: callbacks.signal,
+                onPrefill: callbacks.onPrefill,
                 captureFirstTokenProbabilities: callbacks.captureFirstTokenProbabilities,
                 onText: (piece) => {
                     text += piece;
