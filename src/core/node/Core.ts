@@ -42,6 +42,12 @@ export type CloudAccess = {
      * endpoint it was given for), from CLEANROOM_CLOUD_API_KEY in the CLI. Never stored by the core.
      */
     apiKey?: (endpoint: string) => Promise<string | null> | string | null,
+    /**
+     * The install's secret key for fingerprints of the user's conversations (HMAC-SHA-256, at
+     * least 16 bytes): from the secret vault in the app (`FingerprintKeyStore`). Defaults to 32
+     * random bytes made when the core starts, kept in memory only.
+     */
+    fingerprintKey?: () => Promise<Uint8Array> | Uint8Array,
     clientOptions?: CloudClientOptions,
     /** One more canary per this many characters of long messages. Defaults to `1500`. */
     charsPerCanary?: number,
@@ -117,6 +123,7 @@ export class Core {
     private readonly _lastSessionEnd = new Map<ConversationId, SessionEnd>();
     private readonly _cloud: CloudAccess;
     private readonly _canaries: CanaryLedger;
+    private readonly _fingerprintKey: () => Promise<Uint8Array>;
     private _closed = false;
 
     private constructor(db: Database.Database, llama: Llama, options: CoreOptions) {
@@ -129,6 +136,9 @@ export class Core {
         this._deletionGraceMs = options.deletionGraceMs ?? defaultDeletionGraceMs;
         this._cloud = options.cloud ?? {};
         this._canaries = new CanaryLedger(db);
+        const processKey = new Uint8Array(crypto.randomBytes(32));
+        const fingerprintKey = this._cloud.fingerprintKey;
+        this._fingerprintKey = async () => fingerprintKey != null ? await fingerprintKey() : processKey;
     }
 
     public cloudSettings(): CloudSettings {
@@ -369,7 +379,7 @@ export class Core {
         ];
 
         // Fingerprints of the user's other conversations: their text must never come back here.
-        const fingerprints = new FingerprintIndex();
+        const fingerprints = new FingerprintIndex({key: await this._fingerprintKey()});
         for (const other of this.store.list())
             if (other.id !== conversationId)
                 fingerprints.addConversation(this.store.messages(other.id).map((message) => message.content));

@@ -57,6 +57,10 @@ export class CanaryScanner {
     private _scanFrom = 0;
     private _blocked = false;
     private _finished = false;
+    /** Matching runs that may still turn out to share a word with a common phrase: held back until decided. */
+    private readonly _pendingMatches: Array<{index: number, hash: number, start: number, end: number}> = [];
+    private _gramIndex = 0;
+    private _lastCommonGram = -Infinity;
 
     public constructor(options: CanaryScannerOptions) {
         this._conversationId = options.conversationId;
@@ -122,8 +126,10 @@ export class CanaryScanner {
         if (this._finished)
             return this._step("", findingsBefore);
         this._finished = true;
-        if (this._hasher != null && !this._blocked)
+        if (this._hasher != null && !this._blocked) {
             this._hasher.end(this._onGram);
+            this._settlePendingMatches();
+        }
         if (this._blocked)
             return this._step("", findingsBefore);
         return this._step(this._release(this._received), findingsBefore);
@@ -209,11 +215,37 @@ export class CanaryScanner {
         }
     }
 
+    /**
+     * A matching run blocks once it cannot share a word with a common phrase any more: when the
+     * `windowWords - 1` runs after it are known (or the reply ends) and none of them, nor of the
+     * runs before it, is a common phrase. So a stock phrase with a word or two more on either side,
+     * or two common phrases back to back, is not taken for another conversation; 8 words of it
+     * that are no phrase's still block.
+     */
     private readonly _onGram = (hash: number, start: number, end: number) => {
-        if (this._blocked || this._fingerprints == null || !this._fingerprints.matches(hash))
+        const fingerprints = this._fingerprints;
+        if (this._blocked || fingerprints == null)
             return;
-        this._block({kind: "fingerprint", blocking: true, fingerprint: hash, start, end});
+        const index = this._gramIndex++;
+        const reach = fingerprints.options.windowWords - 1;
+        if (fingerprints.isCommonPhrase(hash)) {
+            this._lastCommonGram = index;
+            this._pendingMatches.length = 0; // each shares a word with this phrase
+            return;
+        }
+        if (index - this._lastCommonGram > reach && fingerprints.matches(hash))
+            this._pendingMatches.push({index, hash, start, end});
+        const due = this._pendingMatches[0];
+        if (due != null && index - due.index >= reach)
+            this._block({kind: "fingerprint", blocking: true, fingerprint: due.hash, start: due.start, end: due.end});
     };
+
+    /** The reply ended: no later run can make a waiting match a phrase's, so it blocks. */
+    private _settlePendingMatches() {
+        const due = this._pendingMatches[0];
+        if (due != null && !this._blocked)
+            this._block({kind: "fingerprint", blocking: true, fingerprint: due.hash, start: due.start, end: due.end});
+    }
 
     private _block(finding: ScanFinding) {
         this._findings.push(finding);
@@ -230,6 +262,9 @@ export class CanaryScanner {
             const holdFrom = this._hasher.holdFrom;
             if (holdFrom != null)
                 boundary = Math.min(boundary, holdFrom);
+            const pending = this._pendingMatches[0];
+            if (pending != null)
+                boundary = Math.min(boundary, pending.start);
         }
         return Math.max(boundary, this._releasedUpTo);
     }

@@ -8,6 +8,7 @@ import {ModelRegistry} from "../models/ModelRegistry.js";
 import {createCoreService, type CoreService} from "../rpc/createCoreService.js";
 import {AppSettingsStore} from "../settings/AppSettingsStore.js";
 import {CloudKeyStore} from "../secrets/CloudKeyStore.js";
+import {FingerprintKeyStore} from "../secrets/FingerprintKeyStore.js";
 import {MemorySecretVault} from "../secrets/MemorySecretVault.js";
 import {SettingsStore} from "../store/SettingsStore.js";
 import {openDatabase} from "../store/openDatabase.js";
@@ -48,6 +49,7 @@ export async function openCoreHost(options: CoreHostOptions): Promise<CoreHost> 
     const vault = options.vault ?? new MemorySecretVault();
     const saved = await readSavedSettings(options.database, vault);
     const cloudKeys = new CloudKeyStore(vault);
+    const fingerprintKeys = new FingerprintKeyStore(vault);
     const threads = options.threads ?? saved.threads ?? undefined;
     const contextSize = options.contextSize ?? saved.contextSize ?? undefined;
 
@@ -55,7 +57,7 @@ export async function openCoreHost(options: CoreHostOptions): Promise<CoreHost> 
         database: options.database,
         engine: {threads, contextSize, pool: options.pool},
         // The key is read from the host's vault for each cloud turn, only for the origin it was given for; the core never stores it.
-        cloud: {apiKey: (endpoint) => cloudKeys.keyFor(endpoint)}
+        cloud: {apiKey: (endpoint) => cloudKeys.keyFor(endpoint), fingerprintKey: () => fingerprintKeys.key()}
     });
     const modelsDir = options.modelsDir ?? defaultModelsDir();
     const service = createCoreService(core, {
