@@ -51,7 +51,7 @@ export type CloudAccess = {
     clientOptions?: CloudClientOptions,
     /** One more canary per this many characters of long messages. Defaults to `1500`. */
     charsPerCanary?: number,
-    /** A cloud reply streams this many characters behind what has been scanned (see `runGuardedCloudTurn`). Defaults to `2048`. */
+    /** Characters a cloud reply streams behind the scanner's own scan-ahead (see `runGuardedCloudTurn`). Defaults to `0`. */
     holdBackChars?: number,
     /** Used instead of the stored settings (the CLI's --endpoint, --cloud-model), never saved. */
     settingsOverride?: Partial<CloudSettings>
