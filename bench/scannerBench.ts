@@ -21,7 +21,7 @@ export function benchScanner(): ScannerFigures {
     const planted = new Map<string, PlantedCanary>();
     for (let index = 0; index < 200; index++)
         planted.set(hashCanary(createCanary()), {conversationId: `c${index % 20}`, requestId: `r${index}`});
-    const index = new FingerprintIndex();
+    const index = new FingerprintIndex({key: new Uint8Array(32).fill(42)});
     for (let conversation = 0; conversation < 50; conversation++)
         index.addConversation([fillerText(random, 20_000)]);
     // A reply that matches nothing, so the whole of it is scanned (a blocked reply stops early).

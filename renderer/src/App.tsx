@@ -93,6 +93,12 @@ export function App({client}: {client: AppCoreClient}) {
             const {scrub} = await client.call("conversations.close", {conversationId: previousId});
             if (scrub != null)
                 setPrevious({title, scrub, at: Date.now()});
+            else {
+                // Its session had already ended (a stopped turn is scrubbed at once): show that scrub.
+                const {lastScrub} = await client.call("isolation.report", {conversationId: previousId});
+                if (lastScrub != null)
+                    setPrevious({title, scrub: lastScrub, at: lastScrub.at});
+            }
         } catch (error) {
             showError(error);
         }

@@ -24,6 +24,10 @@ export function describeError(error: unknown): {title: string, detail: string, k
             return {title: "That folder cannot be used", detail: message, kind: "error"};
         case "DOWNLOAD_FAILED":
             return {title: "The download failed", detail: message, kind: "error"};
+        case "DOWNLOAD_STALLED":
+            return {title: "The download stalled; what arrived is kept", detail: message, kind: "error"};
+        case "DOWNLOAD_URL_REFUSED":
+            return {title: "This download address is refused", detail: message, kind: "error"};
         case "DOWNLOAD_CANCELLED":
             return {title: "Download cancelled", detail: message, kind: "info"};
         case "MODELS_UNAVAILABLE":

@@ -9,7 +9,7 @@ import {startWebServer} from "./server.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const usage = "usage: npm run web -- [--port P] [--db <file>] [--model <gguf> | --no-model] [--threads N] [--context-size N] " +
-    "[--models-dir <folder>] [--catalog <catalog.json>]";
+    "[--models-dir <folder>] [--catalog <catalog.json>] [--allow-loopback-downloads]";
 
 /**
  * `npm run web`: the core, the built renderer and the WebSocket bridge on 127.0.0.1. Prints
@@ -25,6 +25,8 @@ export async function runWebMode(args: string[]): Promise<{url: string | null}> 
         "context-size": {type: "string"},
         "models-dir": {type: "string"},
         "catalog": {type: "string"},
+        // Tests and a mirror on this machine: downloads may then also reach 127.0.0.1 and ::1, over http too.
+        "allow-loopback-downloads": {type: "boolean"},
         "help": {type: "boolean"}
     }});
     if (values.help === true) {
@@ -38,7 +40,8 @@ export async function runWebMode(args: string[]): Promise<{url: string | null}> 
         threads: wholeNumber("--threads", values.threads),
         contextSize: wholeNumber("--context-size", values["context-size"]),
         modelsDir: values["models-dir"] != null ? path.resolve(values["models-dir"]) : undefined,
-        catalogPath: values.catalog != null ? path.resolve(values.catalog) : undefined
+        catalogPath: values.catalog != null ? path.resolve(values.catalog) : undefined,
+        downloader: {fetcher: {allowLoopback: values["allow-loopback-downloads"] === true}}
     });
     const server = await startWebServer({service: host.service, rendererDir: outDir, port: wholeNumber("--port", values.port) ?? 0});
     process.stdout.write(server.url + "\n");

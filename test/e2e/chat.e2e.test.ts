@@ -93,6 +93,9 @@ describe.skipIf(!runnable)("the real UI in Chromium against web mode and the rea
         await expect.poll(() => reply.getAttribute("data-status"), {timeout: 30_000}).toBe("interrupted");
         await expect.poll(() => reply.textContent()).toContain("Stopped");
         await expect.poll(() => stop.isVisible()).toBe(false);
+        // The stopped turn's context is scrubbed at once, never reused: no live context, the scrub verified (abort).
+        await expect.poll(() => isolation().textContent()).toContain("No live context");
+        await expect.poll(() => isolation().textContent()).toMatch(/Scrub verified[\s\S]*abort/);
         await screenshot("05-stopped");
     });
 

@@ -50,7 +50,7 @@ describe.skipIf(!runnable)("the Models view in Chromium against web mode", () =>
                 fileName: "stories-bad.gguf", sha256: "0".repeat(64)})
         ]);
         web = await startWebMode(
-            ["--no-model", "--db", path.join(home, "e2e.db"), "--threads", "1", "--context-size", "2048", "--models-dir", modelsDir, "--catalog", catalogPath],
+            ["--no-model", "--db", path.join(home, "e2e.db"), "--threads", "1", "--context-size", "2048", "--models-dir", modelsDir, "--catalog", catalogPath, "--allow-loopback-downloads"],
             // The fake home holds the other apps' folders; nothing of the real environment's model folders leaks in.
             {CLEANROOM_HOME: home, CLEANROOM_MODEL: "", HOME: appsHome, XDG_DATA_HOME: undefined, XDG_CONFIG_HOME: undefined, OLLAMA_MODELS: undefined}
         );

@@ -3,6 +3,9 @@ import {migrations} from "../../src/core/node/store/migrations.js";
 import {CanaryLedger} from "../../src/core/node/cloud/CanaryLedger.js";
 import {type SeededRandom} from "../../src/core/node/cloud/sim/SeededRandom.js";
 
+/** A fixed fingerprint key for tests (each install has its own random one). */
+export const testFingerprintKey = new Uint8Array(32).map((_, index) => (index * 37 + 11) & 0xff);
+
 /** A canary ledger on a private in-memory database: one "install". */
 export function memoryLedger() {
     const db = new Database(":memory:");

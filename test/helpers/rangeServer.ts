@@ -1,17 +1,24 @@
 import crypto from "node:crypto";
 import http from "node:http";
+import https from "node:https";
 import type {AddressInfo} from "node:net";
 
 export type ServedRequest = {
     method: string,
     path: string,
+    /** The `Host` header as received. */
+    host: string,
+    /** The `Authorization` header as received, or null. */
+    authorization: string | null,
     /** The `Range` header as received, or null. */
     range: string | null,
     status: number,
     /** Body bytes written for this request. */
     bytesSent: number,
     /** True when the server cut the connection on purpose. */
-    dropped: boolean
+    dropped: boolean,
+    /** True when the server stopped sending on purpose and held the connection open (see `stallAfter`). */
+    stalled: boolean
 };
 
 export type RangeServerOptions = {
@@ -23,10 +30,18 @@ export type RangeServerOptions = {
      * the request among the data requests (those with a Range other than `bytes=0-0`).
      */
     dropAfter?: (dataRequestIndex: number, request: {range: string | null, start: number}) => number | null,
+    /**
+     * Decides, per request other than the 1-byte probe (with a Range or without), whether to stop sending after some body bytes and hold the
+     * connection open, sending nothing more, until the client goes away: return the byte count to
+     * stall after, or null to serve the whole response. Same arguments as `dropAfter`.
+     */
+    stallAfter?: (dataRequestIndex: number, request: {range: string | null, start: number}) => number | null,
     /** Answer every request with this status (for example 500 or 404). */
     forceStatus?: number,
-    /** Paths answered with a 302 to another path of this server (a download that ends up somewhere else). */
+    /** Paths answered with a 302 to another path of this server, or to an absolute URL (a download that ends up somewhere else). */
     redirects?: Record<string, string>,
+    /** Serve https with this key and certificate (PEM) instead of http. */
+    tls?: {key: string, cert: string},
     /** A lying server: the 1-byte probe's Content-Range announces this total, whatever the file's size. */
     probeTotalBytes?: number,
     /**
@@ -42,6 +57,9 @@ export type RangeServerOptions = {
     writeDelayMs?: number | ((request: {range: string | null, start: number}) => number)
 };
 
+/** Downloader `fetcher` options that let downloads reach the test servers on 127.0.0.1 (the policy refuses loopback by default). */
+export const loopbackFetcher = {allowLoopback: true} as const;
+
 /**
  * A file server on 127.0.0.1 (ephemeral port) with HTTP Range support, that can drop
  * connections part-way and answer errors, and logs every request it served.
@@ -49,16 +67,16 @@ export type RangeServerOptions = {
 export class RangeServer {
     public readonly requests: ServedRequest[] = [];
     public options: RangeServerOptions;
-    private readonly _server: http.Server;
+    private readonly _server: http.Server | https.Server;
     private _dataRequests = 0;
 
-    private constructor(server: http.Server, options: RangeServerOptions) {
+    private constructor(server: http.Server | https.Server, options: RangeServerOptions) {
         this._server = server;
         this.options = options;
     }
 
     public static async start(options: RangeServerOptions): Promise<RangeServer> {
-        const server = http.createServer();
+        const server = options.tls != null ? https.createServer({key: options.tls.key, cert: options.tls.cert}) : http.createServer();
         const rangeServer = new RangeServer(server, options);
         server.on("request", (request, response) => void rangeServer._handle(request, response));
         await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -69,8 +87,9 @@ export class RangeServer {
         return (this._server.address() as AddressInfo).port;
     }
 
-    public url(name: string) {
-        return `http://127.0.0.1:${this.port}/${name}`;
+    /** The URL of a file, on 127.0.0.1 or under another name for it (that the client resolves to 127.0.0.1 itself). */
+    public url(name: string, host = "127.0.0.1") {
+        return `${this.options.tls != null ? "https" : "http"}://${host}:${this.port}/${name}`;
     }
 
     /** Requests that carried a Range other than the 1-byte probe. */
@@ -91,13 +110,16 @@ export class RangeServer {
     private async _handle(request: http.IncomingMessage, response: http.ServerResponse) {
         const name = decodeURIComponent((request.url ?? "/").split("?")[0]!.slice(1));
         const range = request.headers.range ?? null;
-        const log: ServedRequest = {method: request.method ?? "GET", path: name, range, status: 0, bytesSent: 0, dropped: false};
+        const log: ServedRequest = {
+            method: request.method ?? "GET", path: name, host: request.headers.host ?? "", authorization: request.headers.authorization ?? null,
+            range, status: 0, bytesSent: 0, dropped: false, stalled: false
+        };
         this.requests.push(log);
 
         const redirect = this.options.redirects?.[name];
         if (redirect != null) {
             log.status = 302;
-            response.writeHead(302, {location: `/${redirect}`});
+            response.writeHead(302, {location: /^[a-z]+:/i.test(redirect) ? redirect : `/${redirect}`});
             response.end();
             return;
         }
@@ -156,7 +178,9 @@ export class RangeServer {
         }
 
         const isData = range != null && range !== "bytes=0-0";
-        const dropAfter = isData ? this.options.dropAfter?.(this._dataRequests++, {range, start}) ?? null : null;
+        const dataIndex = isData ? this._dataRequests++ : -1;
+        const dropAfter = isData ? this.options.dropAfter?.(dataIndex, {range, start}) ?? null : null;
+        const stallAfter = !isProbe ? this.options.stallAfter?.(dataIndex, {range, start}) ?? null : null;
         const writeBytes = this.options.writeBytes ?? 64 * 1024;
         const delayOption = this.options.writeDelayMs ?? 0;
         const writeDelayMs = typeof delayOption === "function" ? delayOption({range, start}) : delayOption;
@@ -167,6 +191,8 @@ export class RangeServer {
             let next = Math.min(end + 1, position + writeBytes);
             if (dropAfter != null && next - start >= dropAfter)
                 next = start + dropAfter;
+            if (stallAfter != null && next - start >= stallAfter)
+                next = start + stallAfter;
             const chunk = file.subarray(position, next);
             const flushed = response.write(chunk);
             log.bytesSent += chunk.length;
@@ -175,6 +201,12 @@ export class RangeServer {
                 log.dropped = true;
                 await new Promise((resolve) => setTimeout(resolve, 20)); // let the bytes leave before the cut
                 response.socket?.destroy();
+                return;
+            }
+            if (stallAfter != null && position - start >= stallAfter) {
+                log.stalled = true;
+                // Nothing more, ever: the connection stays open until the client (or close()) ends it.
+                await new Promise<void>((resolve) => response.once("close", () => resolve()));
                 return;
             }
             if (!flushed)

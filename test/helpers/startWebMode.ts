@@ -1,5 +1,8 @@
 import {spawn, type ChildProcess} from "node:child_process";
 import path from "node:path";
+import {WebSocket} from "ws";
+import {connectCoreClient, type ConnectedCoreClient} from "../../src/core/common/rpc/index.js";
+import {webSocketChannel} from "../../src/core/node/rpc/webSocketChannel.js";
 import {repoRoot} from "./testModel.js";
 
 export type WebMode = {
@@ -57,4 +60,16 @@ export function startWebMode(args: string[], env: NodeJS.ProcessEnv = {}, timeou
             reject(new Error(`web mode exited with ${code} before printing its URL. stderr:\n${stderr}`));
         });
     });
+}
+
+/** A core client over web mode's WebSocket, as the page connects (its token, its Origin). `close()` ends both. */
+export async function connectToWebMode(web: WebMode): Promise<{client: ConnectedCoreClient, close(): void}> {
+    const url = new URL(web.url);
+    const socket = new WebSocket(`ws://${url.host}/rpc?token=${url.searchParams.get("token")}`, {headers: {origin: url.origin}});
+    await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
+    const client = connectCoreClient(webSocketChannel(socket));
+    return {client, close: () => {
+        client.close();
+        socket.close();
+    }};
 }

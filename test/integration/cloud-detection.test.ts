@@ -5,7 +5,7 @@ import {runGuardedCloudTurn} from "../../src/core/node/cloud/runGuardedCloudTurn
 import {SharedCloudSimulator} from "../../src/core/node/cloud/sim/SharedCloudSimulator.js";
 import {SeededRandom} from "../../src/core/node/cloud/sim/SeededRandom.js";
 import type {SimMode} from "../../src/core/node/cloud/sim/types.js";
-import {canaryPattern, memoryLedger, prose} from "../helpers/cloudFixtures.js";
+import {canaryPattern, memoryLedger, prose, testFingerprintKey} from "../helpers/cloudFixtures.js";
 
 /**
  * Detection over HTTP: at least 1,000 requests per mode from three tenants (three installs,
@@ -32,7 +32,7 @@ async function runMode(mode: SimMode, {charsPerCanary = 400} = {}): Promise<Tall
             client: new CloudClient({baseURL: sim.url, model: sim.modelName, apiKey: `tenant-${tenant}`, contextLimit: null}, {retries: 0}),
             ledger: memoryLedger(),
             // For conversation c: fingerprints of this tenant's other conversations.
-            indexExcept: Array.from({length: conversationsPerTenant}, () => new FingerprintIndex())
+            indexExcept: Array.from({length: conversationsPerTenant}, () => new FingerprintIndex({key: testFingerprintKey}))
         }));
         const owner = new Map<string, {tenant: number, conversation: number}>();
         const tally: Tally = {
@@ -82,7 +82,7 @@ async function runMode(mode: SimMode, {charsPerCanary = 400} = {}): Promise<Tall
             if (expectBlock && !result.blocked && process.env.CLEANROOM_DEBUG === "1")
                 console.log(`missed leak in request ${index}: ${JSON.stringify(record.leaks.map((leak) => ({...leak, sourceText: leak.sourceText.length})))}`);
 
-            const hashes = fingerprintText(text);
+            const hashes = fingerprintText(text, install.indexExcept[0]!.options);
             install.indexExcept.forEach((index_, other) => {
                 if (other !== conversation)
                     index_.addConversationHashes(hashes);

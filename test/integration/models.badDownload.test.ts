@@ -5,7 +5,7 @@ import path from "node:path";
 import {afterAll, afterEach, beforeAll, describe, expect, test} from "vitest";
 import type {DownloadProgressEvent} from "../../src/core/common/api/index.js";
 import {ModelLibrary} from "../../src/core/node/models/ModelLibrary.js";
-import {RangeServer} from "../helpers/rangeServer.js";
+import {loopbackFetcher, RangeServer} from "../helpers/rangeServer.js";
 import {runModelsCli as cli} from "../helpers/runModelsCli.js";
 import {setEnvForTest} from "../helpers/setEnvForTest.js";
 import {requireTestModel} from "../helpers/testModel.js";
@@ -63,14 +63,14 @@ describe.skipIf(modelPath == null)("a downloaded file that fails validation is d
     test.each(Object.entries(bad))("models download: %s is refused and deleted; the retry downloads the real model", async (_name, {code, serve}) => {
         const dir = fs.mkdtempSync(path.join(root, "cli-"));
         serve(server);
-        const refused = await cli("download", server.url("model.gguf"), "--dir", dir, "--json");
+        const refused = await cli("download", server.url("model.gguf"), "--allow-loopback", "--dir", dir, "--json");
         expect(refused.exitCode).toBe(1);
         expect(refused.jsonError().error.code).toBe(code);
         expect(fs.readdirSync(dir)).toEqual([]);
         expect(refused.jsonError().error.message).toMatch(/It was deleted; nothing was kept in the models folder\./);
 
         fixServer();
-        const retried = await cli("download", server.url("model.gguf"), "--dir", dir, "--json");
+        const retried = await cli("download", server.url("model.gguf"), "--allow-loopback", "--dir", dir, "--json");
         expect(retried.stderr).toBe("");
         expect(retried.exitCode).toBe(0);
         expect(JSON.parse(retried.stdout)).toMatchObject({download: {alreadyPresent: false, fileBytes: model.length}, model: {path: path.join(dir, "model.gguf")}});
@@ -80,7 +80,7 @@ describe.skipIf(modelPath == null)("a downloaded file that fails validation is d
     test.each(Object.entries(bad))("the app's download (models.download): %s ends failed and deleted; the retry is done", async (_name, {code, serve}) => {
         const dir = fs.mkdtempSync(path.join(root, "app-"));
         const events: DownloadProgressEvent[] = [];
-        const library = new ModelLibrary({dir, downloader: {progressIntervalMs: 0}}, (event) => events.push(event));
+        const library = new ModelLibrary({dir, downloader: {progressIntervalMs: 0, fetcher: loopbackFetcher}}, (event) => events.push(event));
         const finished = async (id: string) => {
             await expect.poll(() => events.filter((event) => event.id === id).at(-1)?.state, {timeout: 60_000}).toMatch(/^(done|failed|cancelled)$/);
             return events.filter((event) => event.id === id).at(-1)!;

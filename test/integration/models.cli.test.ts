@@ -56,7 +56,7 @@ describe.skipIf(modelPath == null)("cleanroom models (CLI)", () => {
 
     test("download of a URL with --sha256 and --dir verifies, registers and reports progress lines", async () => {
         const dir = path.join(root, "downloads");
-        const result = await cli("download", server.url("stories260K.gguf"), "--sha256", testModelSha256, "--dir", dir);
+        const result = await cli("download", server.url("stories260K.gguf"), "--allow-loopback", "--sha256", testModelSha256, "--dir", dir);
         expect(result.exitCode).toBe(0);
         expect(result.stderr).toMatch(/Downloading \[#+\] 100%/);
         expect(result.stderr).toMatch(/Verifying/);
@@ -66,12 +66,12 @@ describe.skipIf(modelPath == null)("cleanroom models (CLI)", () => {
     });
 
     test("download errors: a wrong checksum, a server error and an unknown name each exit 1 with a clear code", async () => {
-        const wrong = await cli("download", server.url("stories260K.gguf"), "--sha256", "f".repeat(64), "--dir", path.join(root, "bad"), "--json");
+        const wrong = await cli("download", server.url("stories260K.gguf"), "--allow-loopback", "--sha256", "f".repeat(64), "--dir", path.join(root, "bad"), "--json");
         expect(wrong.exitCode).toBe(1);
         expect(wrong.jsonError().error.code).toBe("DOWNLOAD_CHECKSUM_MISMATCH");
         expect(fs.readdirSync(path.join(root, "bad"))).toEqual([]);
 
-        const missing = await cli("download", server.url("missing.gguf"), "--dir", path.join(root, "bad"), "--json");
+        const missing = await cli("download", server.url("missing.gguf"), "--allow-loopback", "--dir", path.join(root, "bad"), "--json");
         expect(missing.jsonError().error).toMatchObject({code: "DOWNLOAD_FAILED", message: expect.stringContaining("HTTP 404")});
 
         const unknown = await cli("download", "no-such-model", "--json");

@@ -1,15 +1,12 @@
 import fs from "node:fs";
 import path from "node:path";
 import {afterAll, afterEach, beforeAll, describe, expect, test} from "vitest";
-import {WebSocket} from "ws";
 import type {ApiEventPayload} from "../../src/core/common/api/index.js";
-import {connectCoreClient} from "../../src/core/common/rpc/index.js";
-import {webSocketChannel} from "../../src/core/node/rpc/webSocketChannel.js";
 import {paddedModel} from "../helpers/paddedModel.js";
 import {RangeServer} from "../helpers/rangeServer.js";
 import {runCliGuarded} from "../helpers/runCliGuarded.js";
 import {mountSmallDisk} from "../helpers/smallDisk.js";
-import {startWebMode} from "../helpers/startWebMode.js";
+import {connectToWebMode, startWebMode} from "../helpers/startWebMode.js";
 import {tempDir} from "../helpers/tempCore.js";
 import {requireTestModel} from "../helpers/testModel.js";
 
@@ -62,7 +59,7 @@ describe.skipIf("unavailable" in disk)("a disk that fills during a download, thr
     test.each(outputs)("cleanroom models download ($output output): exit code 1, one clear DISK_FULL error, no stack trace, nothing left behind", async ({flags}) => {
         const dir = path.join(small.dir, "cli-models");
         fillDiskMidDownload();
-        const run = await runCliGuarded(["models", "download", server.url("twenty.gguf"), "--dir", dir, ...flags], {hangGuardMs: 120_000});
+        const run = await runCliGuarded(["models", "download", server.url("twenty.gguf"), "--allow-loopback", "--dir", dir, ...flags], {hangGuardMs: 120_000});
 
         expect(run.hung).toBe(false);
         expect(run.code).toBe(1);
@@ -82,13 +79,10 @@ describe.skipIf("unavailable" in disk)("a disk that fills during a download, thr
     test("web mode: the download fails with DISK_FULL and the server lives on, answering calls", async () => {
         const dir = tempDir("diskfull-web");
         const modelsDir = path.join(small.dir, "web-models");
-        const web = await startWebMode(["--no-model", "--db", path.join(dir, "web.db"), "--models-dir", modelsDir],
+        const web = await startWebMode(["--no-model", "--db", path.join(dir, "web.db"), "--models-dir", modelsDir, "--allow-loopback-downloads"],
             {CLEANROOM_HOME: path.join(dir, "home"), TMPDIR: dir});
         try {
-            const url = new URL(web.url);
-            const socket = new WebSocket(`ws://${url.host}/rpc?token=${url.searchParams.get("token")}`, {headers: {origin: url.origin}});
-            await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
-            const client = connectCoreClient(webSocketChannel(socket));
+            const {client, close} = await connectToWebMode(web);
             const events: Array<ApiEventPayload<"models.downloadProgress">> = [];
             client.subscribe("models.downloadProgress", (event) => events.push(event));
 
@@ -102,8 +96,7 @@ describe.skipIf("unavailable" in disk)("a disk that fills during a download, thr
             const listed = await client.call("models.list", {});
             expect(listed.downloads).toEqual([]);
             expect(await client.call("conversations.list", {})).toEqual([]);
-            client.close();
-            socket.close();
+            close();
         } finally {
             await web.stop();
         }

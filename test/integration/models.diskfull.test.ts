@@ -3,7 +3,7 @@ import path from "node:path";
 import {afterAll, afterEach, beforeAll, describe, expect, test} from "vitest";
 import {ModelDownloader, sha256File} from "../../src/core/node/models/ModelDownloader.js";
 import {paddedModel, sha256Of} from "../helpers/paddedModel.js";
-import {RangeServer} from "../helpers/rangeServer.js";
+import {loopbackFetcher, RangeServer} from "../helpers/rangeServer.js";
 import {mountSmallDisk} from "../helpers/smallDisk.js";
 import {requireTestModel} from "../helpers/testModel.js";
 
@@ -68,7 +68,7 @@ describe.skipIf("unavailable" in disk)("model downloads on a disk that fills up 
     test("a server that never says the size streams 20 MiB into 8 MiB: DISK_FULL with the bytes, the partial file deleted, nothing unhandled", async () => {
         dir = path.join(small.dir, "models");
         server.options.dataResponse = "sizeless";
-        const error = await new ModelDownloader({dir, diskReserveBytes: 0}).download({url: server.url("twenty.gguf")}).catch((caught: unknown) => caught);
+        const error = await new ModelDownloader({fetcher: loopbackFetcher, dir, diskReserveBytes: 0}).download({url: server.url("twenty.gguf")}).catch((caught: unknown) => caught);
 
         expect(error).toMatchObject({name: "DiskFullError", code: "DISK_FULL", details: {phase: "during", trigger: "ENOSPC", partial: "deleted", stillToFetchBytes: null}});
         const details = (error as {details: {writtenBytes: number, freeBytes: number}}).details;
@@ -85,7 +85,7 @@ describe.skipIf("unavailable" in disk)("model downloads on a disk that fills up 
         dir = path.join(small.dir, "models");
         server.options.writeDelayMs = 10;
         const filler = fillDiskDuringTransfer(MiB, 256 * 1024);
-        const error = await new ModelDownloader({dir, diskReserveBytes: 0}).download({url: server.url("six.gguf"), sha256: sha256Of(six)})
+        const error = await new ModelDownloader({fetcher: loopbackFetcher, dir, diskReserveBytes: 0}).download({url: server.url("six.gguf"), sha256: sha256Of(six)})
             .catch((caught: unknown) => caught)
             .finally(filler.stop);
 
@@ -102,7 +102,7 @@ describe.skipIf("unavailable" in disk)("model downloads on a disk that fills up 
     test("kept by choice (partialOnDiskFull: keep): once space is freed, the same download resumes from the kept bytes and verifies", async () => {
         dir = path.join(small.dir, "models");
         server.options.writeDelayMs = 10;
-        const downloader = new ModelDownloader({dir, diskReserveBytes: 0, partialOnDiskFull: "keep"});
+        const downloader = new ModelDownloader({fetcher: loopbackFetcher, dir, diskReserveBytes: 0, partialOnDiskFull: "keep"});
         const filler = fillDiskDuringTransfer(MiB, 256 * 1024);
         const error = await downloader.download({url: server.url("six.gguf"), sha256: sha256Of(six)}).catch((caught: unknown) => caught).finally(filler.stop);
 
@@ -130,7 +130,7 @@ describe.skipIf("unavailable" in disk)("model downloads on a disk that fills up 
         server.options.probeTotalBytes = MiB;
         server.options.dataResponse = "whole-chunked";
         server.options.writeDelayMs = 2;
-        const error = await new ModelDownloader({dir, diskReserveBytes: 0}).download({url: server.url("twenty.gguf")}).catch((caught: unknown) => caught);
+        const error = await new ModelDownloader({fetcher: loopbackFetcher, dir, diskReserveBytes: 0}).download({url: server.url("twenty.gguf")}).catch((caught: unknown) => caught);
 
         expect(error).toMatchObject({code: "DOWNLOAD_SIZE_MISMATCH", details: {announcedBytes: MiB}});
         expect((error as Error).message).toMatch(/announced 1048576 bytes but sent more: the transfer was cut off at 1048576 bytes and the file deleted/);
@@ -143,7 +143,7 @@ describe.skipIf("unavailable" in disk)("model downloads on a disk that fills up 
         dir = path.join(small.dir, "models");
         server.options.probeTotalBytes = MiB;
         server.options.dataResponse = "whole-with-length";
-        const error = await new ModelDownloader({dir, diskReserveBytes: 0}).download({url: server.url("twenty.gguf")}).catch((caught: unknown) => caught);
+        const error = await new ModelDownloader({fetcher: loopbackFetcher, dir, diskReserveBytes: 0}).download({url: server.url("twenty.gguf")}).catch((caught: unknown) => caught);
 
         expect(error).toMatchObject({code: "DOWNLOAD_SIZE_MISMATCH", details: {announcedBytes: MiB, remoteBytes: twenty.length}});
         expect(fs.readdirSync(dir)).toEqual([]);
@@ -153,7 +153,7 @@ describe.skipIf("unavailable" in disk)("model downloads on a disk that fills up 
     test("the reserve is kept during the transfer too: free space falling under it stops the download before the disk is full", async () => {
         dir = path.join(small.dir, "models");
         server.options.dataResponse = "sizeless";
-        const error = await new ModelDownloader({dir, diskReserveBytes: 2 * MiB}).download({url: server.url("twenty.gguf")}).catch((caught: unknown) => caught);
+        const error = await new ModelDownloader({fetcher: loopbackFetcher, dir, diskReserveBytes: 2 * MiB}).download({url: server.url("twenty.gguf")}).catch((caught: unknown) => caught);
 
         expect(error).toMatchObject({code: "DISK_FULL", details: {phase: "during", trigger: "reserve", partial: "deleted", reserveBytes: 2 * MiB}});
         expect((error as {details: {writtenBytes: number}}).details.writtenBytes).toBeLessThanOrEqual(7 * MiB);

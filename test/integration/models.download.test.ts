@@ -5,7 +5,7 @@ import {afterAll, afterEach, beforeAll, describe, expect, test} from "vitest";
 import type {DownloadProgress} from "../../src/core/common/models.js";
 import {ModelDownloader, sha256File} from "../../src/core/node/models/ModelDownloader.js";
 import {paddedModel, sha256Of as sha256} from "../helpers/paddedModel.js";
-import {RangeServer} from "../helpers/rangeServer.js";
+import {loopbackFetcher, RangeServer} from "../helpers/rangeServer.js";
 import {requireTestModel} from "../helpers/testModel.js";
 
 const modelPath = requireTestModel();
@@ -43,7 +43,7 @@ describe.skipIf(modelPath == null)("model download from a local HTTP server", ()
     test("downloads into .part, checks size and SHA-256, then renames; progress reports bytes, total and speed", async () => {
         const dir = tempDir();
         const events: DownloadProgress[] = [];
-        const result = await new ModelDownloader({dir, progressIntervalMs: 0}).download({
+        const result = await new ModelDownloader({fetcher: loopbackFetcher, dir, progressIntervalMs: 0}).download({
             url: server.url("stories260K.gguf"), sha256: modelSha256, expectedBytes: model.length, onProgress: (event) => events.push(event)
         });
 
@@ -65,7 +65,7 @@ describe.skipIf(modelPath == null)("model download from a local HTTP server", ()
     test("a connection dropped part-way is resumed with a Range request and the file still matches its SHA-256", async () => {
         const dir = tempDir();
         server.options.dropAfter = (index) => (index === 0 ? 300_000 : null);
-        const result = await new ModelDownloader({dir}).download({url: server.url("stories260K.gguf"), sha256: modelSha256});
+        const result = await new ModelDownloader({fetcher: loopbackFetcher, dir}).download({url: server.url("stories260K.gguf"), sha256: modelSha256});
 
         const data = server.dataRequests();
         expect(data[0]).toMatchObject({dropped: true, bytesSent: 300_000});
@@ -77,7 +77,7 @@ describe.skipIf(modelPath == null)("model download from a local HTTP server", ()
 
     test("a cancelled download keeps what it got and the next one resumes past it, fetching only the missing bytes", async () => {
         const dir = tempDir();
-        const downloader = new ModelDownloader({dir});
+        const downloader = new ModelDownloader({fetcher: loopbackFetcher, dir});
         const {partPath, statePath, finalPath} = downloader.pathsFor("big.gguf");
         // First attempt: the bytes trickle, and we cancel once 1 MiB is on disk.
         server.options.writeDelayMs = 40;
@@ -115,7 +115,7 @@ describe.skipIf(modelPath == null)("model download from a local HTTP server", ()
     test("a wrong SHA-256 is refused and the bad file is deleted, not offered", async () => {
         const dir = tempDir();
         const wrong = "0".repeat(64);
-        const error = await new ModelDownloader({dir}).download({url: server.url("stories260K.gguf"), sha256: wrong}).catch((caught: unknown) => caught);
+        const error = await new ModelDownloader({fetcher: loopbackFetcher, dir}).download({url: server.url("stories260K.gguf"), sha256: wrong}).catch((caught: unknown) => caught);
 
         expect(error).toMatchObject({code: "DOWNLOAD_CHECKSUM_MISMATCH", details: {expectedSha256: wrong, actualSha256: modelSha256}});
         expect((error as Error).message).toContain("deleted");
@@ -126,7 +126,7 @@ describe.skipIf(modelPath == null)("model download from a local HTTP server", ()
         const dir = tempDir();
         server.options.forceStatus = status;
         const started = performance.now();
-        const error = await new ModelDownloader({dir}).download({url: server.url("stories260K.gguf")}).catch((caught: unknown) => caught);
+        const error = await new ModelDownloader({fetcher: loopbackFetcher, dir}).download({url: server.url("stories260K.gguf")}).catch((caught: unknown) => caught);
 
         expect(error).toMatchObject({code: "DOWNLOAD_FAILED", details: {status}});
         expect((error as Error).message).toContain(`HTTP ${status}`);
@@ -135,14 +135,14 @@ describe.skipIf(modelPath == null)("model download from a local HTTP server", ()
     });
 
     test("a missing file on a working server is a clear 404", async () => {
-        const error = await new ModelDownloader({dir: tempDir()}).download({url: server.url("nope.gguf")}).catch((caught: unknown) => caught);
+        const error = await new ModelDownloader({fetcher: loopbackFetcher, dir: tempDir()}).download({url: server.url("nope.gguf")}).catch((caught: unknown) => caught);
         expect(error).toMatchObject({code: "DOWNLOAD_FAILED", details: {status: 404}});
         expect((error as Error).message).toMatch(/HTTP 404.*no file there/);
     });
 
     test("a server offering a different size than expected is refused before any transfer", async () => {
         const dir = tempDir();
-        const error = await new ModelDownloader({dir}).download({url: server.url("stories260K.gguf"), expectedBytes: model.length + 1}).catch((caught: unknown) => caught);
+        const error = await new ModelDownloader({fetcher: loopbackFetcher, dir}).download({url: server.url("stories260K.gguf"), expectedBytes: model.length + 1}).catch((caught: unknown) => caught);
 
         expect(error).toMatchObject({code: "DOWNLOAD_SIZE_MISMATCH", details: {remoteBytes: model.length, expectedBytes: model.length + 1}});
         expect(server.dataRequests()).toEqual([]);
@@ -151,25 +151,25 @@ describe.skipIf(modelPath == null)("model download from a local HTTP server", ()
 
     test("a disk without room refuses the download before it starts, saying by how much", async () => {
         const dir = tempDir();
-        const downloader = new ModelDownloader({dir, diskReserveBytes: 1000, diskFreeBytes: async () => 500_000});
+        const downloader = new ModelDownloader({fetcher: loopbackFetcher, dir, diskReserveBytes: 1000, diskFreeBytes: async () => 500_000});
         const error = await downloader.download({url: server.url("stories260K.gguf")}).catch((caught: unknown) => caught);
 
         expect(error).toMatchObject({code: "DISK_FULL", details: {phase: "before", neededBytes: model.length + 1000, freeBytes: 500_000, shortBytes: model.length + 1000 - 500_000}});
         expect((error as Error).message).toMatch(/Not enough disk space.*short/);
         expect(server.dataRequests()).toEqual([]);
         // The real check reads the disk's free space through fs.statfs.
-        const real = await new ModelDownloader({dir}).download({url: server.url("stories260K.gguf")});
+        const real = await new ModelDownloader({fetcher: loopbackFetcher, dir}).download({url: server.url("stories260K.gguf")});
         expect(real.fileBytes).toBe(model.length);
     });
 
     test("a verified file already in place is reused; a different file under the same name is never overwritten", async () => {
         const dir = tempDir();
         fs.copyFileSync(modelPath!, path.join(dir, "stories260K.gguf"));
-        const reused = await new ModelDownloader({dir}).download({url: server.url("stories260K.gguf"), sha256: modelSha256});
+        const reused = await new ModelDownloader({fetcher: loopbackFetcher, dir}).download({url: server.url("stories260K.gguf"), sha256: modelSha256});
         expect(reused).toMatchObject({alreadyPresent: true, sha256: modelSha256, transferredBytes: 0});
         expect(server.requests).toEqual([]);
 
-        const error = await new ModelDownloader({dir}).download({url: server.url("stories260K.gguf"), sha256: sha256(big)}).catch((caught: unknown) => caught);
+        const error = await new ModelDownloader({fetcher: loopbackFetcher, dir}).download({url: server.url("stories260K.gguf"), sha256: sha256(big)}).catch((caught: unknown) => caught);
         expect(error).toMatchObject({code: "DOWNLOAD_FAILED"});
         expect(await sha256File(path.join(dir, "stories260K.gguf"))).toBe(modelSha256);
     });
@@ -177,7 +177,7 @@ describe.skipIf(modelPath == null)("model download from a local HTTP server", ()
     test("a file that is not GGUF is refused after the transfer and deleted", async () => {
         const dir = tempDir();
         server.options.files["notes.gguf"] = Buffer.from("this is not a model\n".repeat(100));
-        const error = await new ModelDownloader({dir}).download({url: server.url("notes.gguf")}).catch((caught: unknown) => caught);
+        const error = await new ModelDownloader({fetcher: loopbackFetcher, dir}).download({url: server.url("notes.gguf")}).catch((caught: unknown) => caught);
         delete server.options.files["notes.gguf"];
         expect(error).toMatchObject({code: "MODEL_NOT_GGUF"});
         expect(fs.readdirSync(dir)).toEqual([]);
@@ -185,7 +185,7 @@ describe.skipIf(modelPath == null)("model download from a local HTTP server", ()
 
     test("throughput from the local server (64 MiB)", async () => {
         const dir = tempDir();
-        const result = await new ModelDownloader({dir}).download({url: server.url("huge.gguf"), sha256: sha256(huge)});
+        const result = await new ModelDownloader({fetcher: loopbackFetcher, dir}).download({url: server.url("huge.gguf"), sha256: sha256(huge)});
         const mbPerSecond = result.transferredBytes / result.transferSeconds / 1e6;
         console.info(`throughput: ${huge.length} bytes in ${result.transferSeconds.toFixed(2)} s = ${mbPerSecond.toFixed(0)} MB/s; ` +
             `SHA-256 check ${result.verifySeconds.toFixed(2)} s (${(huge.length / result.verifySeconds / 1e6).toFixed(0)} MB/s)`);

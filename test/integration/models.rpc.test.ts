@@ -8,7 +8,7 @@ import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
 import {createCoreService, type CoreService} from "../../src/core/node/rpc/createCoreService.js";
 import {serveCoreOverChannel} from "../../src/core/node/rpc/serveCoreOverChannel.js";
 import {buildFakeAppHome, testModelSha256} from "../helpers/fakeAppHome.js";
-import {RangeServer} from "../helpers/rangeServer.js";
+import {loopbackFetcher, RangeServer} from "../helpers/rangeServer.js";
 import {tempDir} from "../helpers/tempCore.js";
 import {testCatalogEntry, testModelBytes, writeTestCatalog} from "../helpers/testCatalog.js";
 import {requireTestModel} from "../helpers/testModel.js";
@@ -63,7 +63,7 @@ describe.skipIf(modelPath == null)("models.* calls over the in-process transport
         ]);
 
         core = Core.create(await loadLlama(), {database: path.join(dir, "core.db"), engine: {threads: 1, contextSize: 512, pool: {idleTimeoutMs: 0}}});
-        service = createCoreService(core, {models: {dir: modelsDir, catalogPath, appsHome, downloader: {progressIntervalMs: 0}}});
+        service = createCoreService(core, {models: {dir: modelsDir, catalogPath, appsHome, downloader: {progressIntervalMs: 0, fetcher: loopbackFetcher}}});
         const [coreSide, clientSide, close] = createInProcessChannelPair();
         serveCoreOverChannel(service, coreSide);
         client = connectCoreClient(clientSide);
@@ -157,7 +157,7 @@ describe.skipIf(modelPath == null)("models.* calls over the in-process transport
 
     it("refuses a download the disk has no room for, before any byte is transferred", async () => {
         const full = createCoreService(core, {models: {dir: tempDir("full-disk"), catalogPath: path.join(path.dirname(modelsDir), "catalog", "catalog.json"),
-            downloader: {diskFreeBytes: async () => 100_000, diskReserveBytes: 0}}});
+            downloader: {diskFreeBytes: async () => 100_000, diskReserveBytes: 0, fetcher: loopbackFetcher}}});
         const seen: Progress[] = [];
         full.events.on("models.downloadProgress", (event) => seen.push(event));
         server.resetLog();

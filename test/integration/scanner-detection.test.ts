@@ -5,6 +5,7 @@ import {FingerprintIndex, type FingerprintMatcher} from "../../src/core/common/c
 import type {CanaryBook, PlantedCanary, ScanFindingKind} from "../../src/core/common/cloud/types.js";
 import {mangleText} from "../../src/core/node/cloud/sim/mangleText.js";
 import {SeededRandom} from "../../src/core/node/cloud/sim/SeededRandom.js";
+import {testFingerprintKey} from "../helpers/cloudFixtures.js";
 
 /**
  * Detection rates of the scanner, in process: at least 1,000 generated cases per kind, each
@@ -53,7 +54,7 @@ class MapCanaryBook implements CanaryBook {
 // The user's other conversations, fingerprinted; our canaries planted in earlier requests.
 const book = new MapCanaryBook();
 const otherConversations = Array.from({length: 300}, () => Array.from({length: 6}, () => paragraph(random.between(2, 6))));
-const index = new FingerprintIndex();
+const index = new FingerprintIndex({key: testFingerprintKey});
 for (const messages of otherConversations)
     index.addConversation(messages);
 const ourEarlierCanaries = Array.from({length: 500}, (_, i) => book.plant(`conv-${i % 50}`, `req-${i}`));

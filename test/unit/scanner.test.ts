@@ -3,6 +3,7 @@ import {createCanary, hashCanary} from "../../src/core/common/cloud/canary.js";
 import {CanaryScanner} from "../../src/core/common/cloud/CanaryScanner.js";
 import {FingerprintIndex, fingerprintText} from "../../src/core/common/cloud/fingerprints.js";
 import type {CanaryBook, CanaryScannerOptions, PlantedCanary, ScanFinding} from "../../src/core/common/cloud/types.js";
+import {testFingerprintKey} from "../helpers/cloudFixtures.js";
 
 class MapCanaryBook implements CanaryBook {
     private readonly _planted = new Map<string, PlantedCanary>();
@@ -84,8 +85,9 @@ describe("CanaryScanner verdicts", () => {
         const {shown, findings, blocked} = streamThrough(options, charChunks(reply, 1));
         expect(blocked).toBe(true);
         expect(findings).toMatchObject([{kind: "foreign-canary", blocking: true, canaryHash: hashCanary(foreign)}]);
+        // Nothing: the 3 words before the canary are within the scan-ahead (8 words), held back with it.
         const visible = shown.join("");
-        expect(visible).toBe("Here you go: ");
+        expect(visible).toBe("");
         const finding = findings[0]!;
         expect(finding.start).toBe(reply.indexOf("C"));
         expect(finding.end).toBe(reply.indexOf(mangled) + mangled.length);
@@ -97,7 +99,7 @@ describe("CanaryScanner verdicts", () => {
     });
 
     it("keeps stripping echoes while holding back for fingerprints", () => {
-        const index = new FingerprintIndex();
+        const index = new FingerprintIndex({key: testFingerprintKey});
         index.addConversation(["completely unrelated words that nobody will ever say in this reply today"]);
         const reply = `one two ${ownThisRequest} three four five six seven eight nine ten eleven`;
         const result = streamThrough({...options, fingerprints: index.excluding([])}, charChunks(reply, 7));
@@ -109,7 +111,7 @@ describe("CanaryScanner verdicts", () => {
 describe("CanaryScanner fingerprints", () => {
     const book = new MapCanaryBook();
     const secret = "My bank account number at Riverside Credit Union is 4417 and the PIN is written on the fridge.";
-    const index = new FingerprintIndex();
+    const index = new FingerprintIndex({key: testFingerprintKey});
     index.addConversation([secret, "Thanks, I will remember that for the next time we talk."]);
     index.addConversation(["Another conversation about gardening tomatoes in raised beds during a wet summer."]);
 
@@ -136,24 +138,56 @@ describe("CanaryScanner fingerprints", () => {
         expect(echoed.text).toBe(quoted);
     });
 
-    it("can ignore phrases common to many conversations", () => {
-        const common = new FingerprintIndex();
-        const boilerplate = "I am sorry, but I cannot help with that request right now.";
+    it("can ignore phrases common to many conversations: by default those in more than 4", () => {
+        const common = new FingerprintIndex({key: testFingerprintKey, stockPhrases: []});
+        const boilerplate = "Our meeting notes are in the shared folder under this week's date.";
+        const scan = (fingerprints: ReturnType<FingerprintIndex["excluding"]>) =>
+            CanaryScanner.scanText(boilerplate, {conversationId: "c", requestId: "r", book, fingerprints}).blocked;
         for (let i = 0; i < 4; i++)
             common.addConversation([boilerplate, `conversation ${i} has its own private words number ${i} here and there`]);
-        const strict = common.excluding([]);
-        const lenient = common.excluding([], {maxConversations: 2});
-        expect(CanaryScanner.scanText(boilerplate, {conversationId: "c", requestId: "r", book, fingerprints: strict}).blocked).toBe(true);
-        expect(CanaryScanner.scanText(boilerplate, {conversationId: "c", requestId: "r", book, fingerprints: lenient}).blocked).toBe(false);
+        expect(scan(common.excluding([]))).toBe(true); // in 4 conversations: still matched by default
+        expect(scan(common.excluding([], {maxConversations: 2}))).toBe(false);
+        common.addConversation([boilerplate]);
+        expect(scan(common.excluding([]))).toBe(false); // in 5: a phrase of the user's, not one conversation's
+        expect(scan(common.excluding([], {maxConversations: Infinity}))).toBe(true);
+    });
+
+    it("never matches the stock phrases, wherever they occur", () => {
+        const withStock = new FingerprintIndex({key: testFingerprintKey});
+        const without = new FingerprintIndex({key: testFingerprintKey, stockPhrases: []});
+        const history = "Thank you very much for your help today. I hope this email finds you well.";
+        withStock.addConversation([history]);
+        without.addConversation([history]);
+        const reply = "Sure. Thank you very much for your help today! Also: I hope this email finds you well.";
+        expect(withStock.stockRuns).toBeGreaterThan(300);
+        expect(CanaryScanner.scanText(reply, {conversationId: "c", requestId: "r", book, fingerprints: withStock.excluding([])}).blocked).toBe(false);
+        expect(CanaryScanner.scanText(reply, {conversationId: "c", requestId: "r", book, fingerprints: without.excluding([])}).blocked).toBe(true);
+    });
+
+    it("a stock phrase with a word or two more, or two phrases back to back, is not another conversation; 8 private words next to one are", () => {
+        const phrases = new FingerprintIndex({key: testFingerprintKey});
+        const privateWords = "the spare key hides under the blue flowerpot by the shed";
+        phrases.addConversation([`See you soon. Thank you very much for your help today, Maria. Have a great weekend and see you on monday! ${privateWords}.`]);
+        const scan = (reply: string) => streamThrough({conversationId: "c", requestId: "r", book, fingerprints: phrases.excluding([])}, charChunks(reply, 5));
+        expect(scan("Sure! Thank you very much for your help today, Maria.").blocked).toBe(false);
+        expect(scan("Oh, see you soon. Thank you very much for your help today").blocked).toBe(false);
+        expect(scan("today, Maria. Have a great weekend and see you on monday! Bye.").blocked).toBe(false);
+
+        const leak = scan(`By the way: see you on monday! ${privateWords}, as you asked.`);
+        expect(leak.blocked).toBe(true);
+        // The leaked run was held back until it was decided: not a word of the private text was shown.
+        expect(leak.shown.join("")).not.toMatch(/spare|flowerpot/);
     });
 
     it("hashes the same text the same way across chunk boundaries", () => {
-        const whole = fingerprintText(secret);
+        const whole = fingerprintText(secret, {key: testFingerprintKey});
         expect(whole.size).toBe(secret.split(/\s+/).length - 7);
         for (const hash of whole)
             expect(index.has(hash)).toBe(true);
-        expect(fingerprintText(secret.toUpperCase().replaceAll(" ", " ,\n "))).toEqual(whole);
-        expect(fingerprintText(secret, {salt: "install-2"})).not.toEqual(whole);
+        expect(fingerprintText(secret.toUpperCase().replaceAll(" ", " ,\n "), {key: testFingerprintKey})).toEqual(whole);
+        // Another install's key: not one fingerprint in common.
+        const other = fingerprintText(secret, {key: new Uint8Array(32).fill(1)});
+        expect([...other].filter((hash) => whole.has(hash))).toEqual([]);
     });
 
     it("releases everything at finish when nothing matched", () => {

@@ -9,6 +9,7 @@ const labels: Record<string, string> = {
     "turn.cloud": "Cloud turn",
     "turn.refused": "Turn refused (too large)",
     "history.dropped": "Older turns left out",
+    "scrub.started": "Scrub started",
     "scrub.verified": "Scrub verified",
     "scrub.failed": "Scrub FAILED",
     "security.fault": "Security fault",

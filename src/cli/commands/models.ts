@@ -52,6 +52,7 @@ export function registerModelsCommand(program: Command, io: ModelsCommandIo = de
         .option("--sha256 <hex>", "expected SHA-256 of the file (for URLs)")
         .option("--dir <folder>", "folder to save the file in (default: the models folder)")
         .option("--keep-partial", "if the disk fills, keep what arrived to resume later (default: delete it)")
+        .option("--allow-loopback", "also download from this machine (127.0.0.1, ::1, localhost), over http too: tests and local mirrors")
         .option("--json", "print JSON")
         .action((model: string, options: DownloadOptions) => run(io, options, () => downloadCommand(io, model, options)));
 
@@ -167,7 +168,7 @@ function describeFit(fit: ModelFit | null, problem: string | null) {
     return `${ram}${gpu}${fit.basis === "catalog" ? " (catalog estimate)" : ""}`;
 }
 
-type DownloadOptions = JsonOption & {sha256?: string, dir?: string, keepPartial?: boolean};
+type DownloadOptions = JsonOption & {sha256?: string, dir?: string, keepPartial?: boolean, allowLoopback?: boolean};
 
 async function downloadCommand(io: ModelsCommandIo, ref: string, options: DownloadOptions) {
     const catalog = ModelCatalog.load();
@@ -187,7 +188,9 @@ async function downloadCommand(io: ModelsCommandIo, ref: string, options: Downlo
         io.stderr("Warning: no SHA-256 to check against; only the size and the GGUF header will be verified.\n");
 
     const registry = openRegistry();
-    const downloader = new ModelDownloader({dir: options.dir ?? registry.modelsDir, partialOnDiskFull: options.keepPartial === true ? "keep" : "delete"});
+    const downloader = new ModelDownloader({
+        dir: options.dir ?? registry.modelsDir, partialOnDiskFull: options.keepPartial === true ? "keep" : "delete", fetcher: {allowLoopback: options.allowLoopback === true}
+    });
     const controller = new AbortController();
     const release = (io.onInterrupt ?? hookSigint)(() => controller.abort());
     const bar = options.json === true ? null : createProgressBar(io);

@@ -101,7 +101,8 @@ export type ScrubReport = {
     reason: SessionEndReason
 };
 
-export const SessionEndReasonSchema = z.enum(["close", "delete", "evict", "idle", "unload", "shutdown", "fault", "selftest"]);
+/** Why a session ended; `abort`: its turn was cancelled, `fault`: its turn failed (the half-evaluated context is never reused). */
+export const SessionEndReasonSchema = z.enum(["close", "delete", "evict", "idle", "unload", "shutdown", "abort", "fault", "selftest"]);
 export type SessionEndReason = z.infer<typeof SessionEndReasonSchema>;
 
 export type AuditEvent = {

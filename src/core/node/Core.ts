@@ -43,10 +43,16 @@ export type CloudAccess = {
      * endpoint it was given for), from CLEANROOM_CLOUD_API_KEY in the CLI. Never stored by the core.
      */
     apiKey?: (endpoint: string) => Promise<string | null> | string | null,
+    /**
+     * The install's secret key for fingerprints of the user's conversations (HMAC-SHA-256, at
+     * least 16 bytes): from the secret vault in the app (`FingerprintKeyStore`). Defaults to 32
+     * random bytes made when the core starts, kept in memory only.
+     */
+    fingerprintKey?: () => Promise<Uint8Array> | Uint8Array,
     clientOptions?: CloudClientOptions,
     /** One more canary per this many characters of long messages. Defaults to `1500`. */
     charsPerCanary?: number,
-    /** A cloud reply streams this many characters behind what has been scanned (see `runGuardedCloudTurn`). Defaults to `2048`. */
+    /** Characters a cloud reply streams behind the scanner's own scan-ahead (see `runGuardedCloudTurn`). Defaults to `0`. */
     holdBackChars?: number,
     /** Used instead of the stored settings (the CLI's --endpoint, --cloud-model), never saved. */
     settingsOverride?: Partial<CloudSettings>
@@ -83,6 +89,8 @@ export type SendMessageCallbacks = {
     onText?: (text: string) => void,
     /** Called once the user message and the (still empty) reply are stored. */
     onStarted?: (ids: {userMessageId: number, assistantMessageId: number}) => void,
+    /** Local turns: called after each prefill step with the prompt tokens in the context and the prompt's length. */
+    onPrefill?: (tokensInContext: number, promptTokens: number) => void,
     captureFirstTokenProbabilities?: boolean
 };
 
@@ -118,6 +126,7 @@ export class Core {
     private readonly _canaries: CanaryLedger;
     /** Which cloud endpoints count tokens for us (`/tokenize`), learnt once per endpoint. */
     private readonly _cloudTokenizers = new EndpointTokenizerCache();
+    private readonly _fingerprintKey: () => Promise<Uint8Array>;
     private _closed = false;
 
     private constructor(db: Database.Database, llama: Llama, options: CoreOptions) {
@@ -130,6 +139,9 @@ export class Core {
         this._deletionGraceMs = options.deletionGraceMs ?? defaultDeletionGraceMs;
         this._cloud = options.cloud ?? {};
         this._canaries = new CanaryLedger(db);
+        const processKey = new Uint8Array(crypto.randomBytes(32));
+        const fingerprintKey = this._cloud.fingerprintKey;
+        this._fingerprintKey = async () => fingerprintKey != null ? await fingerprintKey() : processKey;
     }
 
     public cloudSettings(): CloudSettings {
@@ -291,6 +303,7 @@ export class Core {
             const result = await this.engine.runTurn({
                 ...turnInput,
                 signal: callbacks.signal,
+                onPrefill: callbacks.onPrefill,
                 captureFirstTokenProbabilities: callbacks.captureFirstTokenProbabilities,
                 onText: (piece) => {
                     text += piece;
@@ -369,7 +382,7 @@ export class Core {
         ];
 
         // Fingerprints of the user's other conversations: their text must never come back here.
-        const fingerprints = new FingerprintIndex();
+        const fingerprints = new FingerprintIndex({key: await this._fingerprintKey()});
         for (const other of this.store.list())
             if (other.id !== conversationId)
                 fingerprints.addConversation(this.store.messages(other.id).map((message) => message.content));

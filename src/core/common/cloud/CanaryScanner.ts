@@ -1,11 +1,20 @@
 import {canaryFromBody, canaryNormalizedPrefix, canaryBodyLength, hashCanary} from "./canary.js";
-import {WordGramHasher, type FingerprintMatcher} from "./fingerprints.js";
+import {defaultFingerprintWords, WordGramHasher, type FingerprintMatcher} from "./fingerprints.js";
 import type {CanaryBook, CanaryScannerOptions, ScanFinding, ScanStep} from "./types.js";
 
 const defaultHoldBackForFingerprints = true;
+const defaultScanAhead = true;
 
 /** Normalised characters a canary takes: `CLRM` + 24. */
 const normalizedCanaryLength = canaryNormalizedPrefix.length + canaryBodyLength;
+
+/**
+ * The scan-ahead, in the scanner's own units: a character is released only once the longest
+ * canary the scanner can match (its 28 letters and digits, with any number of separators
+ * between them) and the fingerprint window before it (8 words) have been read after it. So a
+ * canary, or a fingerprint run, and the 8 words before it are never shown before they are judged.
+ */
+export const scanAhead = {letters: normalizedCanaryLength, words: defaultFingerprintWords} as const;
 const bodyPattern = /^[A-Z2-7]*$/;
 const unicodeLetterOrDigit = /[\p{L}\p{N}]/u;
 /** Stands for a letter that cannot be part of a canary, so that it breaks a candidate. */
@@ -57,6 +66,16 @@ export class CanaryScanner {
     private _scanFrom = 0;
     private _blocked = false;
     private _finished = false;
+    private readonly _scanAhead: boolean;
+    private readonly _scanAheadWords: number;
+    /** Offsets of the letters and digits not yet released, and of the words that start among them. */
+    private _letterOffsets: number[] = [];
+    private _wordStarts: number[] = [];
+    private _lastLetterOffset = -2;
+    /** Matching runs that may still turn out to share a word with a common phrase: held back until decided. */
+    private readonly _pendingMatches: Array<{index: number, hash: number, start: number, end: number, holdFrom: number}> = [];
+    private _gramIndex = 0;
+    private _lastCommonGram = -Infinity;
 
     public constructor(options: CanaryScannerOptions) {
         this._conversationId = options.conversationId;
@@ -65,6 +84,8 @@ export class CanaryScanner {
         this._fingerprints = options.fingerprints != null && !options.fingerprints.isEmpty ? options.fingerprints : null;
         this._hasher = this._fingerprints != null ? new WordGramHasher(this._fingerprints.options) : null;
         this._holdForFingerprints = options.holdBackForFingerprints ?? defaultHoldBackForFingerprints;
+        this._scanAhead = options.scanAhead ?? defaultScanAhead;
+        this._scanAheadWords = this._hasher?.windowWords ?? scanAhead.words;
     }
 
     /** Scans a whole reply at once. */
@@ -122,8 +143,10 @@ export class CanaryScanner {
         if (this._finished)
             return this._step("", findingsBefore);
         this._finished = true;
-        if (this._hasher != null && !this._blocked)
+        if (this._hasher != null && !this._blocked) {
             this._hasher.end(this._onGram);
+            this._settlePendingMatches();
+        }
         if (this._blocked)
             return this._step("", findingsBefore);
         return this._step(this._release(this._received), findingsBefore);
@@ -148,6 +171,12 @@ export class CanaryScanner {
             if (mapped !== 0) {
                 normal += String.fromCharCode(mapped);
                 offsets.push(base + i);
+                if (this._scanAhead) {
+                    if (base + i !== this._lastLetterOffset + 1)
+                        this._wordStarts.push(base + i);
+                    this._letterOffsets.push(base + i);
+                    this._lastLetterOffset = base + i;
+                }
             }
         }
         this._normal += normal;
@@ -209,11 +238,37 @@ export class CanaryScanner {
         }
     }
 
+    /**
+     * A matching run blocks once it cannot share a word with a common phrase any more: when the
+     * `windowWords - 1` runs after it are known (or the reply ends) and none of them, nor of the
+     * runs before it, is a common phrase. So a stock phrase with a word or two more on either side,
+     * or two common phrases back to back, is not taken for another conversation; 8 words of it
+     * that are no phrase's still block.
+     */
     private readonly _onGram = (hash: number, start: number, end: number) => {
-        if (this._blocked || this._fingerprints == null || !this._fingerprints.matches(hash))
+        const fingerprints = this._fingerprints;
+        if (this._blocked || fingerprints == null)
             return;
-        this._block({kind: "fingerprint", blocking: true, fingerprint: hash, start, end});
+        const index = this._gramIndex++;
+        const reach = fingerprints.options.windowWords - 1;
+        if (fingerprints.isCommonPhrase(hash)) {
+            this._lastCommonGram = index;
+            this._pendingMatches.length = 0; // each shares a word with this phrase
+            return;
+        }
+        if (index - this._lastCommonGram > reach && fingerprints.matches(hash))
+            this._pendingMatches.push({index, hash, start, end, holdFrom: Math.min(start, this._scanAheadBoundary(end))});
+        const due = this._pendingMatches[0];
+        if (due != null && index - due.index >= reach)
+            this._block({kind: "fingerprint", blocking: true, fingerprint: due.hash, start: due.start, end: due.end});
     };
+
+    /** The reply ended: no later run can make a waiting match a phrase's, so it blocks. */
+    private _settlePendingMatches() {
+        const due = this._pendingMatches[0];
+        if (due != null && !this._blocked)
+            this._block({kind: "fingerprint", blocking: true, fingerprint: due.hash, start: due.start, end: due.end});
+    }
 
     private _block(finding: ScanFinding) {
         this._findings.push(finding);
@@ -230,8 +285,36 @@ export class CanaryScanner {
             const holdFrom = this._hasher.holdFrom;
             if (holdFrom != null)
                 boundary = Math.min(boundary, holdFrom);
+            const pending = this._pendingMatches[0];
+            if (pending != null)
+                boundary = Math.min(boundary, pending.holdFrom);
         }
+        boundary = Math.min(boundary, this._scanAheadBoundary(this._received));
         return Math.max(boundary, this._releasedUpTo);
+    }
+
+    /**
+     * Up to where text before `front` may be released under the scan-ahead: the start of the
+     * `words`-th word before the one holding the 28th letter or digit before `front`. Everything
+     * unreleased while fewer have been read.
+     */
+    private _scanAheadBoundary(front: number): number {
+        if (!this._scanAhead)
+            return front;
+        const letters = this._letterOffsets;
+        let last = letters.length - 1;
+        while (last >= 0 && letters[last]! >= front)
+            last--;
+        const anchorIndex = last - (scanAhead.letters - 1);
+        if (anchorIndex < 0)
+            return this._releasedUpTo;
+        const anchor = letters[anchorIndex]!;
+        const starts = this._wordStarts;
+        let word = starts.length - 1;
+        while (word >= 0 && starts[word]! > anchor)
+            word--;
+        const first = word - this._scanAheadWords;
+        return first >= 0 ? starts[first]! : this._releasedUpTo;
     }
 
     /** Releases the pending text up to `boundary`, minus stripped own canaries. */
@@ -253,10 +336,22 @@ export class CanaryScanner {
 
         this._pending = this._pending.slice(boundary - from);
         this._releasedUpTo = boundary;
+        if (this._scanAhead) {
+            this._letterOffsets = dropBefore(this._letterOffsets, boundary);
+            this._wordStarts = dropBefore(this._wordStarts, boundary);
+        }
         while (this._stripSpans.length > 0 && this._stripSpans[0]!.end <= boundary)
             this._stripSpans.shift();
         return text;
     }
+}
+
+/** The offsets from `boundary` on (the list is in ascending order). */
+function dropBefore(offsets: number[], boundary: number): number[] {
+    let index = 0;
+    while (index < offsets.length && offsets[index]! < boundary)
+        index++;
+    return index === 0 ? offsets : offsets.slice(index);
 }
 
 function normalizeNonAscii(char: string): number {

@@ -1,28 +1,39 @@
+import {HmacSha256} from "./HmacSha256.js";
+import {stockPhrases as shippedStockPhrases} from "./stockPhrases.js";
+
 /**
- * Fingerprints of conversations: hashes of every run of 8 consecutive words. Text matching
+ * Fingerprints of conversations: keyed hashes of every run of 8 consecutive words. Text matching
  * them in a cloud reply, when the run is absent from the request itself, is contamination
  * without a canary. Words are maximal runs of letters and digits, lower-cased, so matching
  * is case-insensitive and tolerant of punctuation and spacing between words.
- * Hashes are 53-bit integers (two 32-bit FNV-style lanes), safe as JS numbers and in SQLite.
+ *
+ * A run's fingerprint is HMAC-SHA-256, under the install's secret key, of its words joined by
+ * single spaces (UTF-8), its first 53 bits (safe as a JS number and in SQLite). Without the key a
+ * fingerprint cannot be checked against a dictionary of common runs, and one install's
+ * fingerprints say nothing about another's.
  */
 export type FingerprintOptions = {
     /** Words per fingerprint. Defaults to `8`. */
     windowWords?: number,
-    /**
-     * Mixed into every hash, so that stored fingerprints of one install are useless for
-     * guessing text with another's. Index and scanner must use the same salt. Defaults to `""`.
-     */
-    salt?: string
+    /** The install's secret key (at least 16 bytes). No default: the index and every scanner of it must share one. */
+    key: Uint8Array
+};
+
+/** How runs are hashed: built once from `FingerprintOptions` and shared by an index and its scanners. */
+export type FingerprintHashing = {
+    readonly windowWords: number,
+    readonly mac: HmacSha256
 };
 
 export const defaultFingerprintWords = 8;
-const defaultSalt = "";
+/**
+ * A run found in more of the user's other conversations than this is a phrase of theirs or of the
+ * model's (a greeting, a sign-off, boilerplate), not one conversation's content: it never matches.
+ * Contamination is still caught by the runs that are the conversation's own.
+ */
+export const defaultMaxConversations = 4;
 
-type ResolvedFingerprintOptions = Required<FingerprintOptions>;
-
-const laneAPrime = 0x01000193;
-const laneBPrime = 0x5bd1e995;
-const twoPow21 = 2 ** 21;
+const textEncoder = new TextEncoder();
 
 /** ASCII: 0 = not part of a word, else the lower-cased code. */
 const asciiWordTable = (() => {
@@ -41,32 +52,38 @@ const unicodeWordChar = /[\p{L}\p{N}\p{M}]/u;
 /** Called for each complete window: its hash and the text offsets of its first and last word. */
 export type GramListener = (hash: number, startOffset: number, endOffset: number) => void;
 
+/** The hashing of `options`, checked: a whole number of words, a key long enough. */
+export function fingerprintHashing(options: FingerprintOptions | FingerprintHashing): FingerprintHashing {
+    if ("mac" in options)
+        return options;
+    const windowWords = options.windowWords ?? defaultFingerprintWords;
+    if (!Number.isInteger(windowWords) || windowWords < 1)
+        throw new RangeError(`windowWords must be a positive whole number, got ${windowWords}`);
+    return {windowWords, mac: new HmacSha256(options.key)};
+}
+
 /**
  * Splits streamed text into words and hashes every window of consecutive words, across
  * chunk boundaries. Offsets are absolute positions in the whole text pushed so far.
  */
 export class WordGramHasher {
     public readonly windowWords: number;
-    private readonly _seedA: number;
-    private readonly _seedB: number;
-    private readonly _wordA: Int32Array;
-    private readonly _wordB: Int32Array;
+    private readonly _mac: HmacSha256;
+    private readonly _words: string[];
     private readonly _wordStart: Float64Array;
     private _completeWords = 0;
     private _inWord = false;
-    private _currentA = 0;
-    private _currentB = 0;
+    private _current = "";
     private _currentStart = 0;
     private _offset = 0;
+    /** The window's UTF-8, reused from one window to the next. */
+    private _encoded = new Uint8Array(256);
 
-    public constructor(options: FingerprintOptions = {}) {
-        const resolved = resolveFingerprintOptions(options);
-        this.windowWords = resolved.windowWords;
-        const seeds = seedsFromSalt(resolved.salt);
-        this._seedA = seeds[0];
-        this._seedB = seeds[1];
-        this._wordA = new Int32Array(this.windowWords);
-        this._wordB = new Int32Array(this.windowWords);
+    public constructor(options: FingerprintOptions | FingerprintHashing) {
+        const hashing = fingerprintHashing(options);
+        this.windowWords = hashing.windowWords;
+        this._mac = hashing.mac;
+        this._words = new Array<string>(this.windowWords).fill("");
         this._wordStart = new Float64Array(this.windowWords);
     }
 
@@ -93,25 +110,24 @@ export class WordGramHasher {
         const base = this._offset;
         for (let i = 0; i < text.length; i++) {
             const code = text.charCodeAt(i);
-            let lower: number;
-            if (code < 128)
-                lower = asciiWordTable[code]!;
-            else if (code >= 0xd800 && code <= 0xdfff)
-                lower = code; // surrogate halves: part of a word, so a split pair hashes the same
+            let folded: string | null;
+            if (code < 128) {
+                const lower = asciiWordTable[code]!;
+                folded = lower !== 0 ? String.fromCharCode(lower) : null;
+            } else if (code >= 0xd800 && code <= 0xdfff)
+                folded = text[i]!; // surrogate halves: part of a word, so a split pair hashes the same
             else {
                 const char = text[i]!;
-                lower = unicodeWordChar.test(char) ? foldCase(char) : 0;
+                folded = unicodeWordChar.test(char) ? char.toLowerCase() : null;
             }
 
-            if (lower !== 0) {
+            if (folded != null) {
                 if (!this._inWord) {
                     this._inWord = true;
-                    this._currentA = this._seedA;
-                    this._currentB = this._seedB;
+                    this._current = "";
                     this._currentStart = base + i;
                 }
-                this._currentA = Math.imul(this._currentA ^ lower, laneAPrime);
-                this._currentB = Math.imul(this._currentB ^ lower, laneBPrime) ^ (this._currentB >>> 15);
+                this._current += folded;
             } else if (this._inWord)
                 this._completeWord(base + i, onGram);
         }
@@ -127,46 +143,51 @@ export class WordGramHasher {
     private _completeWord(endOffset: number, onGram: GramListener) {
         this._inWord = false;
         const slot = this._completeWords % this.windowWords;
-        this._wordA[slot] = this._currentA;
-        this._wordB[slot] = this._currentB;
+        this._words[slot] = this._current;
         this._wordStart[slot] = this._currentStart;
         this._completeWords++;
         if (this._completeWords < this.windowWords)
             return;
 
-        let a = this._seedA ^ this.windowWords;
-        let b = this._seedB;
         const first = this._completeWords - this.windowWords;
-        for (let word = first; word < this._completeWords; word++) {
-            const index = word % this.windowWords;
-            a = Math.imul(a ^ this._wordA[index]!, laneAPrime);
-            a ^= a >>> 13;
-            b = Math.imul((b << 5 | b >>> 27) ^ this._wordB[index]!, laneBPrime);
-            b ^= b >>> 16;
-        }
-        const hash = (a >>> 0) * twoPow21 + (b >>> 11);
-        onGram(hash, this._wordStart[first % this.windowWords]!, endOffset);
+        let window = this._words[first % this.windowWords]!;
+        for (let word = first + 1; word < this._completeWords; word++)
+            window += " " + this._words[word % this.windowWords]!;
+        if (this._encoded.length < window.length * 3)
+            this._encoded = new Uint8Array(window.length * 3);
+        const {written} = textEncoder.encodeInto(window, this._encoded);
+        onGram(this._mac.mac53(this._encoded, written), this._wordStart[first % this.windowWords]!, endOffset);
     }
 }
 
 /** Every fingerprint of the text. */
-export function fingerprintText(text: string, options: FingerprintOptions = {}): Set<number> {
+export function fingerprintText(text: string, options: FingerprintOptions | FingerprintHashing): Set<number> {
     const hashes = new Set<number>();
-    addFingerprints(hashes, text, options);
+    addFingerprints(hashes, text, fingerprintHashing(options));
     return hashes;
 }
 
-function addFingerprints(into: Set<number>, text: string, options: FingerprintOptions) {
-    const hasher = new WordGramHasher(options);
+function addFingerprints(into: Set<number>, text: string, hashing: FingerprintHashing) {
+    const hasher = new WordGramHasher(hashing);
     const add = (hash: number) => void into.add(hash);
     hasher.push(text, add);
     hasher.end(add);
 }
 
+export type FingerprintIndexOptions = FingerprintOptions & {
+    /**
+     * Texts whose runs never match: stock phrases that honest replies and the user's own
+     * conversations share ("thank you very much for your help today"). Defaults to the shipped
+     * list (`stockPhrases.json`, a few hundred greetings, sign-offs and boilerplate).
+     */
+    stockPhrases?: Iterable<string>
+};
+
 export type FingerprintMatchOptions = {
     /**
      * Fingerprints found in more than this many conversations are treated as common phrases
-     * (boilerplate the model says everywhere) and never match. Defaults to `Infinity` (off).
+     * (boilerplate the user or the model says everywhere) and never match. `Infinity` turns this
+     * off. Defaults to `defaultMaxConversations` (4).
      */
     maxConversations?: number
 };
@@ -177,15 +198,23 @@ export type FingerprintMatchOptions = {
  * request.
  */
 export class FingerprintIndex {
-    public readonly options: Readonly<ResolvedFingerprintOptions>;
+    public readonly options: FingerprintHashing;
     private readonly _conversationCounts = new Map<number, number>();
+    private readonly _stock = new Set<number>();
 
-    public constructor(options: FingerprintOptions = {}) {
-        this.options = resolveFingerprintOptions(options);
+    public constructor(options: FingerprintIndexOptions) {
+        this.options = fingerprintHashing(options);
+        for (const phrase of options.stockPhrases ?? shippedStockPhrases)
+            addFingerprints(this._stock, phrase, this.options);
     }
 
     public get size() {
         return this._conversationCounts.size;
+    }
+
+    /** Fingerprints of the stock phrases: never matched. */
+    public get stockRuns() {
+        return this._stock.size;
     }
 
     /** Adds one conversation's texts. Call once per conversation: counts are per call. */
@@ -196,7 +225,7 @@ export class FingerprintIndex {
         this.addConversationHashes(hashes);
     }
 
-    /** Adds one conversation's stored fingerprints (as from `fingerprintText`). */
+    /** Adds one conversation's stored fingerprints (as from `fingerprintText` with this index's `options`). */
     public addConversationHashes(hashes: Iterable<number>) {
         for (const hash of new Set(hashes))
             this._conversationCounts.set(hash, (this._conversationCounts.get(hash) ?? 0) + 1);
@@ -206,68 +235,62 @@ export class FingerprintIndex {
         return this._conversationCounts.has(hash);
     }
 
-    /** The matcher for one request: these fingerprints minus those present in the request's own texts. */
+    /** The matcher for one request: these fingerprints minus those present in the request's own texts and the common phrases. */
     public excluding(requestTexts: Iterable<string>, options: FingerprintMatchOptions = {}): FingerprintMatcher {
         const present = new Set<number>();
         for (const text of requestTexts)
             addFingerprints(present, text, this.options);
-        return FingerprintMatcher._create(this._conversationCounts, present, options.maxConversations ?? Infinity, this.options);
+        return FingerprintMatcher._create({
+            counts: this._conversationCounts, excluded: present, stock: this._stock,
+            maxConversations: options.maxConversations ?? defaultMaxConversations
+        }, this.options);
     }
 }
 
-/** Decides whether a window of reply words matches another conversation. */
-export class FingerprintMatcher {
-    public readonly options: Readonly<ResolvedFingerprintOptions>;
-    private readonly _counts: ReadonlyMap<number, number>;
-    private readonly _excluded: ReadonlySet<number>;
-    private readonly _maxConversations: number;
+type MatcherTables = {
+    counts: ReadonlyMap<number, number>,
+    /** Runs of the request itself. */
+    excluded: ReadonlySet<number>,
+    stock: ReadonlySet<number>,
+    maxConversations: number
+};
 
-    private constructor(counts: ReadonlyMap<number, number>, excluded: ReadonlySet<number>, maxConversations: number,
-        options: ResolvedFingerprintOptions) {
-        this._counts = counts;
-        this._excluded = excluded;
-        this._maxConversations = maxConversations;
+/**
+ * Decides whether a window of reply words matches another conversation. A run that is a common
+ * phrase (a stock phrase, or found in more than `maxConversations` conversations) never matches;
+ * nor does a run that shares a word with one in the reply (the phrase with a few words more on
+ * either side, two phrases back to back). `CanaryScanner` decides on a matching run once the 7
+ * runs after it are known, and holds its words back until then.
+ */
+export class FingerprintMatcher {
+    public readonly options: FingerprintHashing;
+    private readonly _tables: MatcherTables;
+
+    private constructor(tables: MatcherTables, options: FingerprintHashing) {
+        this._tables = tables;
         this.options = options;
     }
 
     /** @internal only FingerprintIndex calls this */
-    public static _create(counts: ReadonlyMap<number, number>, excluded: ReadonlySet<number>, maxConversations: number,
-        options: ResolvedFingerprintOptions) {
-        return new FingerprintMatcher(counts, excluded, maxConversations, options);
+    public static _create(tables: MatcherTables, options: FingerprintHashing) {
+        return new FingerprintMatcher(tables, options);
     }
 
     /** Whether there is anything to match at all. */
     public get isEmpty() {
-        return this._counts.size === 0;
+        return this._tables.counts.size === 0;
     }
 
+    /** The run is in another conversation, not in this request, and not a common phrase. */
     public matches(hash: number) {
-        const count = this._counts.get(hash);
-        return count != null && count <= this._maxConversations && !this._excluded.has(hash);
+        const {counts, excluded, maxConversations} = this._tables;
+        const count = counts.get(hash);
+        return count != null && count <= maxConversations && !excluded.has(hash) && !this.isCommonPhrase(hash);
     }
-}
 
-function resolveFingerprintOptions(options: FingerprintOptions): ResolvedFingerprintOptions {
-    const windowWords = options.windowWords ?? defaultFingerprintWords;
-    if (!Number.isInteger(windowWords) || windowWords < 1)
-        throw new RangeError(`windowWords must be a positive whole number, got ${windowWords}`);
-    return {windowWords, salt: options.salt ?? defaultSalt};
-}
-
-function seedsFromSalt(salt: string): [number, number] {
-    let a = 0x811c9dc5 | 0;
-    let b = 0x2545f491;
-    for (let i = 0; i < salt.length; i++) {
-        a = Math.imul(a ^ salt.charCodeAt(i), laneAPrime);
-        b = Math.imul(b ^ salt.charCodeAt(i), laneBPrime) ^ (b >>> 15);
+    /** The run is a stock phrase, or in more than `maxConversations` conversations: runs that share a word with it do not match either. */
+    public isCommonPhrase(hash: number) {
+        const {counts, stock, maxConversations} = this._tables;
+        return stock.has(hash) || (counts.get(hash) ?? 0) > maxConversations;
     }
-    return [a, b];
-}
-
-function foldCase(char: string) {
-    const lower = char.toLowerCase();
-    let code = 0;
-    for (let i = 0; i < lower.length; i++)
-        code = code * 31 + lower.charCodeAt(i);
-    return code === 0 ? 1 : code;
 }

@@ -20,8 +20,25 @@ const textEncoder = new TextEncoder();
 
 /** SHA-256 of the bytes, or of the UTF-8 encoding of the string. Returns the 32-byte digest. */
 export function sha256(input: string | Uint8Array): Uint8Array {
-    const message = typeof input === "string" ? textEncoder.encode(input) : input;
-    const bitLength = message.length * 8;
+    return sha256Continue(Uint32Array.from(initialHash), typeof input === "string" ? textEncoder.encode(input) : input, 0);
+}
+
+/**
+ * @internal The state after hashing one 64-byte block from the initial state (HMAC precomputes
+ * its padded keys this way).
+ */
+export function sha256StateAfterBlock(block: Uint8Array): Uint32Array {
+    const state = Uint32Array.from(initialHash);
+    compressBlocks(state, new DataView(block.buffer, block.byteOffset, 64), 64, new Uint32Array(64));
+    return state;
+}
+
+/**
+ * @internal Finishes a SHA-256 whose first `priorBytes` bytes (a multiple of 64) are already in
+ * `state`, with `message` as the rest. `state` is not changed.
+ */
+export function sha256Continue(state: Uint32Array, message: Uint8Array, priorBytes: number): Uint8Array {
+    const bitLength = (priorBytes + message.length) * 8;
     const paddedLength = (((message.length + 9) + 63) >> 6) << 6;
     const padded = new Uint8Array(paddedLength);
     padded.set(message);
@@ -30,51 +47,57 @@ export function sha256(input: string | Uint8Array): Uint8Array {
     view.setUint32(paddedLength - 8, Math.floor(bitLength / 0x1_0000_0000));
     view.setUint32(paddedLength - 4, bitLength >>> 0);
 
-    const hash = initialHash.slice();
-    const words = new Uint32Array(64);
-    for (let block = 0; block < paddedLength; block += 64) {
-        for (let i = 0; i < 16; i++)
-            words[i] = view.getUint32(block + i * 4);
-        for (let i = 16; i < 64; i++) {
-            const w15 = words[i - 15]!;
-            const w2 = words[i - 2]!;
-            const s0 = rotr(w15, 7) ^ rotr(w15, 18) ^ (w15 >>> 3);
-            const s1 = rotr(w2, 17) ^ rotr(w2, 19) ^ (w2 >>> 10);
-            words[i] = (words[i - 16]! + s0 + words[i - 7]! + s1) >>> 0;
-        }
-
-        let [a, b, c, d, e, f, g, h] = hash as [number, number, number, number, number, number, number, number];
-        for (let i = 0; i < 64; i++) {
-            const s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25);
-            const choice = (e & f) ^ (~e & g);
-            const t1 = (h + s1 + choice + roundConstants[i]! + words[i]!) >>> 0;
-            const s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22);
-            const majority = (a & b) ^ (a & c) ^ (b & c);
-            const t2 = (s0 + majority) >>> 0;
-            h = g;
-            g = f;
-            f = e;
-            e = (d + t1) >>> 0;
-            d = c;
-            c = b;
-            b = a;
-            a = (t1 + t2) >>> 0;
-        }
-        hash[0] = (hash[0]! + a) >>> 0;
-        hash[1] = (hash[1]! + b) >>> 0;
-        hash[2] = (hash[2]! + c) >>> 0;
-        hash[3] = (hash[3]! + d) >>> 0;
-        hash[4] = (hash[4]! + e) >>> 0;
-        hash[5] = (hash[5]! + f) >>> 0;
-        hash[6] = (hash[6]! + g) >>> 0;
-        hash[7] = (hash[7]! + h) >>> 0;
-    }
-
+    const hash = state.slice();
+    compressBlocks(hash, view, paddedLength, new Uint32Array(64));
     const digest = new Uint8Array(32);
     const digestView = new DataView(digest.buffer);
     for (let i = 0; i < 8; i++)
         digestView.setUint32(i * 4, hash[i]!);
     return digest;
+}
+
+function compressBlocks(hash: Uint32Array, view: DataView, length: number, words: Uint32Array) {
+    for (let block = 0; block < length; block += 64)
+        sha256Compress(hash, view, block, words);
+}
+
+/** @internal One 64-byte block at `offset` of `view` into `hash`; `words` is scratch space of 64 words. */
+export function sha256Compress(hash: Uint32Array, view: DataView, block: number, words: Uint32Array) {
+    for (let i = 0; i < 16; i++)
+        words[i] = view.getUint32(block + i * 4);
+    for (let i = 16; i < 64; i++) {
+        const w15 = words[i - 15]!;
+        const w2 = words[i - 2]!;
+        const s0 = rotr(w15, 7) ^ rotr(w15, 18) ^ (w15 >>> 3);
+        const s1 = rotr(w2, 17) ^ rotr(w2, 19) ^ (w2 >>> 10);
+        words[i] = (words[i - 16]! + s0 + words[i - 7]! + s1) >>> 0;
+    }
+
+    let a = hash[0]!, b = hash[1]!, c = hash[2]!, d = hash[3]!, e = hash[4]!, f = hash[5]!, g = hash[6]!, h = hash[7]!;
+    for (let i = 0; i < 64; i++) {
+        const s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25);
+        const choice = (e & f) ^ (~e & g);
+        const t1 = (h + s1 + choice + roundConstants[i]! + words[i]!) >>> 0;
+        const s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22);
+        const majority = (a & b) ^ (a & c) ^ (b & c);
+        const t2 = (s0 + majority) >>> 0;
+        h = g;
+        g = f;
+        f = e;
+        e = (d + t1) >>> 0;
+        d = c;
+        c = b;
+        b = a;
+        a = (t1 + t2) >>> 0;
+    }
+    hash[0] = (hash[0]! + a) >>> 0;
+    hash[1] = (hash[1]! + b) >>> 0;
+    hash[2] = (hash[2]! + c) >>> 0;
+    hash[3] = (hash[3]! + d) >>> 0;
+    hash[4] = (hash[4]! + e) >>> 0;
+    hash[5] = (hash[5]! + f) >>> 0;
+    hash[6] = (hash[6]! + g) >>> 0;
+    hash[7] = (hash[7]! + h) >>> 0;
 }
 
 /** SHA-256 as 64 lower-case hex digits. */

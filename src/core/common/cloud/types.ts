@@ -56,5 +56,11 @@ export type CanaryScannerOptions = {
      * match, so that a leaked run is blocked before any of it is shown. Adds a delay of
      * `windowWords - 1` words. Only applies with `fingerprints`. Defaults to `true`.
      */
-    holdBackForFingerprints?: boolean
+    holdBackForFingerprints?: boolean,
+    /**
+     * Release a character only once the canary form and the fingerprint window after it have
+     * been scanned (`scanAhead`: 28 letters and digits, then 8 words), so that a canary or a
+     * matching run and the 8 words before it are never shown before they are judged. Defaults to `true`.
+     */
+    scanAhead?: boolean
 };

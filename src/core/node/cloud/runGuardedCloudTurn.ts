@@ -18,10 +18,11 @@ export type GuardedCloudTurnInput = {
     /** One more canary per this many characters of long messages. Defaults to `1500`. */
     charsPerCanary?: number,
     /**
-     * Streamed text is passed to `onText` only this many characters behind what has arrived
-     * and been scanned, so a leaked fragment whose canary lies within this distance of its
-     * start is blocked before any of it is shown or saved. The rest follows once the reply has
-     * passed. Defaults to `2048` (more than the default canary spacing, 1500 characters).
+     * Characters held back beyond the scanner's own scan-ahead (which already keeps back a
+     * canary, or a fingerprint run, and the 8 words before it until they are judged: `scanAhead`
+     * of `CanaryScanner`). A longer hold-back keeps more of a leaked page before its canary
+     * from the screen (the canary spacing, 1500 characters, would keep all of it), at the cost
+     * of replies shorter than it appearing only when they end. Defaults to `0`.
      */
     holdBackChars?: number,
     signal?: AbortSignal,
@@ -43,7 +44,7 @@ export type GuardedCloudTurnResult = {
 
 /** Per message, chat templates add a few tokens of their own. */
 const templateTokensPerMessage = 4;
-const defaultHoldBackChars = 2048;
+const defaultHoldBackChars = 0;
 
 /**
  * One cloud request wrapped in the canary protocol: fresh canaries planted and remembered,

@@ -13,6 +13,8 @@ export type ContextPoolOptions = {
 };
 
 export type SessionEndListener = (end: SessionEnd & {conversationId: ConversationId}) => void;
+/** Called when a session starts to end: the context has left the pool, its scrub is about to run. */
+export type SessionEndingListener = (ending: {conversationId: ConversationId, contextId: string, reason: SessionEndReason}) => void;
 
 export const defaultIdleTimeoutMs = 10 * 60 * 1000;
 
@@ -35,6 +37,7 @@ export class ContextPool {
     private readonly _contexts = new Map<ConversationId, ConversationContext>();
     private readonly _idleTimers = new Map<ConversationId, NodeJS.Timeout>();
     private readonly _listeners = new Set<SessionEndListener>();
+    private readonly _endingListeners = new Set<SessionEndingListener>();
     private readonly _ending = new Set<Promise<unknown>>();
     private _opening: Promise<unknown> = Promise.resolve();
     private _disposed = false;
@@ -71,6 +74,11 @@ export class ContextPool {
         return () => this._listeners.delete(listener);
     }
 
+    public onSessionEnding(listener: SessionEndingListener): () => void {
+        this._endingListeners.add(listener);
+        return () => this._endingListeners.delete(listener);
+    }
+
     /** The conversation's own context, created (after evicting as needed) when it has none. */
     public async open(conversationId: ConversationId): Promise<{context: ConversationContext, created: boolean, evicted: ConversationId[]}> {
         const existing = this._contexts.get(conversationId);
@@ -92,6 +100,8 @@ export class ContextPool {
 
         this._contexts.delete(conversationId);
         this._clearIdleTimer(conversationId);
+        for (const listener of this._endingListeners)
+            listener({conversationId, contextId: context.id, reason});
         const ending = context.end(reason);
         this._ending.add(ending);
         try {

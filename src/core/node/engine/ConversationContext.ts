@@ -17,6 +17,13 @@ export type GenerateOptions = {
     signal?: AbortSignal,
     /** Called with each new piece of reply text, in order. */
     onText?: (text: string) => void,
+    /**
+     * Prompt tokens evaluated per step of the prefill; `signal` is checked between steps, so a
+     * turn cancelled during a long prefill stops within one step. Defaults to the context's batch size.
+     */
+    prefillChunkTokens?: number,
+    /** Called after each prefill step with the prompt tokens now in the context (reused ones included) and the prompt's length. */
+    onPrefill?: (tokensInContext: number, promptTokens: number) => void,
     /** Collect the probabilities of the first generated token (used by the self-test's differential check). */
     captureFirstTokenProbabilities?: boolean
 };
@@ -24,6 +31,7 @@ export type GenerateOptions = {
 export type GenerateResult = {
     text: string,
     tokens: Token[],
+    /** Prompt tokens this turn evaluated (fewer than asked when it was cancelled during the prefill). */
     evaluatedPromptTokens: number,
     reusedPromptTokens: number,
     finishReason: "stop" | "maxTokens" | "aborted",
@@ -142,6 +150,23 @@ export class ConversationContext {
             await this._sequence.eraseContextTokenRanges([{start: keep, end: this._sequence.nextTokenIndex}]);
         const toEvaluate = promptTokens.slice(keep);
 
+        // The prefill, step by step: a cancel lands between two steps, never after the whole prompt.
+        const step = Math.max(1, options.prefillChunkTokens ?? this._context.batchSize);
+        const cancelled = () => options.signal?.aborted === true;
+        let evaluated = 0;
+        while (!cancelled() && toEvaluate.length - evaluated > step) {
+            await this._sequence.evaluateWithoutGeneratingNewTokens(toEvaluate.slice(evaluated, evaluated + step));
+            evaluated += step;
+            options.onPrefill?.(keep + evaluated, promptTokens.length);
+        }
+        if (cancelled()) {
+            this._lastUsedAt = Date.now();
+            return {
+                text: "", tokens: [], evaluatedPromptTokens: evaluated, reusedPromptTokens: keep, finishReason: "aborted",
+                firstTokenMs: null, decodeMs: performance.now() - started, firstTokenProbabilities: null
+            };
+        }
+
         const model = this._sequence.model;
         const stop = new StopTextDetector(options.stopTexts ?? []);
         const tokens: Token[] = [];
@@ -165,7 +190,7 @@ export class ConversationContext {
         const sampling = options.temperature > 0
             ? {temperature: options.temperature, topK: options.topK, topP: options.topP, seed: options.seed ?? undefined}
             : {temperature: 0};
-        const iterator = this._sequence.evaluateWithMetadata(toEvaluate, {
+        const iterator = this._sequence.evaluateWithMetadata(toEvaluate.slice(evaluated), {
             confidence: false,
             probabilities: options.captureFirstTokenProbabilities === true
         }, sampling);
@@ -174,10 +199,11 @@ export class ConversationContext {
             for await (const output of iterator) {
                 if (firstTokenMs == null) {
                     firstTokenMs = performance.now() - started;
+                    options.onPrefill?.(promptTokens.length, promptTokens.length);
                     if (options.captureFirstTokenProbabilities === true && "probabilities" in output)
                         firstTokenProbabilities = [...(output.probabilities as Map<Token, number>).entries()];
                 }
-                if (options.signal?.aborted === true) {
+                if (cancelled()) {
                     finishReason = "aborted";
                     break;
                 }
@@ -217,7 +243,7 @@ export class ConversationContext {
         return {
             text,
             tokens,
-            evaluatedPromptTokens: toEvaluate.length,
+            evaluatedPromptTokens: toEvaluate.length, // every step ran (only the prefill is cut short by a cancel)
             reusedPromptTokens: keep,
             finishReason,
             firstTokenMs,

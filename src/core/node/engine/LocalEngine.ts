@@ -17,7 +17,9 @@ export type LocalEngineOptions = {
     threads?: number,
     pool?: ContextPoolOptions,
     /** Folder for the scrub's transient files. Defaults to /dev/shm, else the temp folder. */
-    scratchParent?: string
+    scratchParent?: string,
+    /** Prompt tokens evaluated per prefill step, between which a cancel is seen. Defaults to the context's batch size (at most `512`). */
+    prefillChunkTokens?: number
 };
 
 export type LoadedModelInfo = {
@@ -46,6 +48,8 @@ export type ChatTurnInput = {
     seed?: number | null,
     signal?: AbortSignal,
     onText?: (text: string) => void,
+    /** Called after each prefill step (see `GenerateOptions.onPrefill`). */
+    onPrefill?: (tokensInContext: number, promptTokens: number) => void,
     captureFirstTokenProbabilities?: boolean
 };
 
@@ -127,6 +131,8 @@ export class LocalEngine {
             const estimate = model.fileInsights.estimateContextResourceRequirements({contextSize: scrubber.kvCells, sequences: 1, modelGpuLayers: 0});
             const contextBytes = Math.max(estimate.cpuRam, scrubber.kvBytes);
             const pool = new ContextPool(model, contextOptions, scrubber, contextBytes, this._options.pool);
+            pool.onSessionEnding(({conversationId, contextId, reason}) =>
+                this._audit.record({kind: "scrub.started", conversationId, data: {contextId, reason}}));
             pool.onSessionEnd((end) => this._recordSessionEnd(end.conversationId, end));
 
             this._model = model;
@@ -244,19 +250,37 @@ export class LocalEngine {
                 contextId: context.id, kvCells: context.kvCells, kvBytes: context.kvBytes, threads: context.threads
             }});
         const sampling = input.settings.sampling;
-        const result = await context.generate(input.conversationId, {
-            promptTokens: prepared.tokens,
-            maxTokens: prepared.maxTokens,
-            temperature: input.temperature ?? sampling.temperature,
-            topK: sampling.topK,
-            topP: sampling.topP,
-            seed: input.seed !== undefined ? input.seed : sampling.seed,
-            stopTexts: prepared.stopTexts,
-            signal: input.signal,
-            onText: input.onText,
-            captureFirstTokenProbabilities: input.captureFirstTokenProbabilities
-        });
+        let result: GenerateResult;
+        try {
+            result = await context.generate(input.conversationId, {
+                promptTokens: prepared.tokens,
+                maxTokens: prepared.maxTokens,
+                temperature: input.temperature ?? sampling.temperature,
+                topK: sampling.topK,
+                topP: sampling.topP,
+                seed: input.seed !== undefined ? input.seed : sampling.seed,
+                stopTexts: prepared.stopTexts,
+                signal: input.signal,
+                onText: input.onText,
+                prefillChunkTokens: this._options.prefillChunkTokens,
+                onPrefill: input.onPrefill,
+                captureFirstTokenProbabilities: input.captureFirstTokenProbabilities
+            });
+        } catch (error) {
+            await this._endUnfinishedTurn(pool, input.conversationId, context, "fault");
+            throw error;
+        }
+        // A cancelled turn leaves KV cells it never finished (a half-done prefill, a reply cut off):
+        // that state is scrubbed now, and the next turn is rebuilt from the stored history.
+        if (result.finishReason === "aborted")
+            await this._endUnfinishedTurn(pool, input.conversationId, context, "abort");
         return {...result, context, prompt: prepared, contextCreated: created, evicted};
+    }
+
+    /** Ends the session of a turn that did not finish (scrubbed and verified, then freed), unless it already ended another way. */
+    private async _endUnfinishedTurn(pool: ContextPool, conversationId: ConversationId, context: ConversationContext, reason: "abort" | "fault") {
+        if (pool.peek(conversationId) === context)
+            await pool.end(conversationId, reason);
     }
 
     /** Tokens of a text in the loaded model's vocabulary. */

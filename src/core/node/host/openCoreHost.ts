@@ -3,10 +3,12 @@ import {Core} from "../Core.js";
 import {loadLlama} from "../engine/loadLlama.js";
 import type {ContextPoolOptions} from "../engine/ContextPool.js";
 import {defaultModelsDir} from "../models/defaultModelsDir.js";
+import type {ModelLibraryOptions} from "../models/ModelLibrary.js";
 import {ModelRegistry} from "../models/ModelRegistry.js";
 import {createCoreService, type CoreService} from "../rpc/createCoreService.js";
 import {AppSettingsStore} from "../settings/AppSettingsStore.js";
 import {CloudKeyStore} from "../secrets/CloudKeyStore.js";
+import {FingerprintKeyStore} from "../secrets/FingerprintKeyStore.js";
 import {MemorySecretVault} from "../secrets/MemorySecretVault.js";
 import {SettingsStore} from "../store/SettingsStore.js";
 import {openDatabase} from "../store/openDatabase.js";
@@ -26,7 +28,9 @@ export type CoreHostOptions = {
     /** A model catalog file instead of `models/catalog.json`. */
     catalogPath?: string,
     /** Home folder searched for other apps' models. Defaults to the user's. */
-    appsHome?: string
+    appsHome?: string,
+    /** Passed to the model downloader (stall timeout, URL policy). Defaults to its defaults: https to public addresses only. */
+    downloader?: ModelLibraryOptions["downloader"]
 };
 
 export type CoreHost = {
@@ -45,6 +49,7 @@ export async function openCoreHost(options: CoreHostOptions): Promise<CoreHost> 
     const vault = options.vault ?? new MemorySecretVault();
     const saved = await readSavedSettings(options.database, vault);
     const cloudKeys = new CloudKeyStore(vault);
+    const fingerprintKeys = new FingerprintKeyStore(vault);
     const threads = options.threads ?? saved.threads ?? undefined;
     const contextSize = options.contextSize ?? saved.contextSize ?? undefined;
 
@@ -52,13 +57,13 @@ export async function openCoreHost(options: CoreHostOptions): Promise<CoreHost> 
         database: options.database,
         engine: {threads, contextSize, pool: options.pool},
         // The key is read from the host's vault for each cloud turn, only for the origin it was given for; the core never stores it.
-        cloud: {apiKey: (endpoint) => cloudKeys.keyFor(endpoint)}
+        cloud: {apiKey: (endpoint) => cloudKeys.keyFor(endpoint), fingerprintKey: () => fingerprintKeys.key()}
     });
     const modelsDir = options.modelsDir ?? defaultModelsDir();
     const service = createCoreService(core, {
         vault,
         runningEngine: {threads: saved.threads, contextSize: saved.contextSize},
-        models: {dir: modelsDir, catalogPath: options.catalogPath, appsHome: options.appsHome}
+        models: {dir: modelsDir, catalogPath: options.catalogPath, appsHome: options.appsHome, downloader: options.downloader}
     });
     let closing: Promise<void> | null = null;
     return {

@@ -7,6 +7,8 @@ import {loadLlama} from "../engine/loadLlama.js";
 import {validateModelFile} from "../engine/validateModelFile.js";
 import {ensureDirectory} from "../storage/ensureDirectory.js";
 import {DiskFullError} from "./DiskFullError.js";
+import {DownloadFetcher, type DownloadFetcherOptions} from "./DownloadFetcher.js";
+import {DownloadUrlRefusedError} from "./DownloadUrlRefusedError.js";
 import {ModelDownloadError} from "./ModelDownloadError.js";
 import {resolveDownloadUrl} from "./resolveDownloadUrl.js";
 import {describeNetworkError, transferToFile, WriteSpaceExhausted} from "./transferToFile.js";
@@ -30,14 +32,23 @@ export type ModelDownloaderOptions = {
      * runs) with the process's shared `Llama`, without the memory limit.
      */
     validate?: (filePath: string) => Promise<void>,
-    /** A transfer that receives nothing for this long is given up (what it got is kept for a resume). Defaults to `60 s`. */
+    /**
+     * A transfer that receives nothing for this long, the connection still open, ends with
+     * `DOWNLOAD_STALLED` (what it got is kept for a resume). Defaults to `60 s`.
+     */
     stallTimeoutMs?: number,
     /** Time allowed for each response's status and headers. Defaults to `30 s`. */
     connectTimeoutMs?: number,
     /** Attempts in a row without a new byte (dropped connections) before the download fails. Defaults to `5`. */
     maxAttempts?: number,
     /** Shortest interval between two `onProgress` calls while downloading. Defaults to `200 ms`. */
-    progressIntervalMs?: number
+    progressIntervalMs?: number,
+    /**
+     * The URL policy and how requests are made (loopback for tests, redirects, the resolver, the
+     * Hugging Face token). Defaults to `DownloadFetcher`'s defaults: https to public addresses
+     * only, at most 5 redirects, `HF_TOKEN` for huggingface.co.
+     */
+    fetcher?: DownloadFetcherOptions
 };
 
 export type ModelDownloadRequest = {
@@ -94,6 +105,8 @@ const ggufMagic = Buffer.from("GGUF", "ascii");
  */
 export class ModelDownloader {
     public readonly dir: string;
+    /** Checks every URL (and redirect) against the download policy and makes the requests. */
+    public readonly fetcher: DownloadFetcher;
     private readonly _diskFreeBytes: (dir: string) => Promise<number>;
     private readonly _diskReserveBytes: number;
     private readonly _partialOnDiskFull: "delete" | "keep";
@@ -106,8 +119,9 @@ export class ModelDownloader {
     public constructor({
         dir, diskFreeBytes = statfsFreeBytes, diskReserveBytes = defaultDiskReserveBytes, partialOnDiskFull = "delete", validate = validateDownloadedModel,
         stallTimeoutMs = defaultStallTimeoutMs, connectTimeoutMs = defaultConnectTimeoutMs, maxAttempts = defaultMaxAttempts,
-        progressIntervalMs = defaultProgressIntervalMs
+        progressIntervalMs = defaultProgressIntervalMs, fetcher
     }: ModelDownloaderOptions) {
+        this.fetcher = new DownloadFetcher(fetcher);
         this.dir = path.resolve(dir);
         this._diskFreeBytes = diskFreeBytes;
         this._diskReserveBytes = diskReserveBytes;
@@ -133,6 +147,7 @@ export class ModelDownloader {
             throw new ModelDownloadError("DOWNLOAD_FAILED", `The expected SHA-256 must be 64 hex digits, got "${request.sha256}".`);
 
         const {url, fileName: urlFileName} = resolveDownloadUrl(request.url);
+        this.fetcher.checkUrl(url);
         const fileName = request.fileName ?? urlFileName;
         if (fileName === "" || fileName !== path.basename(fileName) || fileName.startsWith("."))
             throw new ModelDownloadError("DOWNLOAD_FAILED", `"${fileName}" is not usable as a file name.`, {url});
@@ -225,12 +240,13 @@ export class ModelDownloader {
         const timeout = AbortSignal.timeout(this._connectTimeoutMs);
         let response: Response;
         try {
-            response = await fetch(url, {
+            response = await this.fetcher.fetch(url, {
                 headers: {...headers, "accept-encoding": "identity", range: "bytes=0-0"},
-                redirect: "follow",
                 signal: signal != null ? AbortSignal.any([signal, timeout]) : timeout
             });
         } catch (error) {
+            if (error instanceof DownloadUrlRefusedError)
+                throw error;
             throwIfAborted(signal);
             const reason = timeout.aborted ? `no answer within ${this._connectTimeoutMs / 1000} s` : describeNetworkError(error);
             throw new ModelDownloadError("DOWNLOAD_FAILED", `Could not reach ${hostOf(url)}: ${reason}.`, {url, reason}, error);
@@ -262,22 +278,30 @@ export class ModelDownloader {
             });
     }
 
-    private async _transfer({onProgress, ...request}: Omit<Parameters<typeof transferToFile>[0], "stallTimeoutMs" | "connectTimeoutMs" | "maxAttempts" | "hasRoom" | "onBytes"> & {
+    private async _transfer({onProgress, ...request}: Omit<Parameters<typeof transferToFile>[0],
+        "fetch" | "stallTimeoutMs" | "connectTimeoutMs" | "maxAttempts" | "hasRoom" | "onBytes"> & {
         onProgress?: (progress: DownloadProgress) => void
     }) {
         const reportProgress = progressReporter(this._progressIntervalMs, onProgress);
         try {
-            return await transferToFile({
+            const result = await transferToFile({
                 ...request,
+                fetch: (url, init) => this.fetcher.fetch(url, init),
                 stallTimeoutMs: this._stallTimeoutMs,
                 connectTimeoutMs: this._connectTimeoutMs,
                 maxAttempts: this._maxAttempts,
                 hasRoom: async (stillToFetchBytes) => await this._diskFreeBytes(this.dir) >= (stillToFetchBytes ?? 0) + this._diskReserveBytes,
                 onBytes: reportProgress
             });
+            // The last, throttled report: only for a transfer that went through. A failed one reports
+            // nothing more as "downloading" (it is not running any more); its error says how far it got.
+            reportProgress.flush();
+            return result;
         } catch (error) {
             if (error instanceof ModelDownloadError && error.code === "DOWNLOAD_SIZE_MISMATCH")
                 removePartial(request.partPath, request.statePath); // not the announced file: nothing of it is worth keeping
+            if (error instanceof DownloadUrlRefusedError && (fs.statSync(request.partPath, {throwIfNoEntry: false})?.size ?? 0) === 0)
+                removePartial(request.partPath, request.statePath); // refused before a byte came: leave nothing behind
             if (!(error instanceof WriteSpaceExhausted))
                 throw error;
 
@@ -290,8 +314,6 @@ export class ModelDownloader {
                 stillToFetchBytes: error.totalBytes == null ? null : (keep ? error.totalBytes - error.writtenBytes : error.totalBytes),
                 partial: keep ? "kept" : error.writtenBytes > 0 ? "deleted" : "none"
             }, error.cause ?? error);
-        } finally {
-            reportProgress.flush();
         }
     }
 }

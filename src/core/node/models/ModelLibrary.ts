@@ -11,8 +11,10 @@ import {detectInstalledModels} from "./detectInstalledModels.js";
 import {estimateCatalogFit, estimateModelFit, type ModelFitOptions} from "./estimateModelFit.js";
 import {importModelFile} from "./importModelFile.js";
 import {ModelCatalog} from "./ModelCatalog.js";
+import {DownloadFetcher} from "./DownloadFetcher.js";
 import {ModelDownloader, type ModelDownloaderOptions} from "./ModelDownloader.js";
 import {ModelRegistry} from "./ModelRegistry.js";
+import {resolveDownloadUrl} from "./resolveDownloadUrl.js";
 
 export type ModelLibraryOptions = {
     /** The models folder: downloads go there and `registry.json` lives there. */
@@ -42,12 +44,15 @@ export class ModelLibrary {
     private readonly _options: ModelLibraryOptions;
     private readonly _onProgress: (event: DownloadProgressEvent) => void;
     private readonly _downloads = new Map<string, ActiveDownload>();
+    /** The downloads' URL policy, for refusing what it can at once (the download checks again, resolved, hop by hop). */
+    private readonly _fetcher: DownloadFetcher;
     private _catalog: ModelCatalog | null = null;
     private _registry: ModelRegistry | null = null;
 
     public constructor(options: ModelLibraryOptions, onProgress: (event: DownloadProgressEvent) => void) {
         this._options = options;
         this._onProgress = onProgress;
+        this._fetcher = new DownloadFetcher(options.downloader?.fetcher);
     }
 
     /** The models folder's registry, opened on first use: a damaged `registry.json` is reported to the caller, it never stops the core. */
@@ -79,13 +84,17 @@ export class ModelLibrary {
 
     /**
      * Starts a download and returns its id at once. A download of the same file already running
-     * is returned instead of a second one. Refused up front: an unknown catalog id.
+     * is returned instead of a second one. Refused up front: an unknown catalog id, and a URL the
+     * download policy refuses without a DNS lookup (not https, an address literal or `localhost`
+     * outside the public internet: `DOWNLOAD_URL_REFUSED`); the download itself checks every
+     * resolved address and redirect, catalog entries as much as URLs.
      */
     public startDownload(request: DownloadRequest): string {
         const entry: CatalogEntry | null = request.catalogId != null ? this.catalog().require(request.catalogId) : null;
         const url = entry?.url ?? request.url;
         if (url == null)
             throw new InvalidInputError("models.download", ["give either catalogId or url"]);
+        this._fetcher.checkUrl(resolveDownloadUrl(url).url);
 
         const fileName = entry?.fileName ?? null;
         const running = [...this._downloads.values()].find((download) =>
@@ -199,7 +208,11 @@ export class ModelLibrary {
             this._report(download, {state: "done", bytes: result.fileBytes, total: result.fileBytes, bytesPerSecond: 0, modelId: model.id});
         } catch (error) {
             const wire = toWireError(error);
-            this._report(download, {state: wire.code === "DOWNLOAD_CANCELLED" ? "cancelled" : "failed", bytesPerSecond: 0, error: wire});
+            const received = wire.details.receivedBytes;
+            this._report(download, {
+                state: wire.code === "DOWNLOAD_CANCELLED" ? "cancelled" : "failed", bytesPerSecond: 0, error: wire,
+                ...(typeof received === "number" ? {bytes: received} : {})
+            });
         } finally {
             this._downloads.delete(download.latest.id);
         }

@@ -1,8 +1,11 @@
 import fs from "node:fs";
+import {DownloadStalledError} from "./DownloadStalledError.js";
 import {ModelDownloadError} from "./ModelDownloadError.js";
 
 export type TransferRequest = {
     url: string,
+    /** Makes each HTTP request (redirects followed and checked by the download policy). */
+    fetch: (url: string, init: {headers: Record<string, string>, signal: AbortSignal}) => Promise<Response>,
     headers: Record<string, string>,
     /** The file the bytes are written to. */
     partPath: string,
@@ -12,7 +15,7 @@ export type TransferRequest = {
     announcedBytes: number | null,
     /** The probe was answered with 206: a resume may ask for the rest with a Range request. */
     acceptsRanges: boolean,
-    /** No byte for this long ends the attempt as stalled (what arrived is kept). */
+    /** No byte for this long ends the transfer with `DownloadStalledError` (what arrived is kept). */
     stallTimeoutMs: number,
     /** Time allowed for each response's status and headers. */
     connectTimeoutMs: number,
@@ -99,7 +102,7 @@ export async function transferToFile(request: TransferRequest): Promise<Transfer
                 }
                 lastFailure = `the connection ended after ${position} of ${total} bytes`;
             } catch (error) {
-                lastFailure = attempt.classify(error, position, signal);
+                lastFailure = attempt.classify(error, position, total, signal);
                 if (error instanceof RetryableError && error.restart && position > 0) {
                     position = 0;
                     await fd.truncate(0);
@@ -156,13 +159,12 @@ class Attempt {
             this._controller.abort(new Error("no answer"));
         }, connectTimeoutMs);
         try {
-            return await fetch(url, {
+            return await this._request.fetch(url, {
                 headers: {
                     ...headers, "accept-encoding": "identity",
                     ...(acceptsRanges ? {range: `bytes=${rangeStart ?? 0}-`} : {}),
                     ...(rangeStart != null && validator != null ? {"if-range": validator} : {})
                 },
-                redirect: "follow",
                 signal: this._controller.signal
             });
         } finally {
@@ -201,14 +203,15 @@ class Attempt {
     }
 
     /** Rethrows what ends the transfer; returns the reason of a failure worth another attempt. */
-    public classify(error: unknown, position: number, signal?: AbortSignal): string {
+    public classify(error: unknown, position: number, total: number | null, signal?: AbortSignal): string {
         if (error instanceof WriteSpaceExhausted || error instanceof ModelDownloadError)
             throw error;
         throwIfCancelled(signal, position);
         if (this._stalled)
-            throw new ModelDownloadError("DOWNLOAD_FAILED",
-                `The download stalled: nothing arrived for ${Math.round(this._request.stallTimeoutMs / 1000)} s. ${keptText(position)}`,
-                {url: this._request.url, keptBytes: position});
+            throw new DownloadStalledError({
+                url: this._request.url, receivedBytes: position, totalBytes: total, stallTimeoutMs: this._request.stallTimeoutMs,
+                resumable: this._request.acceptsRanges && position > 0
+            }, error);
         if (this._connectTimedOut)
             return `no answer within ${this._request.connectTimeoutMs / 1000} s`;
         return describeNetworkError(error);

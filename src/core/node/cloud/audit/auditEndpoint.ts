@@ -118,8 +118,9 @@ export async function auditEndpoint(options: AuditEndpointOptions): Promise<Audi
     };
 
     // Fingerprints of every tenant's texts, to find canary-free leaks between tenants.
+    const fingerprintKey = new Uint8Array(crypto.randomBytes(32)); // this audit's own: nothing of it outlives the run
     const indexExcept = new Map(tenants.map((tenant) => {
-        const index = new FingerprintIndex();
+        const index = new FingerprintIndex({key: fingerprintKey});
         for (const [other, texts] of textsByTenant)
             if (other !== tenant)
                 index.addConversation(texts);
