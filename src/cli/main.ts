@@ -1,5 +1,6 @@
 #!/usr/bin/env -S npx tsx
 import {Command} from "commander";
+import {relaunchWithCoreThreadpool} from "../core/node/engine/relaunchWithCoreThreadpool.js";
 import {registerAuditCommand} from "./commands/audit.js";
 import {registerChatCommand} from "./commands/chat.js";
 import {registerConversationsCommand} from "./commands/conversations.js";
@@ -18,5 +19,10 @@ registerSelfTestCommand(program);
 registerModelsCommand(program);
 registerSimCloudCommand(program);
 registerAuditCommand(program);
+
+// The commands that decode with the local model run the core in this process: they need its thread pool.
+const decodingCommands = new Set(["chat", "selftest"]);
+if (decodingCommands.has(process.argv.slice(2).find((arg) => !arg.startsWith("-")) ?? ""))
+    await relaunchWithCoreThreadpool();
 
 await program.parseAsync(process.argv);
