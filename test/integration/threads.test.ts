@@ -3,6 +3,7 @@ import path from "node:path";
 import {describe, expect, it} from "vitest";
 import {describeLlamaBuild} from "../../src/core/node/engine/describeLlamaBuild.js";
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
+import {startupThreadpoolSize} from "../../src/core/node/engine/startupThreadpoolSize.js";
 import {machineFingerprint, measureThreads, modelFingerprint, pickBestThreads, threadTunerVersion} from "../../src/core/node/engine/ThreadTuner.js";
 import {Core} from "../../src/core/node/Core.js";
 import {requireTestModel} from "../helpers/testModel.js";
@@ -28,7 +29,7 @@ describe.skipIf(modelPath == null)("thread tuning", () => {
         }
     });
 
-    it("stores a tuning per model, machine, llama.cpp build and tuner version, and measures again over one an older tuner stored", async () => {
+    it("stores a tuning per model, machine, llama.cpp build, libuv pool and tuner version, and measures again over one an older tuner stored", async () => {
         const database = path.join(tempDir("threads"), "threads.db");
         const llama = await loadLlama();
         const create = () => Core.create(llama, {database, engine: {contextSize: 512, pool: {idleTimeoutMs: 0}}});
@@ -48,9 +49,10 @@ describe.skipIf(modelPath == null)("thread tuning", () => {
             expect(measured.info.threadsSource).toBe("tuned");
             expect(measured.info.threads).not.toBe(7);
             expect(measured.info.llamaBuild).toBe(describeLlamaBuild(llama));
-            const key = `threads.tuned.v${threadTunerVersion}:${modelFingerprint(modelPath!)}:${machineFingerprint()}:${describeLlamaBuild(llama)}`;
-            expect(measured.core.settings.get(key)).toMatchObject({threads: measured.info.threads, backend: describeLlamaBuild(llama)});
-            expect(measured.core.audit.events({kinds: ["threads.tuned"]}).at(-1)!.data).toMatchObject({backend: describeLlamaBuild(llama)});
+            const backend = `${describeLlamaBuild(llama)} pool ${startupThreadpoolSize()}`;
+            const key = `threads.tuned.v${threadTunerVersion}:${modelFingerprint(modelPath!)}:${machineFingerprint()}:${backend}`;
+            expect(measured.core.settings.get(key)).toMatchObject({threads: measured.info.threads, backend});
+            expect(measured.core.audit.events({kinds: ["threads.tuned"]}).at(-1)!.data).toMatchObject({backend});
         } finally {
             await measured.core.close();
         }

@@ -285,9 +285,13 @@ export class LocalEngine {
         if (this._options.threads != null)
             return {threads: this._options.threads, source: "override" as const, measurements: []};
 
-        // Measured per model, machine, llama.cpp build and tuner version: a build made by
-        // `npm run build:llama`, or a tuner that measures differently, can make another count fastest.
-        const fingerprints = {model: modelFingerprint(modelPath), machine: machineFingerprint(), backend: describeLlamaBuild(this._llama)};
+        // Measured per model, machine, llama.cpp build, libuv pool and tuner version: a build made
+        // by `npm run build:llama`, another pool, or a tuner that measures differently can make
+        // another count fastest.
+        const fingerprints = {
+            model: modelFingerprint(modelPath), machine: machineFingerprint(),
+            backend: `${describeLlamaBuild(this._llama)} pool ${startupThreadpoolSize()}`
+        };
         const key = `threads.tuned.v${threadTunerVersion}:${fingerprints.model}:${fingerprints.machine}:${fingerprints.backend}`;
         const cached = this._settings?.get<ThreadTuning>(key);
         if (cached != null && Number.isInteger(cached.threads) && cached.threads > 0)

@@ -13,7 +13,7 @@ export type ThreadTuning = {
     measurements: ThreadMeasurement[],
     modelFingerprint: string,
     machineFingerprint: string,
-    /** The llama.cpp build the measurement ran on (see `describeLlamaBuild`). */
+    /** The llama.cpp build and libuv pool the measurement ran on, e.g. `prebuilt v0.4.0 cpu pool 1`. */
     backend?: string,
     measuredAt: number
 };
