@@ -37,7 +37,7 @@ export class CoreProcess {
         const {entryPath, databasePath, vault} = this._options;
         const child = utilityProcess.fork(entryPath, [
             "--db", databasePath, "--key-storage", vault.storage, "--key-warning", vault.warning ?? ""
-        ], {serviceName: "Cleanroom core", stdio: "inherit", env: {...process.env, ...coreProcessEnv}});
+        ], {serviceName: "Cleanroom core", stdio: "inherit", env: {...coreProcessEnv, ...process.env}}); // a UV_THREADPOOL_SIZE the user set is kept
         this._child = child;
 
         child.on("message", (message: unknown) => void this._answerVault(child, message));

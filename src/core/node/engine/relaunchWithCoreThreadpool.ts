@@ -1,6 +1,7 @@
 import {spawn} from "node:child_process";
 import net from "node:net";
 import os from "node:os";
+import tty from "node:tty";
 import {coreProcessEnv} from "../../common/coreProcessEnv.js";
 
 /** Set in the relaunched process: the file descriptor of the pipe its parent holds open while it lives. */
@@ -28,11 +29,13 @@ export async function relaunchWithCoreThreadpool(): Promise<void> {
         stdio: ["inherit", "inherit", "inherit", "pipe"],
         env: {...process.env, ...coreProcessEnv, [lifelineEnv]: String(lifelineFd)}
     });
-    const forwarded: NodeJS.Signals[] = process.stdin.isTTY === true ? ["SIGTERM", "SIGHUP"] : ["SIGINT", "SIGTERM", "SIGHUP"];
+    // Ctrl-C on a terminal reaches the whole foreground process group, the child included.
+    const terminal = tty.isatty(0);
+    const forwarded: NodeJS.Signals[] = terminal ? ["SIGTERM", "SIGHUP"] : ["SIGINT", "SIGTERM", "SIGHUP"];
     for (const signal of forwarded)
         process.on(signal, () => child.kill(signal));
-    if (process.stdin.isTTY === true)
-        process.on("SIGINT", () => undefined); // the terminal sent it to the child too: wait for the child's exit
+    if (terminal)
+        process.on("SIGINT", () => undefined); // wait for the child's own exit
     await new Promise<never>(() => {
         child.once("error", (error) => {
             process.stderr.write(`cleanroom: could not start the core process: ${error.message}\n`);
