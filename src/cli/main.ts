@@ -22,7 +22,8 @@ registerAuditCommand(program);
 
 // The commands that decode with the local model run the core in this process: they need its thread pool.
 const decodingCommands = new Set(["chat", "selftest"]);
-if (decodingCommands.has(process.argv.slice(2).find((arg) => !arg.startsWith("-")) ?? ""))
+const cliArgs = process.argv.slice(2);
+if (decodingCommands.has(cliArgs.find((arg) => !arg.startsWith("-")) ?? "") && !cliArgs.includes("--help") && !cliArgs.includes("-h"))
     await relaunchWithCoreThreadpool();
 
 await program.parseAsync(process.argv);
