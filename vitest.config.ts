@@ -13,6 +13,10 @@ export default defineConfig({
         testTimeout: 120_000,
         hookTimeout: 120_000,
         pool: "forks",
+        // Processes the tests spawn start with the core's environment (coreProcessEnv), as the
+        // app's own launchers give it, so none needs to relaunch itself (coreThreadpool.test.ts
+        // unsets it to test the relaunch).
+        env: {UV_THREADPOOL_SIZE: "1"},
         setupFiles: ["test/setup/hermetic.ts"],
         projects: [
             {extends: true, test: {name: "unit", include: ["test/unit/**/*.test.ts"], sequence: {groupOrder: 0}}},

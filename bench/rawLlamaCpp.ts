@@ -12,10 +12,15 @@ export function findLlamaBench(): string | null {
     return candidates.find((candidate): candidate is string => candidate != null && fs.existsSync(candidate)) ?? null;
 }
 
-/** Generation tokens/s as llama-bench measures it (`-p 0 -n N`). */
-export function rawGenerationTokensPerSecond(llamaBench: string, modelPath: string, threads: number, tokens: number): number | null {
+/**
+ * Tokens/s as llama-bench measures it: generation of `tokens` (`-p 0 -n N`), or prefill of a
+ * `tokens`-token prompt (`-p N -n 0`). Flash attention off (`-fa 0`), as in node-llama-cpp's and
+ * Cleanroom's contexts, so that the same work is compared.
+ */
+export function rawTokensPerSecond(llamaBench: string, modelPath: string, threads: number, kind: "generation" | "prefill", tokens: number, repetitions = 3): number | null {
+    const counts = kind === "generation" ? ["-p", "0", "-n", String(tokens)] : ["-p", String(tokens), "-n", "0"];
     try {
-        const output = execFileSync(llamaBench, ["-m", modelPath, "-t", String(threads), "-p", "0", "-n", String(tokens), "-r", "5", "-o", "json"], {
+        const output = execFileSync(llamaBench, ["-m", modelPath, "-t", String(threads), ...counts, "-fa", "0", "-r", String(repetitions), "-o", "json"], {
             encoding: "utf8", stdio: ["ignore", "pipe", "ignore"], timeout: 300_000
         });
         const rows = JSON.parse(output) as Array<{avg_ts?: number}>;

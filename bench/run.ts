@@ -2,51 +2,41 @@ import os from "node:os";
 import path from "node:path";
 import fs from "node:fs";
 import {Command} from "commander";
-import type {LlamaModel, Token} from "node-llama-cpp";
 import {Core} from "../src/core/node/Core.js";
+import {describeLlamaBuild} from "../src/core/node/engine/describeLlamaBuild.js";
 import {loadLlama} from "../src/core/node/engine/loadLlama.js";
+import {relaunchWithCoreThreadpool} from "../src/core/node/engine/relaunchWithCoreThreadpool.js";
+import {startupThreadpoolSize} from "../src/core/node/engine/startupThreadpoolSize.js";
 import {measureThreads, pickBestThreads} from "../src/core/node/engine/ThreadTuner.js";
+import {plainRun} from "./plainNodeLlamaCpp.js";
 import {median, round} from "./stats.js";
-import {findLlamaBench, rawGenerationTokensPerSecond} from "./rawLlamaCpp.js";
 import {benchScanner} from "./scannerBench.js";
+import {ensureSyntheticModel} from "./syntheticModel.js";
+import {formatThreadMatrix, runThreadMatrix, type ThreadMatrixReport} from "./threadMatrix.js";
 
-type Options = {model: string, json?: boolean, tokens: number, runs: number, out?: string};
+type Options = {
+    model: string, json?: boolean, tokens: number, runs: number, out?: string,
+    threadModels: string, threadCounts: string, threadRepeats: number, threads: boolean
+};
 
 const program = new Command()
     .option("--model <gguf>", "model to measure", process.env.CLEANROOM_TEST_MODEL ?? path.resolve("../shared/models/stories260K.gguf"))
     .option("--tokens <n>", "tokens generated per run", (value) => Number(value), 256)
     .option("--runs <n>", "interleaved runs per engine", (value) => Number(value), 12)
     .option("--out <file>", "also write the JSON report here", "bench-results/bench.json")
-    .option("--json", "print the JSON report on stdout instead of the table");
+    .option("--json", "print the JSON report on stdout instead of the table")
+    .option("--thread-models <list>", "models of the thread matrix, comma-separated: \"test\" (--model), \"synthetic-86m\" (written on first use) or paths", "test,synthetic-86m")
+    .option("--thread-counts <list>", "thread counts of the thread matrix", "1,2,4")
+    .option("--thread-repeats <n>", "processes per configuration, model and count, alternating", (value) => Number(value), 2)
+    .option("--no-threads", "skip the thread matrix (minutes: one process per configuration)");
 program.parse();
 const options = program.opts<Options>();
 const log = (line: string) => (options.json === true ? process.stderr : process.stdout).write(line + "\n");
 
+// Measure Cleanroom as its entries run it: with the core's thread pool (see coreProcessEnv).
+await relaunchWithCoreThreadpool();
 const llama = await loadLlama();
 const prompt = "Once upon a time, in a small house near the woods, there lived a girl who loved";
-
-/** Plain node-llama-cpp: the same model, threads and prompt tokens, greedy, no Cleanroom in the way. */
-async function plainTokensPerSecond(model: LlamaModel, promptTokens: Token[], threads: number, maxTokens: number, maxMs = Number.POSITIVE_INFINITY) {
-    const context = await model.createContext({contextSize: 2048, threads, sequences: 1});
-    try {
-        const sequence = context.getSequence();
-        let generated = 0;
-        let firstAt = 0;
-        let lastAt = 0;
-        for await (const token of sequence.evaluate(promptTokens, {temperature: 0})) {
-            if (model.isEogToken(token))
-                break;
-            lastAt = performance.now();
-            if (generated === 0)
-                firstAt = lastAt;
-            if (++generated >= maxTokens || lastAt - firstAt > maxMs)
-                break;
-        }
-        return {tokens: generated, tokensPerSecond: (generated - 1) / ((lastAt - firstAt) / 1000)};
-    } finally {
-        await context.dispose();
-    }
-}
 
 async function main() {
     const model = await llama.loadModel({modelPath: options.model});
@@ -66,7 +56,7 @@ async function main() {
     const plainRuns: number[] = [];
     const firstTokenMs: number[] = [];
     let generatedTokens = 0;
-    await plainTokensPerSecond(plainModel, prepared.tokens, tunedThreads, 16); // warm-up
+    await plainRun(plainModel, prepared.tokens, tunedThreads, 16); // warm-up
     const runCleanroom = async () => {
         const conversation = core.createConversation();
         const result = await core.sendMessage({conversationId: conversation.id, text: prompt, maxTokens: options.tokens, temperature: 0});
@@ -76,7 +66,7 @@ async function main() {
         generatedTokens = result.tokens.generated;
     };
     const runPlain = async () => {
-        plainRuns.push((await plainTokensPerSecond(plainModel, prepared.tokens, tunedThreads, generatedTokens || options.tokens)).tokensPerSecond);
+        plainRuns.push((await plainRun(plainModel, prepared.tokens, tunedThreads, generatedTokens || options.tokens)).tokensPerSecond);
     };
     // ABBA order, so that whatever the first of a pair gains or loses is shared by both.
     for (let run = 0; run < options.runs; run++) {
@@ -90,16 +80,6 @@ async function main() {
     }
     const cleanroomTps = median(cleanroomRuns);
     const plainTps = median(plainRuns);
-
-    // Plain node-llama-cpp at each thread count, to show what the thread choice is worth.
-    const plainByThreads: Record<string, number> = {};
-    for (const threads of [1, 2, 4]) {
-        const runs: number[] = [];
-        // More threads than cores can be hundreds of times slower: each run is capped at 3 s.
-        for (let run = 0; run < 3; run++)
-            runs.push((await plainTokensPerSecond(plainModel, prepared.tokens, threads, 128, 3000)).tokensPerSecond);
-        plainByThreads[threads] = round(median(runs), 1);
-    }
 
     // 2. Scrub cost per MiB of KV.
     const scrubs: Array<{kvCells: number, kvBytes: number, ms: number}> = [];
@@ -153,30 +133,32 @@ async function main() {
     await core.close();
     fs.rmSync(dir, {recursive: true, force: true});
 
-    // 5. Raw llama.cpp, when a build of the same source is at hand.
-    const llamaBench = findLlamaBench();
-    const raw = llamaBench == null ? null : {
-        threads1: rawGenerationTokensPerSecond(llamaBench, options.model, 1, 128),
-        threads2: rawGenerationTokensPerSecond(llamaBench, options.model, 2, 128)
-    };
-
-    // 6. The canary scanner's cost.
+    // 5. The canary scanner's cost.
     const scanner = benchScanner();
+
+    // 6. Threads: plain node-llama-cpp, Cleanroom and llama-bench at each count, before and after the fix.
+    const threadCounts = options.threadCounts.split(",").map(Number);
+    const threadMatrix: ThreadMatrixReport | null = options.threads ? await runThreadMatrix({
+        models: options.threadModels.split(",").map((name) => name === "test"
+            ? {name: path.basename(options.model, ".gguf"), path: options.model}
+            : name === "synthetic-86m" ? {name, path: ensureSyntheticModel(options.model)} : {name: path.basename(name, ".gguf"), path: name}),
+        threads: threadCounts, repeats: options.threadRepeats, tokens: 64, prefillTokens: 1000, maxMs: 3000,
+        localBuild: describeLlamaBuild(llama).startsWith("local"), log
+    }) : null;
 
     const report = {
         machine: {cpus: os.availableParallelism(), cpu: os.cpus()[0]?.model ?? null, totalMemoryBytes: os.totalmem(), node: process.version},
         model: {path: options.model, fileBytes: info.fileBytes, parameters: info.parameters, contextSize: info.contextSize},
-        threads: {tuned: tunedThreads, measurements: measurements.map((m) => ({threads: m.threads, tokensPerSecond: round(m.tokensPerSecond, 1)}))},
+        llamaBuild: describeLlamaBuild(llama),
+        uvThreadpoolSize: startupThreadpoolSize(),
+        threads: {tuned: tunedThreads, measurements: measurements.map((m) => ({threads: m.threads, tokensPerSecond: round(m.tokensPerSecond, 1), stopped: m.stopped}))},
         generation: {
             tokens: generatedTokens,
             runs: options.runs,
             cleanroomTokensPerSecond: round(cleanroomTps, 1),
             plainNodeLlamaCppTokensPerSecond: round(plainTps, 1),
             ratio: round(cleanroomTps / plainTps, 3),
-            goalRatio: 0.97,
-            plainNodeLlamaCppByThreads: plainByThreads,
-            rawLlamaCpp: raw == null ? null : {threads1: raw.threads1 == null ? null : round(raw.threads1, 1), threads2: raw.threads2 == null ? null : round(raw.threads2, 1)},
-            rawLlamaCppNote: raw == null ? "no llama-bench build found: run scripts/build-llama-cpp.sh (about 7 minutes on 2 cores)" : `llama-bench at ${llamaBench}`
+            goalRatio: 0.97
         },
         timeToFirstTokenMs: round(median(firstTokenMs), 2),
         scrub: {kvCells: scrubs[0]!.kvCells, kvBytes: scrubs[0]!.kvBytes, medianMs: round(median(scrubs.map((s) => s.ms)), 2), msPerMiB: round(scrubMsPerMiB, 2)},
@@ -185,7 +167,9 @@ async function main() {
             medianMs: round(median(switchMs), 4), maxMs: round(Math.max(...switchMs), 4), goalMs: 5,
             nextTurnFirstTokenMs: round(median(switchTurnFirstTokenMs), 2)
         },
-        scanner
+        scanner,
+        threadMatrix,
+        threadGoals: threadMatrix == null ? null : threadGoals(threadMatrix)
     };
 
     if (options.out != null) {
@@ -199,12 +183,11 @@ async function main() {
 
     const rows: Array<[string, string]> = [
         ["model", `${path.basename(options.model)} (${report.model.parameters} parameters, context ${report.model.contextSize})`],
-        ["threads (tuned)", `${tunedThreads}  [${report.threads.measurements.map((m) => `${m.threads}: ${m.tokensPerSecond} tok/s`).join(", ")}]`],
+        ["llama.cpp build, libuv pool", `${report.llamaBuild}, ${report.uvThreadpoolSize} thread(s)`],
+        ["threads (tuned)", `${tunedThreads}  [${report.threads.measurements.map((m) => `${m.threads}: ${m.tokensPerSecond} tok/s${m.stopped === "slower" ? " (cut short)" : ""}`).join(", ")}]`],
         ["generation, Cleanroom", `${report.generation.cleanroomTokensPerSecond} tok/s (median of ${options.runs}, ${generatedTokens} tokens)`],
         ["generation, plain node-llama-cpp", `${report.generation.plainNodeLlamaCppTokensPerSecond} tok/s (same model, threads, prompt)`],
         ["ratio (goal >= 0.97)", `${report.generation.ratio}`],
-        ["plain node-llama-cpp by threads", Object.entries(plainByThreads).map(([t, v]) => `${t}: ${v}`).join(", ") + " tok/s"],
-        ["raw llama.cpp (llama-bench)", raw == null ? report.generation.rawLlamaCppNote : `1 thread: ${report.generation.rawLlamaCpp!.threads1} tok/s, 2 threads: ${report.generation.rawLlamaCpp!.threads2} tok/s`],
         ["time to first token", `${report.timeToFirstTokenMs} ms (prompt ${prepared.tokens.length} tokens)`],
         ["scrub", `${report.scrub.medianMs} ms for ${report.scrub.kvCells} cells / ${round(report.scrub.kvBytes / 2 ** 20, 2)} MiB = ${report.scrub.msPerMiB} ms per MiB`],
         ["resume evicted (1,000-token history)", `${report.resumeEvicted.firstTokenMs} ms to first token (${report.resumeEvicted.historyTokens} prompt tokens)`],
@@ -217,8 +200,34 @@ async function main() {
     const width = Math.max(...rows.map(([name]) => name.length));
     for (const [name, value] of rows)
         log(`${name.padEnd(width)}  ${value}`);
+    if (threadMatrix != null) {
+        for (const line of formatThreadMatrix(threadMatrix, threadCounts))
+            log(line);
+        for (const goal of report.threadGoals!)
+            log(`goal ${goal.what}: ${goal.ratio} (Cleanroom ${goal.cleanroom} at ${goal.cleanroomThreads} threads, ${goal.configuration}; llama-bench ${goal.raw} at ${goal.rawThreads})`);
+    }
     if (options.out != null)
         log(`\nJSON report: ${options.out}`);
+}
+
+/** Cleanroom as it now runs (best "now" configuration and thread count) against llama-bench at its best count: goal >= 0.95. */
+function threadGoals(matrix: ThreadMatrixReport) {
+    const goals = [];
+    for (const [name, model] of Object.entries(matrix.models)) {
+        if (model.rawLlamaCpp == null)
+            continue;
+        for (const kind of ["generation", "prefill"] as const) {
+            const [rawThreads, raw] = Object.entries(model.rawLlamaCpp).reduce<[string, number]>(
+                (best, [threads, figures]) => ((figures[kind] ?? 0) > best[1] ? [threads, figures[kind]!] : best), ["-", 0]);
+            let best = {cleanroom: 0, cleanroomThreads: "-", configuration: "-"};
+            for (const configuration of matrix.configurations.filter((candidate) => candidate.label.startsWith("now")))
+                for (const [threads, cell] of Object.entries(model.byConfiguration[configuration.id] ?? {}))
+                    if (cell.cleanroom[kind] > best.cleanroom)
+                        best = {cleanroom: cell.cleanroom[kind], cleanroomThreads: threads, configuration: configuration.label};
+            goals.push({what: `${name} ${kind} vs raw llama.cpp (>= 0.95)`, ratio: raw > 0 ? round(best.cleanroom / raw, 3) : null, raw, rawThreads, ...best});
+        }
+    }
+    return goals;
 }
 
 await main();

@@ -1,6 +1,7 @@
 #!/usr/bin/env -S npx tsx
 import {Command, CommanderError} from "commander";
 import {CleanroomError} from "../core/common/errors.js";
+import {relaunchWithCoreThreadpool} from "../core/node/engine/relaunchWithCoreThreadpool.js";
 import {registerAuditCommand} from "./commands/audit.js";
 import {registerChatCommand} from "./commands/chat.js";
 import {registerConversationsCommand} from "./commands/conversations.js";
@@ -27,6 +28,12 @@ registerSelfTestCommand(program);
 registerModelsCommand(program);
 registerSimCloudCommand(program);
 registerAuditCommand(program);
+
+// The commands that decode with the local model run the core in this process: they need its thread pool.
+const decodingCommands = new Set(["chat", "selftest"]);
+const cliArgs = process.argv.slice(2);
+if (decodingCommands.has(cliArgs.find((arg) => !arg.startsWith("-")) ?? "") && !cliArgs.includes("--help") && !cliArgs.includes("-h"))
+    await relaunchWithCoreThreadpool();
 
 try {
     await program.parseAsync(process.argv);

@@ -1,6 +1,7 @@
 import {spawn} from "node:child_process";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
+import {coreProcessEnv} from "../core/common/coreProcessEnv.js";
 
 export const cliEntry = path.join(path.dirname(fileURLToPath(import.meta.url)), "main.ts");
 
@@ -11,11 +12,15 @@ export function cliCommand(args: string[]): {command: string, args: string[]} {
 
 export type CliRun = {code: number | null, stdout: string, stderr: string};
 
-/** Runs the CLI in a fresh process (stdin: `input`, then closed) and returns its exit code and output. */
+/**
+ * Runs the CLI in a fresh process (stdin: `input`, then closed) and returns its exit code and output.
+ * The process starts with the core's environment, so a command that runs the core need not relaunch
+ * itself to get it (a variable that `env` sets, or sets to undefined, wins).
+ */
 export function runCliCapturing(args: string[], {env = process.env, input = ""}: {env?: NodeJS.ProcessEnv, input?: string} = {}): Promise<CliRun> {
     const {command, args: fullArgs} = cliCommand(args);
     return new Promise((resolve, reject) => {
-        const child = spawn(command, fullArgs, {env, stdio: ["pipe", "pipe", "pipe"]});
+        const child = spawn(command, fullArgs, {env: {...coreProcessEnv, ...env}, stdio: ["pipe", "pipe", "pipe"]});
         let stdout = "";
         let stderr = "";
         child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));

@@ -1,4 +1,5 @@
 import {utilityProcess, type MessagePortMain, type UtilityProcess} from "electron";
+import {coreProcessEnv} from "../core/common/coreProcessEnv.js";
 import type {KeyVault, VaultRequest} from "./KeyVault.js";
 
 export type CoreProcessOptions = {
@@ -36,7 +37,7 @@ export class CoreProcess {
         const {entryPath, databasePath, vault} = this._options;
         const child = utilityProcess.fork(entryPath, [
             "--db", databasePath, "--key-storage", vault.storage, "--key-warning", vault.warning ?? ""
-        ], {serviceName: "Cleanroom core", stdio: "inherit"});
+        ], {serviceName: "Cleanroom core", stdio: "inherit", env: {...coreProcessEnv, ...process.env}}); // a UV_THREADPOOL_SIZE the user set is kept
         this._child = child;
 
         child.on("message", (message: unknown) => void this._answerVault(child, message));

@@ -1,6 +1,4 @@
 import {describe, expect, it} from "vitest";
-import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
-import {measureThreads, pickBestThreads} from "../../src/core/node/engine/ThreadTuner.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {createTestCore} from "../helpers/tempCore.js";
 
@@ -45,20 +43,6 @@ describe.skipIf(modelPath == null)("generation", () => {
             expect(core.store.getMessage(result.assistantMessageId)).toMatchObject({status: "interrupted", content: result.reply});
         } finally {
             await core.close();
-        }
-    });
-
-    it("the measured thread choice reaches at least 90% of the best thread count's tokens/s", async () => {
-        const model = await (await loadLlama()).loadModel({modelPath: modelPath!});
-        try {
-            const tuned = pickBestThreads(await measureThreads(model));
-            const check = await measureThreads(model, {tokens: 96});
-            const best = Math.max(...check.map((measurement) => measurement.tokensPerSecond));
-            const chosen = check.find((measurement) => measurement.threads === tuned)!.tokensPerSecond;
-            console.log(`threads: ${check.map((m) => `${m.threads}=${m.tokensPerSecond.toFixed(0)} tok/s`).join(", ")}; tuned ${tuned}`);
-            expect(chosen / best).toBeGreaterThanOrEqual(0.9);
-        } finally {
-            await model.dispose();
         }
     });
 });

@@ -79,6 +79,10 @@ describe("Electron main keeps its secure defaults", () => {
         expect(code(allMain)).not.toMatch(/from "\.\.\/core\/node/);
     });
 
+    it("starts the core's utility process with the core's environment (a one-thread libuv pool, see coreProcessEnv)", () => {
+        expect(code(source["CoreProcess.ts"]!)).toMatch(/utilityProcess\.fork\(entryPath[\s\S]*?env:\s*\{\.\.\.coreProcessEnv, \.\.\.process\.env\}/);
+    });
+
     it("keeps the cloud key with safeStorage and warns on basic_text", () => {
         const vault = code(source["KeyVault.ts"]!);
         expect(vault).toMatch(/safeStorage\.encryptString/);

@@ -7,7 +7,9 @@ import {ContextPool, type ContextPoolOptions} from "./ContextPool.js";
 import type {ConversationContext, GenerateResult, SessionEnd} from "./ConversationContext.js";
 import {KvScrubber} from "./KvScrubber.js";
 import {PrivateScratchDir} from "./PrivateScratchDir.js";
-import {machineFingerprint, measureThreads, modelFingerprint, pickBestThreads, type ThreadTuning} from "./ThreadTuner.js";
+import {describeLlamaBuild} from "./describeLlamaBuild.js";
+import {startupThreadpoolSize} from "./startupThreadpoolSize.js";
+import {machineFingerprint, measureThreads, modelFingerprint, pickBestThreads, threadTunerVersion, type ThreadTuning} from "./ThreadTuner.js";
 import {validateModelFile, type ModelFileFacts} from "./validateModelFile.js";
 
 export type LocalEngineOptions = {
@@ -32,6 +34,10 @@ export type LoadedModelInfo = {
     threads: number,
     threadsSource: "override" | "tuned" | "cached",
     threadMeasurements: ThreadTuning["measurements"],
+    /** The llama.cpp binary in use, e.g. `prebuilt v0.4.0 cpu` (see `describeLlamaBuild`). */
+    llamaBuild: string,
+    /** libuv's thread pool in this process (1 where the core's entry set it up, see coreProcessEnv). */
+    uvThreadpoolSize: number,
     kvBytesPerContext: number,
     poolBudgetBytes: number,
     poolCapacity: number
@@ -150,13 +156,15 @@ export class LocalEngine {
                 threads,
                 threadsSource: source,
                 threadMeasurements: measurements,
+                llamaBuild: describeLlamaBuild(this._llama),
+                uvThreadpoolSize: startupThreadpoolSize(),
                 kvBytesPerContext: scrubber.kvBytes,
                 poolBudgetBytes: pool.budgetBytes,
                 poolCapacity: pool.capacity
             };
             this._audit.record({kind: "model.loaded", data: {
                 architecture: facts.architecture, fileBytes: facts.fileBytes, contextSize: scrubber.kvCells, threads,
-                threadsSource: source, kvBytesPerContext: scrubber.kvBytes, poolCapacity: pool.capacity,
+                threadsSource: source, llamaBuild: describeLlamaBuild(this._llama), uvThreadpoolSize: startupThreadpoolSize(), kvBytesPerContext: scrubber.kvBytes, poolCapacity: pool.capacity,
                 kvLayers: scrubber.layout.layers.length, kvTransposed: scrubber.layout.vTransposed
             }});
             return this._info;
@@ -309,7 +317,14 @@ export class LocalEngine {
         if (this._options.threads != null)
             return {threads: this._options.threads, source: "override" as const, measurements: []};
 
-        const key = `threads.tuned:${modelFingerprint(modelPath)}:${machineFingerprint()}`;
+        // Measured per model, machine, llama.cpp build, libuv pool and tuner version: a build made
+        // by `npm run build:llama`, another pool, or a tuner that measures differently can make
+        // another count fastest.
+        const fingerprints = {
+            model: modelFingerprint(modelPath), machine: machineFingerprint(),
+            backend: `${describeLlamaBuild(this._llama)} pool ${startupThreadpoolSize()}`
+        };
+        const key = `threads.tuned.v${threadTunerVersion}:${fingerprints.model}:${fingerprints.machine}:${fingerprints.backend}`;
         const cached = this._settings?.get<ThreadTuning>(key);
         if (cached != null && Number.isInteger(cached.threads) && cached.threads > 0)
             return {threads: cached.threads, source: "cached" as const, measurements: cached.measurements};
@@ -317,10 +332,11 @@ export class LocalEngine {
         const measurements = await measureThreads(model);
         const threads = pickBestThreads(measurements);
         const tuning: ThreadTuning = {
-            threads, measurements, modelFingerprint: key.split(":")[1]!, machineFingerprint: key.split(":")[2]!, measuredAt: Date.now()
+            threads, measurements, modelFingerprint: fingerprints.model, machineFingerprint: fingerprints.machine,
+            backend: fingerprints.backend, measuredAt: Date.now()
         };
         this._settings?.set(key, tuning);
-        this._audit.record({kind: "threads.tuned", data: {threads, measurements}});
+        this._audit.record({kind: "threads.tuned", data: {threads, measurements, backend: fingerprints.backend}});
         return {threads, source: "tuned" as const, measurements};
     }
 
