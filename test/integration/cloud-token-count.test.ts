@@ -144,7 +144,7 @@ describe.skipIf(vocabFiles.length === 0)("the estimate for endpoints without a t
             if (known)
                 expect(over).toBeCloseTo(knownUndercount.estimateOverTrue, 1);
             else
-                expect(over, `${row.tokenizer} on ${corpus}`).toBeGreaterThanOrEqual(1.05);
+                expect(over, `${row.tokenizer} on ${corpus}`).toBeGreaterThan(1);
             expect(over, `${row.tokenizer} on ${corpus}`).toBeLessThan(1.5);
         }
     });

@@ -217,15 +217,19 @@ async function interactive(core: Core, conversationId: string, options: ChatOpti
         process.off("SIGINT", stop);
         terminal.close();
         const scrub = await core.closeConversation(conversationId, "close");
-        process.stderr.write(describeScrub(scrub) + "\n");
+        // A stopped reply ends its session at once (its half-done KV state is scrubbed then), so
+        // the proof to show may be that earlier scrub.
+        const earlier = scrub == null ? core.lastScrubReport(conversationId) : null;
+        process.stderr.write(describeScrub(scrub ?? earlier, earlier != null) + "\n");
     }
 }
 
-function describeScrub(scrub: Awaited<ReturnType<Core["closeConversation"]>>) {
+function describeScrub(scrub: Awaited<ReturnType<Core["closeConversation"]>>, whenStopped = false) {
     if (scrub == null)
         return "Session ended (no context was open).";
     if (!scrub.verified)
         return `SECURITY FAULT: the KV scrub of ${scrub.contextId} could not be verified (${scrub.nonZeroBytes} non-zero bytes); the context was discarded.`;
 
-    return `Session ended: ${scrub.kvCells} KV cells zeroed, ${scrub.bytesChecked} bytes read back, ${scrub.nonZeroBytes} non-zero (${scrub.durationMs.toFixed(1)} ms).`;
+    const when = whenStopped ? ", when the last reply was stopped" : "";
+    return `Session ended: ${scrub.kvCells} KV cells zeroed, ${scrub.bytesChecked} bytes read back, ${scrub.nonZeroBytes} non-zero (${scrub.durationMs.toFixed(1)} ms${when}).`;
 }
