@@ -264,10 +264,16 @@ export type ZeroStateOptions = {
     /** Token id listed once per cell. Defaults to `0`. */
     fillToken?: number,
     /** List no tokens at all (the capacity probe: llama.cpp then judges the KV cell count alone). Defaults to `false`. */
-    omitTokens?: boolean
+    omitTokens?: boolean,
+    /**
+     * Leave the K/V payload as a hole in the file (it reads as zeros, and costs no writing): for the
+     * capacity probe, which llama.cpp refuses on its cell count, before it reads any payload.
+     * Defaults to `false`.
+     */
+    sparsePayload?: boolean
 };
 
-export async function writeZeroKvState(path: string, layout: KvLayout, cellCount: number, {fillToken = 0, omitTokens = false}: ZeroStateOptions = {}): Promise<number> {
+export async function writeZeroKvState(path: string, layout: KvLayout, cellCount: number, {fillToken = 0, omitTokens = false, sparsePayload = false}: ZeroStateOptions = {}): Promise<number> {
     const file = await fs.open(path, "wx", 0o600);
     try {
         let position = 0;
@@ -277,6 +283,10 @@ export async function writeZeroKvState(path: string, layout: KvLayout, cellCount
         };
         const zeros = Buffer.alloc(chunkBytes);
         const writeZeros = async (bytes: number) => {
+            if (sparsePayload) {
+                position += bytes;
+                return;
+            }
             let left = bytes;
             while (left > 0) {
                 const length = Math.min(left, zeros.length);
@@ -341,6 +351,7 @@ export async function writeZeroKvState(path: string, layout: KvLayout, cellCount
             await writeZeros(layer.vCellBytes * cellCount);
             payload += layer.vCellBytes * cellCount;
         }
+        await file.truncate(position); // a sparse payload ends in a hole
         return payload;
     } finally {
         await file.close();
