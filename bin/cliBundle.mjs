@@ -103,6 +103,7 @@ export async function buildCliBundle(root = repoRoot) {
     const {outDir, manifest: manifestPath} = paths(root);
     fs.mkdirSync(outDir, {recursive: true});
     const staging = fs.mkdtempSync(path.join(outDir, ".build-"));
+    fs.chmodSync(staging, 0o755); // readable like the rest of the checkout (mkdtemp makes it private)
     try {
         const packageJson = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"));
         const external = Object.keys({...packageJson.dependencies, ...packageJson.devDependencies}).filter((name) => !bundledPackages.has(name));
