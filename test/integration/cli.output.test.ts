@@ -71,6 +71,20 @@ describe.skipIf(modelPath == null)("CLI output people read", () => {
         expect(JSON.parse(interactiveJson.stderr).error).toMatchObject({code: "INVALID_INPUT", message: expect.stringContaining("--json needs --prompt")});
     });
 
+    it("interactive chat with piped input answers every line in turn, even lines that arrive while a reply is generated", async () => {
+        const {env, db} = hermeticCliEnv("cli-piped");
+        const questions = ["Once upon a time", "The dog ran", "The cat sat"];
+        const run = await runCliCapturing(["chat", "--model", modelPath!, "--db", db, "--conversation", "piped", "--max-tokens", "8", "--threads", "1"],
+            {env, input: questions.join("\n") + "\n"});
+        expect(run.code, run.stderr).toBe(0);
+        expect(run.stdout.match(/assistant> /g)).toHaveLength(3);
+
+        const shown = await runCliCapturing(["conversations", "show", "piped", "--db", db, "--json"], {env});
+        const messages = JSON.parse(shown.stdout).messages as Array<{role: string, content: string}>;
+        expect(messages.filter((message) => message.role === "user").map((message) => message.content)).toEqual(questions);
+        expect(messages.filter((message) => message.role === "assistant")).toHaveLength(3);
+    });
+
     it("interactive chat on a real terminal: Ctrl+C stops the reply, which ends with (stopped) and is kept as interrupted", async () => {
         const {env, db} = hermeticCliEnv("cli-stop-tty");
         const terminal = runCliInPseudoTerminal(["chat", "--model", modelPath!, "--db", db, "--conversation", "stop-me", ...longReply], {env});

@@ -178,15 +178,17 @@ async function interactive(core: Core, conversationId: string, options: ChatOpti
     terminal.on("SIGINT", stop);
     process.on("SIGINT", stop);
 
+    // Lines read through the iterator are queued: lines piped in while a reply is generated are
+    // answered in turn (`question()` drops any line that arrives while no question is asked).
+    terminal.setPrompt("you> ");
+    const lines = terminal[Symbol.asyncIterator]();
     try {
         for (;;) {
-            let line: string;
-            try {
-                line = await terminal.question("you> ");
-            } catch {
+            terminal.prompt();
+            const next = await lines.next().catch(() => ({done: true as const, value: undefined}));
+            if (next.done)
                 break; // input closed
-            }
-            const text = line.trim();
+            const text = next.value.trim();
             if (text === "/quit" || text === "/exit")
                 break;
             if (text === "")
