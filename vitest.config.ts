@@ -18,6 +18,8 @@ export default defineConfig({
         // unsets it to test the relaunch).
         env: {UV_THREADPOOL_SIZE: "1"},
         setupFiles: ["test/setup/hermetic.ts"],
+        // The CLI the tests spawn is the compiled one (src/cli/spawnCli.ts), built first if stale.
+        globalSetup: ["test/setup/compiledCli.ts"],
         projects: [
             {extends: true, test: {name: "unit", include: ["test/unit/**/*.test.ts"], sequence: {groupOrder: 0}}},
             {extends: true, test: {name: "model", include: ["test/integration/**/*.test.ts"], fileParallelism: false, sequence: {groupOrder: 1}}},

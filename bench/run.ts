@@ -13,10 +13,12 @@ import {median, round} from "./stats.js";
 import {benchScanner} from "./scannerBench.js";
 import {ensureSyntheticModel} from "./syntheticModel.js";
 import {formatThreadMatrix, runThreadMatrix, type ThreadMatrixReport} from "./threadMatrix.js";
+import {measureProcessTimes, type ProcessTimesReport} from "./processTimes.js";
 
 type Options = {
     model: string, json?: boolean, tokens: number, runs: number, out?: string,
-    threadModels: string, threadCounts: string, threadRepeats: number, threads: boolean
+    threadModels: string, threadCounts: string, threadRepeats: number, threads: boolean,
+    gpu?: string, processRuns: number, processTimes: boolean
 };
 
 const program = new Command()
@@ -28,7 +30,11 @@ const program = new Command()
     .option("--thread-models <list>", "models of the thread matrix, comma-separated: \"test\" (--model), \"synthetic-86m\" (written on first use) or paths", "test,synthetic-86m")
     .option("--thread-counts <list>", "thread counts of the thread matrix", "1,2,4")
     .option("--thread-repeats <n>", "processes per configuration, model and count, alternating", (value) => Number(value), 2)
-    .option("--no-threads", "skip the thread matrix (minutes: one process per configuration)");
+    .option("--no-threads", "skip the thread matrix (minutes: one process per configuration)")
+    .option("--gpu <backend>", "add a GPU configuration to the thread matrix: vulkan, cuda or metal (slow on a software device: " +
+        "llvmpipe needs GGML_VK_VISIBLE_DEVICES=0)")
+    .option("--process-runs <n>", "whole-process runs of --help and of one turn, per command (median)", (value) => Number(value), 5)
+    .option("--no-process-times", "skip the whole-process times (--help, one turn against a plain node-llama-cpp script)");
 program.parse();
 const options = program.opts<Options>();
 const log = (line: string) => (options.json === true ? process.stderr : process.stdout).write(line + "\n");
@@ -136,14 +142,19 @@ async function main() {
     // 5. The canary scanner's cost.
     const scanner = benchScanner();
 
-    // 6. Threads: plain node-llama-cpp, Cleanroom and llama-bench at each count, before and after the fix.
+    // 6. Threads: plain node-llama-cpp, Cleanroom and llama-bench at each count, before and after the fix (and on a GPU with --gpu).
     const threadCounts = options.threadCounts.split(",").map(Number);
+    const matrixModels = options.threadModels.split(",").map((name) => name === "test"
+        ? {name: path.basename(options.model, ".gguf"), path: options.model}
+        : name === "synthetic-86m" ? {name, path: ensureSyntheticModel(options.model)} : {name: path.basename(name, ".gguf"), path: name});
     const threadMatrix: ThreadMatrixReport | null = options.threads ? await runThreadMatrix({
-        models: options.threadModels.split(",").map((name) => name === "test"
-            ? {name: path.basename(options.model, ".gguf"), path: options.model}
-            : name === "synthetic-86m" ? {name, path: ensureSyntheticModel(options.model)} : {name: path.basename(name, ".gguf"), path: name}),
-        threads: threadCounts, repeats: options.threadRepeats, tokens: 64, prefillTokens: 1000, maxMs: 3000,
-        localBuild: describeLlamaBuild(llama).startsWith("local"), log
+        models: matrixModels, threads: threadCounts, repeats: options.threadRepeats, tokens: 64, prefillTokens: 1000, maxMs: 3000,
+        localBuild: describeLlamaBuild(llama).startsWith("local"), gpu: options.gpu ?? null, log
+    }) : null;
+
+    // 7. Whole processes: `cleanroom --help`, and one turn against a plain node-llama-cpp script doing the same turn.
+    const processTimes: ProcessTimesReport | null = options.processTimes ? await measureProcessTimes({
+        models: matrixModels, runs: options.processRuns, prompt, maxTokens: 200, threads: tunedThreads, contextSize: 2048, log
     }) : null;
 
     const report = {
@@ -169,7 +180,8 @@ async function main() {
         },
         scanner,
         threadMatrix,
-        threadGoals: threadMatrix == null ? null : threadGoals(threadMatrix)
+        threadGoals: threadMatrix == null ? null : threadGoals(threadMatrix),
+        processTimes
     };
 
     if (options.out != null) {
@@ -206,8 +218,22 @@ async function main() {
         for (const goal of report.threadGoals!)
             log(`goal ${goal.what}: ${goal.ratio} (Cleanroom ${goal.cleanroom} at ${goal.cleanroomThreads} threads, ${goal.configuration}; llama-bench ${goal.raw} at ${goal.rawThreads})`);
     }
+    if (processTimes != null)
+        for (const line of formatProcessTimes(processTimes, options.processRuns))
+            log(line);
     if (options.out != null)
         log(`\nJSON report: ${options.out}`);
+}
+
+function formatProcessTimes(times: ProcessTimesReport, runs: number) {
+    const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+    return [
+        "", `whole processes, median of ${runs} alternating runs (after a warm-up)`,
+        `  cleanroom --help (goal < ${seconds(times.help.goalMs)})  compiled ${seconds(times.help.compiled.medianMs)}; from source under tsx ${seconds(times.help.source.medianMs)}`,
+        ...Object.entries(times.turns).map(([name, turn]) =>
+            `  one turn, ${name}, up to 200 tokens (goal <= ${turn.goalRatio}x)  Cleanroom ${seconds(turn.cleanroom.medianMs)} (${turn.generatedTokens.cleanroom} tokens), ` +
+            `plain node-llama-cpp script ${seconds(turn.plainScript.medianMs)} (${turn.generatedTokens.plainScript} tokens): ${turn.ratio}x`)
+    ];
 }
 
 /** Cleanroom as it now runs (best "now" configuration and thread count) against llama-bench at its best count: goal >= 0.95. */

@@ -6,7 +6,11 @@ import {median, round} from "./stats.js";
 import type {EngineFigures, ThreadsChildInput, ThreadsChildOutput} from "./threadsChild.js";
 
 /** How a process runs llama.cpp: set when it starts, so each configuration is its own process. */
-export type ThreadConfiguration = {id: string, label: string, env: NodeJS.ProcessEnv};
+export type ThreadConfiguration = {
+    id: string, label: string, env: NodeJS.ProcessEnv,
+    /** A GPU backend plain node-llama-cpp offloads to (see ThreadsChildInput); measured at the first thread count, in the first repeat only. */
+    gpu?: string
+};
 
 export type ThreadMatrixOptions = {
     models: Array<{name: string, path: string}>,
@@ -18,12 +22,14 @@ export type ThreadMatrixOptions = {
     maxMs: number,
     /** Whether a build made by `npm run build:llama` is present (adds its configurations). */
     localBuild: boolean,
+    /** A GPU backend to add as a configuration ("vulkan", "cuda", "metal"), or null for none. */
+    gpu: string | null,
     log: (line: string) => void
 };
 
 type Cell = {plain: EngineFigures, cleanroom: EngineFigures, prefillPromptTokens: number};
 export type ThreadMatrixReport = {
-    configurations: Array<{id: string, label: string, llamaBuild: string | null, uvThreadpoolSize: number | null}>,
+    configurations: Array<{id: string, label: string, llamaBuild: string | null, uvThreadpoolSize: number | null, gpu: ThreadsChildOutput["gpu"]}>,
     models: Record<string, {
         /** configuration id -> thread count -> median figures over the repeats */
         byConfiguration: Record<string, Record<string, Cell>>,
@@ -34,7 +40,7 @@ export type ThreadMatrixReport = {
 
 const childEntry = path.join(path.dirname(fileURLToPath(import.meta.url)), "threadsChild.ts");
 
-export function threadConfigurations(localBuild: boolean): ThreadConfiguration[] {
+export function threadConfigurations(localBuild: boolean, gpu: string | null = null): ThreadConfiguration[] {
     const prebuilt = {CLEANROOM_LLAMA_BUILD: "prebuilt"};
     return [
         {id: "before", label: "before: prebuilt, libuv pool 4", env: {...prebuilt, UV_THREADPOOL_SIZE: undefined}},
@@ -42,7 +48,9 @@ export function threadConfigurations(localBuild: boolean): ThreadConfiguration[]
         ...(localBuild ? [
             {id: "local", label: "now: build:llama (OpenMP), pool 1", env: {CLEANROOM_LLAMA_BUILD: undefined, UV_THREADPOOL_SIZE: "1"}},
             {id: "localPool4", label: "build:llama (OpenMP), pool 4", env: {CLEANROOM_LLAMA_BUILD: undefined, UV_THREADPOOL_SIZE: undefined}}
-        ] : [])
+        ] : []),
+        // CLEANROOM_GPU: what the engine of this build reads to offload (it reports the layers it did).
+        ...(gpu != null ? [{id: "gpu", label: `GPU: ${gpu}, pool 1`, env: {...prebuilt, UV_THREADPOOL_SIZE: "1", CLEANROOM_GPU: gpu}, gpu}] : [])
     ];
 }
 
@@ -70,7 +78,7 @@ function runChild(configuration: ThreadConfiguration, input: ThreadsChildInput):
  * alternating order (ABBA) across repeats, so that load on the machine hits all alike.
  */
 export async function runThreadMatrix(options: ThreadMatrixOptions): Promise<ThreadMatrixReport> {
-    const configurations = threadConfigurations(options.localBuild);
+    const configurations = threadConfigurations(options.localBuild, options.gpu);
     const llamaBench = findLlamaBench();
     const runs: Record<string, Record<string, ThreadsChildOutput[]>> = {};
     const raw: Record<string, Record<string, {generation: Array<number | null>, prefill: Array<number | null>}>> = {};
@@ -94,9 +102,12 @@ export async function runThreadMatrix(options: ThreadMatrixOptions): Promise<Thr
                 }
                 continue;
             }
+            if (configuration.gpu != null && repeat > 0)
+                continue; // slow on a software device: once, at one count
             options.log(`  threads: ${model.name}, ${configuration.label} (repeat ${repeat + 1} of ${options.repeats})`);
             const output = await runChild(configuration, {
-                model: model.path, threads, tokens: options.tokens, runs: 1, maxMs: options.maxMs, prefillTokens: options.prefillTokens
+                model: model.path, threads: configuration.gpu != null ? options.threads.slice(0, 1) : threads, tokens: options.tokens, runs: 1,
+                maxMs: options.maxMs, prefillTokens: options.prefillTokens, gpu: configuration.gpu
             });
             ((runs[model.name] ??= {})[configuration.id] ??= []).push(output);
             described[configuration.id] = output;
@@ -109,7 +120,7 @@ export async function runThreadMatrix(options: ThreadMatrixOptions): Promise<Thr
     };
     const report: ThreadMatrixReport = {
         configurations: configurations.map(({id, label}) => ({
-            id, label, llamaBuild: described[id]?.llamaBuild ?? null, uvThreadpoolSize: described[id]?.uvThreadpoolSize ?? null
+            id, label, llamaBuild: described[id]?.llamaBuild ?? null, uvThreadpoolSize: described[id]?.uvThreadpoolSize ?? null, gpu: described[id]?.gpu ?? null
         })),
         models: {},
         rawLlamaCppNote: llamaBench == null
@@ -120,8 +131,8 @@ export async function runThreadMatrix(options: ThreadMatrixOptions): Promise<Thr
         const byConfiguration: Record<string, Record<string, Cell>> = {};
         for (const configuration of configurations) {
             const outputs = runs[model.name]?.[configuration.id] ?? [];
-            byConfiguration[configuration.id] = Object.fromEntries(options.threads.map((count) => {
-                const cells = outputs.map((output) => output.byThreads[count]!);
+            byConfiguration[configuration.id] = Object.fromEntries(options.threads.filter((count) => outputs.some((output) => output.byThreads[count] != null)).map((count) => {
+                const cells = outputs.map((output) => output.byThreads[count]).filter((cell) => cell != null);
                 const figure = (engine: "plain" | "cleanroom", kind: keyof EngineFigures) => medianOf(cells.map((cell) => cell[engine][kind])) ?? NaN;
                 return [count, {
                     plain: {generation: figure("plain", "generation"), prefill: figure("plain", "prefill")},
@@ -154,7 +165,9 @@ export function formatThreadMatrix(report: ThreadMatrixReport, threads: number[]
                 String(model.rawLlamaCpp?.[count]?.[kind] ?? "-"),
                 ...report.configurations.map((configuration) => {
                     const cell = model.byConfiguration[configuration.id]?.[count];
-                    return cell == null ? "-" : `${cell.plain[kind]} / ${cell.cleanroom[kind]}`;
+                    // Cleanroom on a GPU configuration that offloaded nothing ran on the CPU: say so.
+                    const onCpu = configuration.gpu != null && configuration.gpu.cleanroomGpuLayers === 0 ? " (CPU)" : "";
+                    return cell == null ? "-" : `${cell.plain[kind]} / ${cell.cleanroom[kind]}${onCpu}`;
                 })
             ]);
             const widths = header.map((cell, column) => Math.max(cell.length, ...rows.map((row) => row[column]!.length)));
@@ -163,5 +176,9 @@ export function formatThreadMatrix(report: ThreadMatrixReport, threads: number[]
         }
     }
     lines.push("", report.rawLlamaCppNote);
+    for (const {label, gpu} of report.configurations)
+        if (gpu != null)
+            lines.push(`${label}: ${gpu.device ?? "no device"}; plain node-llama-cpp offloaded ${gpu.plainGpuLayers} layers, Cleanroom ${gpu.cleanroomGpuLayers}` +
+                `${gpu.cleanroomGpuLayers === 0 ? " (this build's engine runs on the CPU: its figures there are CPU figures)" : ""}; llama-bench: no GPU build`);
     return lines;
 }

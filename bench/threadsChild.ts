@@ -9,6 +9,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import {getLlama, LlamaLogLevel, type LlamaModel} from "node-llama-cpp";
 import {Core} from "../src/core/node/Core.js";
 import {describeLlamaBuild} from "../src/core/node/engine/describeLlamaBuild.js";
 import {loadLlama} from "../src/core/node/engine/loadLlama.js";
@@ -16,11 +17,17 @@ import {startupThreadpoolSize} from "../src/core/node/engine/startupThreadpoolSi
 import {plainRun} from "./plainNodeLlamaCpp.js";
 import {median, round} from "./stats.js";
 
-export type ThreadsChildInput = {model: string, threads: number[], tokens: number, runs: number, maxMs: number, prefillTokens: number};
+export type ThreadsChildInput = {
+    model: string, threads: number[], tokens: number, runs: number, maxMs: number, prefillTokens: number,
+    /** A GPU backend ("vulkan", "cuda", "metal"): plain node-llama-cpp offloads every layer to it; Cleanroom runs as its engine decides. */
+    gpu?: string
+};
 export type EngineFigures = {generation: number, prefill: number};
 export type ThreadsChildOutput = {
     llamaBuild: string,
     uvThreadpoolSize: number,
+    /** With `gpu`: the device, and the layers each engine offloaded (Cleanroom's figures are CPU figures when it offloaded none). */
+    gpu: {backend: string, device: string | null, plainGpuLayers: number, cleanroomGpuLayers: number} | null,
     byThreads: Record<string, {plain: EngineFigures, cleanroom: EngineFigures, prefillPromptTokens: number}>
 };
 
@@ -28,13 +35,18 @@ const input = JSON.parse(process.argv[2] ?? "{}") as ThreadsChildInput;
 const prompt = "Once upon a time, in a small house near the woods, there lived a girl who loved";
 const filler = "The girl and her dog walked to the park and played with a red ball under the big tree. ";
 const llama = await loadLlama();
+// Plain node-llama-cpp on the GPU: its own backend, every layer offloaded.
+const gpuLlama = input.gpu == null ? null : await getLlama({gpu: input.gpu as "vulkan", build: "never", logLevel: LlamaLogLevel.error});
+const gpuModel = gpuLlama == null ? null : await gpuLlama.loadModel({modelPath: input.model, gpuLayers: "max"});
+let cleanroomGpuLayers = 0;
 
 async function measure(threads: number) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cleanroom-bench-threads-"));
     const core = Core.create(llama, {database: path.join(dir, "bench.db"), engine: {threads, contextSize: 2048, pool: {idleTimeoutMs: 0}}});
     try {
         await core.loadModel(input.model);
-        const model = core.engine.model!;
+        cleanroomGpuLayers = core.engine.model!.gpuLayers;
+        const model: LlamaModel = gpuModel ?? core.engine.model!;
         const settings = core.createConversation().settings;
         const short = core.engine.preparePrompt({settings, history: [], userText: prompt, maxTokens: input.tokens});
 
@@ -79,7 +91,9 @@ async function measure(threads: number) {
     }
 }
 
-const output: ThreadsChildOutput = {llamaBuild: describeLlamaBuild(llama), uvThreadpoolSize: startupThreadpoolSize(), byThreads: {}};
+const output: ThreadsChildOutput = {llamaBuild: describeLlamaBuild(llama), uvThreadpoolSize: startupThreadpoolSize(), gpu: null, byThreads: {}};
 for (const threads of input.threads)
     output.byThreads[threads] = await measure(threads);
+if (gpuLlama != null && gpuModel != null)
+    output.gpu = {backend: gpuLlama.gpu || "none", device: (await gpuLlama.getGpuDeviceNames())[0] ?? null, plainGpuLayers: gpuModel.gpuLayers, cleanroomGpuLayers};
 process.stdout.write(JSON.stringify(output) + "\n");

@@ -4,6 +4,7 @@ import {loadLlama} from "../core/node/engine/loadLlama.js";
 import type {LocalEngineOptions} from "../core/node/engine/LocalEngine.js";
 import {ModelRegistry} from "../core/node/models/ModelRegistry.js";
 import {defaultModelsDir} from "../core/node/models/defaultModelsDir.js";
+import {cloudApiKeyFromEnvironment} from "./cloudApiKeyFromEnvironment.js";
 
 export type CoreCliOptions = {
     db?: string,
@@ -24,12 +25,6 @@ export async function openCore(options: CoreCliOptions): Promise<Core> {
         engine,
         cloud: {apiKey: () => cloudApiKeyFromEnvironment(), ...options.cloud}
     });
-}
-
-/** The CLI's cloud key: CLEANROOM_CLOUD_API_KEY. Never logged, never stored. */
-export function cloudApiKeyFromEnvironment(): string | null {
-    const key = process.env.CLEANROOM_CLOUD_API_KEY;
-    return key == null || key === "" ? null : key;
 }
 
 /** The model to use: the option, else CLEANROOM_MODEL, else the default model of the app's models folder. */

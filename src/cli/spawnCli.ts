@@ -1,13 +1,47 @@
 import {spawn} from "node:child_process";
+import fs from "node:fs";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
 import {coreProcessEnv} from "../core/common/coreProcessEnv.js";
 
-export const cliEntry = path.join(path.dirname(fileURLToPath(import.meta.url)), "main.ts");
+const sourceDir = path.dirname(fileURLToPath(import.meta.url));
+/** The CLI's TypeScript entry, run by tsx: the source form. */
+export const cliEntry = path.join(sourceDir, "main.ts");
+/** bin/cleanroom.cjs, the launcher of the compiled CLI (set by the launcher itself in a compiled run, whose files live elsewhere). */
+const launcherKey = Symbol.for("cleanroom.cliLauncher");
 
-/** Arguments that run this CLI from source in a new Node process (tsx as the loader). */
-export function cliCommand(args: string[]): {command: string, args: string[]} {
-    return {command: process.execPath, args: ["--import", import.meta.resolve("tsx"), cliEntry, ...args]};
+export type CliCommandOptions = {
+    /** Node options before the CLI's script, such as `--import <module>` to preload. Defaults to none. */
+    nodeArgs?: string[],
+    /** Whether a preload in `nodeArgs` is TypeScript, so that tsx must be loaded before it in either form. Defaults to `false`. */
+    typeScriptPreloads?: boolean
+};
+
+/**
+ * How this CLI runs as a process: "compiled" (bin/cleanroom.cjs and the esbuild bundle, which it
+ * rebuilds first when a source changed) once the bundle has been built, as `npm install` does; else
+ * "source" (tsx compiles src/cli/main.ts in the process). A compiled CLI starts its children compiled.
+ */
+export function cliForm(): "compiled" | "source" {
+    return compiledLauncher() != null ? "compiled" : "source";
+}
+
+/** Arguments that run this CLI in a new Node process, in the form `cliForm` names. */
+export function cliCommand(args: string[], {nodeArgs = [], typeScriptPreloads = false}: CliCommandOptions = {}): {command: string, args: string[]} {
+    const tsx = () => ["--import", import.meta.resolve("tsx")];
+    const launcher = compiledLauncher();
+    if (launcher != null)
+        return {command: process.execPath, args: [...(typeScriptPreloads ? tsx() : []), ...nodeArgs, launcher, ...args]};
+    return {command: process.execPath, args: [...tsx(), ...nodeArgs, cliEntry, ...args]};
+}
+
+function compiledLauncher(): string | null {
+    const running = (globalThis as Record<symbol, unknown>)[launcherKey];
+    if (typeof running === "string")
+        return running;
+    const repoRoot = path.resolve(sourceDir, "../..");
+    const launcher = path.join(repoRoot, "bin", "cleanroom.cjs");
+    return fs.existsSync(path.join(repoRoot, "out", "cli", "current.json")) && fs.existsSync(launcher) ? launcher : null;
 }
 
 export type CliRun = {code: number | null, stdout: string, stderr: string};

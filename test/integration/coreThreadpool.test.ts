@@ -1,7 +1,8 @@
+import {spawn} from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import {describe, expect, it} from "vitest";
-import {runCliCapturing} from "../../src/cli/spawnCli.js";
+import {cliCommand, cliForm, runCliCapturing} from "../../src/cli/spawnCli.js";
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
 import {Core} from "../../src/core/node/Core.js";
 import {startWebMode} from "../helpers/startWebMode.js";
@@ -68,7 +69,7 @@ describe.skipIf(process.platform !== "linux")("the core's libuv thread pool", ()
         await waitUntilGone(core!);
     });
 
-    it.skipIf(modelPath == null)("`chat` relaunches itself with it, and its output and exit status come through", async () => {
+    it.skipIf(modelPath == null)("`chat` runs its core with a one-thread pool though started without one, and its output and exit status come through", async () => {
         const env = {...process.env, ...userEnv()};
         const database = path.join(env.CLEANROOM_HOME, "chat.db");
         const turn = await runCliCapturing(["chat", "--model", modelPath!, "--prompt", "Once upon a time", "--max-tokens", "8", "--threads", "2", "--json", "--db", database], {env});
@@ -86,4 +87,51 @@ describe.skipIf(process.platform !== "linux")("the core's libuv thread pool", ()
         expect(failed.code).not.toBe(0);
         expect(failed.stderr).toMatch(/model/i);
     });
+
+    it.skipIf(modelPath == null || cliForm() !== "compiled")("the compiled CLI sets the pool in its own process (no relaunch), and relaunches only when a module was preloaded", async () => {
+        const started = await chatProcesses({UV_THREADPOOL_SIZE: "1"});
+        const unset = await chatProcesses({UV_THREADPOOL_SIZE: undefined});
+        const four = await chatProcesses({UV_THREADPOOL_SIZE: "4"});
+        expect(unset.processes).toBe(1);
+        // As many threads as a process started with a one-thread pool; libuv's default pool has three more.
+        expect(unset.threads).toBe(started.threads);
+        expect(four.threads).toBeGreaterThan(started.threads);
+
+        const preload = path.join(tempDir("preload"), "preload.cjs");
+        fs.writeFileSync(preload, "// a module preloaded with --require, which may have started the pool\n");
+        const relaunched = await chatProcesses({UV_THREADPOOL_SIZE: undefined}, ["--require", preload]);
+        expect(relaunched.processes).toBe(2);
+        expect(relaunched.coreStartPool).toBe("1");
+    });
 });
+
+/**
+ * Starts an interactive `chat` and, once its first reply is printed, counts the processes of its
+ * tree and the threads of the one that runs the core (the newest), then leaves it with /quit.
+ */
+async function chatProcesses(extraEnv: NodeJS.ProcessEnv, nodeArgs: string[] = []) {
+    const home = tempDir("pool-chat");
+    const {command, args} = cliCommand(["chat", "--model", modelPath!, "--db", path.join(home, "chat.db"), "--threads", "2", "--max-tokens", "16"], {nodeArgs});
+    const child = spawn(command, args, {env: {...process.env, CLEANROOM_HOME: home, TMPDIR: home, ...extraEnv}, stdio: ["pipe", "pipe", "pipe"]});
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    let output = "";
+    const counted = await new Promise<{processes: number, threads: number, coreStartPool: string | undefined}>((resolve, reject) => {
+        const guard = setTimeout(() => reject(new Error(`no reply; the CLI printed: ${output}`)), 60_000); // a hang guard
+        child.stdout.on("data", (chunk: Buffer) => {
+            output += chunk.toString("utf8");
+            if (/assistant> [\s\S]*\nyou> $/.test(output)) {
+                clearTimeout(guard);
+                const pids = [child.pid!, ...childrenOf(child.pid!)];
+                const corePid = pids.at(-1)!;
+                resolve({
+                    processes: pids.length, threads: fs.readdirSync(`/proc/${corePid}/task`).length,
+                    coreStartPool: startEnvironment(corePid).UV_THREADPOOL_SIZE
+                });
+            }
+        });
+        child.stdin.write("Once upon a time\n");
+    });
+    child.stdin.end("/quit\n");
+    expect(await exited).toBe(0);
+    return counted;
+}

@@ -3,11 +3,11 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {describe, expect, it} from "vitest";
 import {openDatabase} from "../../src/core/node/store/openDatabase.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {tempDir} from "../helpers/tempCore.js";
-import {bundledCli, type CliLauncher} from "./helpers/bundledCli.js";
+import {cliCommand, cliForm} from "../../src/cli/spawnCli.js";
 import {SeededRandom} from "./helpers/seededRandom.js";
 
 const modelPath = requireTestModel();
@@ -27,17 +27,11 @@ const prompts = ["Once upon a time", "Tell me a long story about a dog and a bal
  * saved and marked interrupted, never left "streaming".
  */
 describe.skipIf(modelPath == null)("crash durability: kill -9 of the core at random moments", () => {
-    let cli: CliLauncher;
-    beforeAll(async () => {
-        cli = await bundledCli();
-    });
-    afterAll(() => cli?.dispose());
-
     it(`${lanes * killsPerLane} kills (${lanes} databases side by side): database opens, integrity ok, nothing committed lost, partial replies interrupted`, async () => {
         const seed = SeededRandom.runSeed();
-        console.info(`[kill -9] seed ${seed} (replay with CLEANROOM_TEST_SEED=${seed}), CLI via ${cli.mode}`);
+        console.info(`[kill -9] seed ${seed} (replay with CLEANROOM_TEST_SEED=${seed}), CLI ${cliForm()}`);
         const started = performance.now();
-        const records = (await Promise.all(Array.from({length: lanes}, (_, lane) => runLane(cli, lane, seed + lane, killsPerLane)))).flat();
+        const records = (await Promise.all(Array.from({length: lanes}, (_, lane) => runLane(lane, seed + lane, killsPerLane)))).flat();
 
         const byMoment = new Map<string, number>();
         for (const record of records)
@@ -54,7 +48,7 @@ describe.skipIf(modelPath == null)("crash durability: kill -9 of the core at ran
     }, 300_000);
 });
 
-async function runLane(cli: CliLauncher, lane: number, seed: number, rounds: number): Promise<KillRecord[]> {
+async function runLane(lane: number, seed: number, rounds: number): Promise<KillRecord[]> {
     const random = new SeededRandom(seed);
     const database = path.join(tempDir(`kill9-${lane}`), "cleanroom.db");
     openDatabase(database).close();
@@ -68,7 +62,7 @@ async function runLane(cli: CliLauncher, lane: number, seed: number, rounds: num
         const moment = random.pick<Moment>(["startup", "startup", "mid-stream", "mid-stream", "mid-stream", "between-turns", "closing"]);
         const delayMs = moment === "startup" ? random.int(0, 2500) : moment === "mid-stream" ? random.int(0, 120) : random.int(0, 40);
         const partials = new Map<number, string>();
-        const record = await killOnce(cli, {database, conversationId, moment, delayMs, seed: random.int(0, 1_000_000)}, committed, partials);
+        const record = await killOnce({database, conversationId, moment, delayMs, seed: random.int(0, 1_000_000)}, committed, partials);
         records.push({lane, round, moment, delayMs, ...record, partialsSeen: partials.size});
 
         // Before anything repairs it: which replies were mid-stream at the moment of the kill?
@@ -106,8 +100,8 @@ async function runLane(cli: CliLauncher, lane: number, seed: number, rounds: num
 type KillPlan = {database: string, conversationId: string, moment: Moment, delayMs: number, seed: number};
 
 /** Runs one interactive `chat`, feeds it prompts, kills it with SIGKILL at the planned moment. */
-function killOnce(cli: CliLauncher, plan: KillPlan, committed: Map<number, StoredMessage>, partials: Map<number, string>): Promise<{killed: boolean, streamingAtKill: number}> {
-    const {command, args} = cli.command([
+function killOnce(plan: KillPlan, committed: Map<number, StoredMessage>, partials: Map<number, string>): Promise<{killed: boolean, streamingAtKill: number}> {
+    const {command, args} = cliCommand([
         "chat", "--model", modelPath!, "--db", plan.database, "--conversation", plan.conversationId, "--threads", "1",
         "--context-size", "512", "--max-tokens", "120", "--temperature", "0.9", "--seed", String(plan.seed)
     ]);

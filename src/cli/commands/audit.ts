@@ -2,8 +2,8 @@ import type {Command} from "commander";
 import {z} from "zod";
 import {CloudContextLimitSchema, MaxTokensSchema, SeedSchema} from "../../core/common/api/limits.js";
 import {CleanroomError} from "../../core/common/errors.js";
-import {auditEndpoint, type AuditReport} from "../../core/node/cloud/audit/auditEndpoint.js";
-import {cloudApiKeyFromEnvironment} from "../openCore.js";
+import type {AuditReport} from "../../core/node/cloud/audit/auditEndpoint.js";
+import {cloudApiKeyFromEnvironment} from "../cloudApiKeyFromEnvironment.js";
 import {formatTable} from "../formatTable.js";
 import {numberOption} from "../optionParsers.js";
 import {exitCodes, printJson, reportError} from "../output.js";
@@ -42,6 +42,7 @@ export function registerAuditCommand(program: Command) {
                 ? null
                 : new StepProgress(process.stderr, {label: "audit", total: options.requests, unit: "requests"});
             try {
+                const {auditEndpoint} = await import("../../core/node/cloud/audit/auditEndpoint.js"); // the OpenAI client: only here
                 const report = await auditEndpoint({
                     baseURL: options.endpoint, model: options.model, apiKey: cloudApiKeyFromEnvironment(),
                     tenants: options.tenants, requests: options.requests, concurrency: options.concurrency,

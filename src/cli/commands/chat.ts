@@ -7,7 +7,6 @@ import {CleanroomError, isCleanroomError} from "../../core/common/errors.js";
 import {titleFromText} from "../../core/common/titleFromText.js";
 import {ConversationIdSchema, ConversationSettingsSchema} from "../../core/common/types.js";
 import type {Core} from "../../core/node/Core.js";
-import {openCore, resolveModelPath} from "../openCore.js";
 import {numberOption, textOption} from "../optionParsers.js";
 import {exitCodes, printJson, reportError} from "../output.js";
 
@@ -55,6 +54,7 @@ export function registerChatCommand(program: Command) {
             const json = options.json === true;
             let core: Core | undefined;
             try {
+                const {openCore, resolveModelPath} = await import("../openCore.js"); // the core and llama.cpp: loaded by the commands that run them
                 const modelPath = resolveModelPath(options.model);
                 if (options.cloud === true) {
                     if (options.endpoint == null || options.cloudModel == null || options.prompt == null)

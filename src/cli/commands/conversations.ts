@@ -1,8 +1,6 @@
 import type {Command} from "commander";
-import {openDatabase} from "../../core/node/store/openDatabase.js";
-import {ConversationStore} from "../../core/node/store/ConversationStore.js";
-import {AuditLog} from "../../core/node/audit/AuditLog.js";
-import {defaultDatabasePath} from "../../core/node/appPaths.js";
+import type {ConversationStore} from "../../core/node/store/ConversationStore.js";
+import type {AuditLog} from "../../core/node/audit/AuditLog.js";
 import {ConversationIdSchema} from "../../core/common/types.js";
 import {formatTable} from "../formatTable.js";
 import {textOption} from "../optionParsers.js";
@@ -62,9 +60,14 @@ export function registerConversationsCommand(program: Command) {
         }));
 }
 
-function withStore(options: Options, work: (store: ConversationStore, audit: AuditLog) => void) {
+/** Opens the database (SQLite is loaded only now, so that `--help` never loads it). */
+async function withStore(options: Options, work: (store: ConversationStore, audit: AuditLog) => void) {
     let db;
     try {
+        const [{openDatabase}, {ConversationStore}, {AuditLog}, {defaultDatabasePath}] = await Promise.all([
+            import("../../core/node/store/openDatabase.js"), import("../../core/node/store/ConversationStore.js"),
+            import("../../core/node/audit/AuditLog.js"), import("../../core/node/appPaths.js")
+        ]);
         db = openDatabase(options.db ?? defaultDatabasePath());
         const audit = new AuditLog(db);
         const store = new ConversationStore(db, {audit});

@@ -1,21 +1,6 @@
-import fs from "node:fs";
-import path from "node:path";
 import type {Command} from "commander";
-import {CleanroomError, toWireError} from "../../core/common/errors.js";
-import type {CatalogEntry, DownloadProgress, ModelFit, RegisteredModel} from "../../core/common/models.js";
-import {loadLlama} from "../../core/node/engine/loadLlama.js";
-import {defaultModelsDir} from "../../core/node/models/defaultModelsDir.js";
-import {detectInstalledModels} from "../../core/node/models/detectInstalledModels.js";
-import {estimateCatalogFit, estimateModelFit} from "../../core/node/models/estimateModelFit.js";
-import {importModelFile} from "../../core/node/models/importModelFile.js";
-import {ModelCatalog} from "../../core/node/models/ModelCatalog.js";
-import {ModelDownloader} from "../../core/node/models/ModelDownloader.js";
-import {formatBytes} from "../../core/common/formatBytes.js";
-import {ModelRegistry} from "../../core/node/models/ModelRegistry.js";
-import {formatDuration} from "../formatDuration.js";
 import {reportError} from "../output.js";
-import {formatTable} from "../formatTable.js";
-import {renderProgressBar} from "../renderProgressBar.js";
+import type {ModelsActions} from "./modelsActions.js";
 
 export type ModelsCommandIo = {
     stdout: (text: string) => void,
@@ -32,7 +17,8 @@ const defaultIo: ModelsCommandIo = {
     interactive: process.stderr.isTTY === true
 };
 
-type JsonOption = {json?: boolean};
+export type JsonOption = {json?: boolean};
+export type DownloadOptions = JsonOption & {sha256?: string, dir?: string, keepPartial?: boolean, allowLoopback?: boolean};
 
 /**
  * `cleanroom models list | download | import | detect | default | remove`. The registry and
@@ -44,7 +30,7 @@ export function registerModelsCommand(program: Command, io: ModelsCommandIo = de
     models.command("list")
         .description("Registered models and the catalog, with whether each fits this machine")
         .option("--json", "print JSON")
-        .action((options: JsonOption) => run(io, options, () => listModels(io, options)));
+        .action((options: JsonOption) => run(io, options, (actions) => actions.list(io, options)));
 
     models.command("download")
         .description("Download a catalog model or a GGUF URL, verified before it is used")
@@ -54,305 +40,40 @@ export function registerModelsCommand(program: Command, io: ModelsCommandIo = de
         .option("--keep-partial", "if the disk fills, keep what arrived to resume later (default: delete it)")
         .option("--allow-loopback", "also download from this machine (127.0.0.1, ::1, localhost), over http too: tests and local mirrors")
         .option("--json", "print JSON")
-        .action((model: string, options: DownloadOptions) => run(io, options, () => downloadCommand(io, model, options)));
+        .action((model: string, options: DownloadOptions) => run(io, options, (actions) => actions.download(io, model, options)));
 
     models.command("import")
         .description("Use a GGUF file from anywhere on disk, in place (validated, not copied)")
         .argument("<file>", "path of a .gguf file")
         .option("--name <name>", "display name")
         .option("--json", "print JSON")
-        .action((file: string, options: JsonOption & {name?: string}) => run(io, options, () => importCommand(io, file, options)));
+        .action((file: string, options: JsonOption & {name?: string}) => run(io, options, (actions) => actions.import(io, file, options)));
 
     models.command("detect")
         .description("Find models that LM Studio, Ollama, Jan and GPT4All already downloaded")
         .option("--home <folder>", "home folder to search (default: yours)")
         .option("--add", "register the models found (used in place, validated first)")
         .option("--json", "print JSON")
-        .action((options: JsonOption & {home?: string, add?: boolean}) => run(io, options, () => detectCommand(io, options)));
+        .action((options: JsonOption & {home?: string, add?: boolean}) => run(io, options, (actions) => actions.detect(io, options)));
 
     models.command("default")
         .description("Show or set the model that chat and the app use")
         .argument("[model]", "registered id, catalog id, or path of a .gguf file")
         .option("--json", "print JSON")
-        .action((model: string | undefined, options: JsonOption) => run(io, options, () => defaultCommand(io, model, options)));
+        .action((model: string | undefined, options: JsonOption) => run(io, options, (actions) => actions.default(io, model, options)));
 
     models.command("remove")
         .description("Forget a registered model (the file is left where it is)")
         .argument("<id>", "registered id")
         .option("--json", "print JSON")
-        .action((id: string, options: JsonOption) => run(io, options, () => removeCommand(io, id, options)));
+        .action((id: string, options: JsonOption) => run(io, options, (actions) => actions.remove(io, id, options)));
 }
 
-async function run(io: ModelsCommandIo, options: JsonOption, work: () => Promise<void>) {
+/** Runs one subcommand; its code (the registry, downloads, llama.cpp) is loaded only now, so that `--help` loads none of it. */
+async function run(io: ModelsCommandIo, options: JsonOption, work: (actions: ModelsActions) => Promise<void>) {
     try {
-        await work();
+        await work((await import("./modelsActions.js")).modelsActions);
     } catch (error) {
         reportError(error, options.json === true, io.stderr);
     }
-}
-
-function openRegistry() {
-    return ModelRegistry.open(defaultModelsDir());
-}
-
-async function listModels(io: ModelsCommandIo, options: JsonOption) {
-    const registry = openRegistry();
-    const catalog = ModelCatalog.load();
-    const llama = await loadLlama();
-    const defaultId = registry.defaultModel()?.id ?? null;
-
-    const installed: Array<RegisteredModel & {isDefault: boolean, present: boolean, fit: ModelFit | null, problem: string | null}> = [];
-    for (const model of registry.list()) {
-        const present = fs.existsSync(model.path);
-        let fit: ModelFit | null = null;
-        let problem: string | null = present ? null : "the file is missing";
-        if (present)
-            try {
-                fit = await estimateModelFit(llama, model.path);
-            } catch (error) {
-                problem = toWireError(error).message;
-            }
-        installed.push({...model, isDefault: model.id === defaultId, present, fit, problem});
-    }
-    const catalogRows = await Promise.all(catalog.entries.map(async (entry) => {
-        const local = installed.find((model) => model.catalogId === entry.id && model.present);
-        const fit = local?.fit ?? estimateCatalogFit(entry);
-        return {...entry, installedAs: local?.id ?? null, fit};
-    }));
-
-    if (options.json === true) {
-        io.stdout(JSON.stringify({modelsDir: registry.modelsDir, defaultModel: defaultId, installed, catalog: catalogRows}, null, 2) + "\n");
-        return;
-    }
-    io.stdout(`Models folder: ${registry.modelsDir}\n\nInstalled (* the default):\n`);
-    if (installed.length === 0)
-        io.stdout("  (none: download one below, or try `models detect`)\n");
-    else
-        io.stdout(formatTable(
-            [{header: " "}, {header: "ID"}, {header: "SIZE", align: "right"}, {header: "ORIGIN"}, {header: "FITS THIS MACHINE"}, {header: "PATH"}],
-            installed.map((model) => [
-                model.id === defaultId ? "*" : "", model.id, formatBytes(model.fileBytes), model.origin, summariseFit(model.fit, model.problem), model.path
-            ]),
-            {indent: "  "}
-        ));
-    io.stdout("\nCatalog (download with `models download <id>`):\n");
-    io.stdout(formatTable(
-        [{header: "ID"}, {header: "MODEL"}, {header: "QUANT"}, {header: "SIZE", align: "right"}, {header: "LICENSE"},
-            {header: "FITS THIS MACHINE"}, {header: "INSTALLED AS"}],
-        catalogRows.map((entry) => [
-            entry.id, entry.name, entry.quantization, formatBytes(entry.fileBytes), entry.license, summariseFit(entry.fit, null), entry.installedAs ?? ""
-        ]),
-        {indent: "  "}
-    ));
-}
-
-/** The fit in a table cell: "yes: 5.2 MiB of 3.1 GiB RAM, context ≤ 512". */
-function summariseFit(fit: ModelFit | null, problem: string | null) {
-    if (fit == null)
-        return `cannot run: ${problem ?? "unknown"}`;
-    const ram = fit.fitsRam
-        ? `yes: ${formatBytes(fit.ramNeededBytes)} of ${formatBytes(fit.ramBudgetBytes)} RAM, context ≤ ${fit.maxContextSize}`
-        : `no: needs ${formatBytes(fit.ramNeededBytes)} RAM, ${formatBytes(fit.ramBudgetBytes)} usable`;
-    const gpu = fit.gpu == null ? "" : fit.gpu.fitsVram ? `; VRAM: context ≤ ${fit.gpu.maxContextSize}` : "; not in VRAM";
-    return `${ram}${gpu}${fit.basis === "catalog" ? " (estimate)" : ""}`;
-}
-
-function describeFit(fit: ModelFit | null, problem: string | null) {
-    if (fit == null)
-        return `cannot run: ${problem ?? "unknown"}`;
-
-    const ram = fit.fitsRam
-        ? `fits RAM (${formatBytes(fit.ramNeededBytes)} of ${formatBytes(fit.ramBudgetBytes)} usable), context up to ${fit.maxContextSize}`
-        : `too large for this machine's RAM (${formatBytes(fit.ramNeededBytes)} needed, ${formatBytes(fit.ramBudgetBytes)} usable)`;
-    const gpu = fit.gpu == null ? "" : fit.gpu.fitsVram ? `; fits VRAM, context up to ${fit.gpu.maxContextSize}` : "; does not fit VRAM";
-    return `${ram}${gpu}${fit.basis === "catalog" ? " (catalog estimate)" : ""}`;
-}
-
-type DownloadOptions = JsonOption & {sha256?: string, dir?: string, keepPartial?: boolean, allowLoopback?: boolean};
-
-async function downloadCommand(io: ModelsCommandIo, ref: string, options: DownloadOptions) {
-    const catalog = ModelCatalog.load();
-    const entry: CatalogEntry | undefined = catalog.get(ref);
-    const isUrl = /^(https?:\/\/|hf:)/i.test(ref);
-    if (entry == null && !isUrl)
-        throw new CleanroomError("INVALID_INPUT", `"${ref}" is neither a catalog id (${catalog.entries.map((known) => known.id).join(", ")}) nor an https:// or hf: URL.`, {ref});
-
-    const givenSha = options.sha256?.toLowerCase();
-    if (givenSha != null && !/^[0-9a-f]{64}$/.test(givenSha))
-        throw new CleanroomError("INVALID_INPUT", "--sha256 must be 64 hex digits.", {sha256: options.sha256 ?? ""});
-    if (entry?.sha256 != null && givenSha != null && givenSha !== entry.sha256)
-        throw new CleanroomError("INVALID_INPUT", `--sha256 differs from the catalog's checksum for ${entry.id} (${entry.sha256}).`, {id: entry.id});
-
-    const sha256 = givenSha ?? entry?.sha256 ?? null;
-    if (sha256 == null && options.json !== true)
-        io.stderr("Warning: no SHA-256 to check against; only the size and the GGUF header will be verified.\n");
-
-    const registry = openRegistry();
-    const downloader = new ModelDownloader({
-        dir: options.dir ?? registry.modelsDir, partialOnDiskFull: options.keepPartial === true ? "keep" : "delete", fetcher: {allowLoopback: options.allowLoopback === true}
-    });
-    const controller = new AbortController();
-    const release = (io.onInterrupt ?? hookSigint)(() => controller.abort());
-    const bar = options.json === true ? null : createProgressBar(io);
-    let result;
-    try {
-        result = await downloader.download({
-            url: entry?.url ?? ref,
-            fileName: entry?.fileName,
-            sha256,
-            expectedBytes: entry?.fileBytes ?? null,
-            signal: controller.signal,
-            onProgress: bar ?? undefined
-        });
-    } finally {
-        release();
-        if (bar != null)
-            bar.finish();
-    }
-
-    const llama = await loadLlama();
-    const model = await importModelFile(llama, registry, result.path, {
-        origin: "download", name: entry?.name, catalogId: entry?.id ?? null, sha256: result.sha256, sourceRef: entry?.url ?? ref
-    });
-    const madeDefault = registry.defaultModel() == null;
-    if (madeDefault)
-        registry.setDefault(model.id);
-
-    if (options.json === true) {
-        io.stdout(JSON.stringify({model, download: result, isDefault: madeDefault || registry.defaultModel()?.id === model.id}, null, 2) + "\n");
-        return;
-    }
-    const speed = result.transferSeconds > 0 ? result.transferredBytes / result.transferSeconds : 0;
-    io.stdout(
-        (result.alreadyPresent ? `Already downloaded and verified: ${result.path}\n` : `Downloaded ${formatBytes(result.fileBytes)} to ${result.path}` +
-            (result.transferredBytes > 0 ? ` (${formatBytes(speed)}/s${result.resumedFromBytes > 0 ? `, resumed after ${formatBytes(result.resumedFromBytes)}` : ""})` : "") + "\n") +
-        `SHA-256 ${result.sha256}${result.sha256Checked ? " (matches)" : " (not checked: none given)"}\n` +
-        `Registered as ${model.id}${madeDefault ? " and set as the default model" : ""}.\n`
-    );
-}
-
-async function importCommand(io: ModelsCommandIo, file: string, options: JsonOption & {name?: string}) {
-    const registry = openRegistry();
-    const llama = await loadLlama();
-    const model = await importModelFile(llama, registry, file, {name: options.name});
-    const madeDefault = registry.defaultModel() == null;
-    if (madeDefault)
-        registry.setDefault(model.id);
-    const fit = await estimateModelFit(llama, model.path);
-    if (options.json === true) {
-        io.stdout(JSON.stringify({model, fit, isDefault: madeDefault || registry.defaultModel()?.id === model.id}, null, 2) + "\n");
-        return;
-    }
-    io.stdout(`Imported ${model.path} as ${model.id} (used in place, not copied)${madeDefault ? "; it is now the default model" : ""}.\n` +
-        `${describeFit(fit, null)}\n`);
-}
-
-async function detectCommand(io: ModelsCommandIo, options: JsonOption & {home?: string, add?: boolean}) {
-    const result = detectInstalledModels(options.home != null ? {home: path.resolve(options.home)} : {});
-    const added: RegisteredModel[] = [];
-    const rejected: Array<{path: string, code: string, message: string}> = [];
-    if (options.add === true) {
-        const registry = openRegistry();
-        const llama = await loadLlama();
-        for (const found of result.models)
-            try {
-                added.push(await importModelFile(llama, registry, found.path, {
-                    origin: found.app, name: found.names[0]!.replace(/\.gguf$/i, ""), sourceRef: found.names.join(", ")
-                }));
-            } catch (error) {
-                const wire = toWireError(error);
-                rejected.push({path: found.path, code: wire.code, message: wire.message});
-            }
-    }
-
-    if (options.json === true) {
-        io.stdout(JSON.stringify({...result, ...(options.add === true ? {added, rejected} : {})}, null, 2) + "\n");
-        return;
-    }
-    if (result.models.length === 0)
-        io.stdout(`No models found in ${result.searched.filter((dir) => dir.exists).length} existing app folders ` +
-            `(of ${result.searched.length} searched).\n`);
-    if (result.models.length > 0)
-        io.stdout(formatTable(
-            [{header: "APP"}, {header: "NAMES"}, {header: "SIZE", align: "right"}, {header: "PATH"}],
-            result.models.map((found) => [found.app, found.names.join(", "), formatBytes(found.fileBytes), found.path])
-        ));
-    for (const skip of result.skipped)
-        io.stdout(`skipped  ${skip.path}: ${skip.reason}\n`);
-    if (options.add === true)
-        io.stdout(`Registered ${added.length} (used in place)${rejected.length > 0 ? `; ${rejected.length} refused:` : "."}\n` +
-            rejected.map((reject) => `  ${reject.path}: ${reject.message}\n`).join(""));
-    else if (result.models.length > 0)
-        io.stdout("Use one with `models import <path>` or `models default <path>`, or register all with `models detect --add`.\n");
-}
-
-async function defaultCommand(io: ModelsCommandIo, ref: string | undefined, options: JsonOption) {
-    const registry = openRegistry();
-    if (ref == null) {
-        const current = registry.defaultModel();
-        if (options.json === true)
-            io.stdout(JSON.stringify({defaultModel: current}, null, 2) + "\n");
-        else
-            io.stdout(current == null ? "No default model is set.\n" : `${current.id}  ${current.path}\n`);
-        return;
-    }
-
-    let model = registry.resolve(ref);
-    if (model == null) {
-        if (ModelCatalog.load().get(ref) != null)
-            throw new CleanroomError("MODEL_NOT_FOUND", `Catalog model ${ref} is not downloaded yet: run \`models download ${ref}\` first.`, {ref});
-        if (!fs.existsSync(ref))
-            throw new CleanroomError("MODEL_NOT_FOUND", `"${ref}" is not a registered model, a catalog id or an existing file.`, {ref});
-        model = await importModelFile(await loadLlama(), registry, ref);
-    }
-    registry.setDefault(model.id);
-    if (options.json === true)
-        io.stdout(JSON.stringify({defaultModel: model}, null, 2) + "\n");
-    else
-        io.stdout(`Default model: ${model.id}  ${model.path}\n`);
-}
-
-async function removeCommand(io: ModelsCommandIo, id: string, options: JsonOption) {
-    const registry = openRegistry();
-    if (!registry.remove(id))
-        throw new CleanroomError("MODEL_NOT_FOUND", `No registered model "${id}".`, {id});
-    io.stdout(options.json === true ? JSON.stringify({removed: id}) + "\n" : `Forgot ${id} (its file was left in place).\n`);
-}
-
-function hookSigint(abort: () => void) {
-    const listener = () => abort();
-    process.once("SIGINT", listener);
-    return () => void process.off("SIGINT", listener);
-}
-
-function createProgressBar(io: ModelsCommandIo) {
-    let lastTenth = -1;
-    let drawn = false;
-    const report = (progress: DownloadProgress) => {
-        const fraction = progress.totalBytes > 0 ? Math.min(1, progress.downloadedBytes / progress.totalBytes) : 0;
-        const label = progress.phase === "verifying" ? "Verifying" : "Downloading";
-        // A server that does not say the size gets no bar, only the bytes so far.
-        const amount = progress.totalBytes > 0
-            ? `${renderProgressBar(fraction)}  ${formatBytes(progress.downloadedBytes)} / ${formatBytes(progress.totalBytes)}`
-            : `${formatBytes(progress.downloadedBytes)} (size not given by the server)`;
-        const line = `${label} ${amount}` +
-            (progress.phase === "downloading" ? `  ${formatBytes(progress.bytesPerSecond)}/s` +
-                (progress.etaSeconds != null ? `  ETA ${formatDuration(progress.etaSeconds)}` : "") : "");
-        if (io.interactive) {
-            io.stderr(`\r${line.padEnd(100)}`);
-            drawn = true;
-        } else {
-            const tenth = Math.floor(fraction * 10) + (progress.phase === "verifying" ? 100 : 0);
-            if (tenth !== lastTenth) {
-                lastTenth = tenth;
-                io.stderr(line + "\n");
-            }
-        }
-    };
-    return Object.assign(report, {
-        finish() {
-            if (drawn)
-                io.stderr("\n");
-        }
-    });
 }

@@ -1,9 +1,5 @@
 import type {Command} from "commander";
-import {Core} from "../../core/node/Core.js";
-import {loadLlama} from "../../core/node/engine/loadLlama.js";
-import {probeGreedyReply, type ProbeResult} from "../../core/node/selftest/probe.js";
-import {runSelfTest} from "../../core/node/selftest/runSelfTest.js";
-import {resolveModelPath} from "../openCore.js";
+import type {ProbeResult} from "../../core/node/selftest/probe.js";
 import {exitCodes, printJson, reportError} from "../output.js";
 import {formatTable} from "../formatTable.js";
 import {numberOption} from "../optionParsers.js";
@@ -21,6 +17,7 @@ export function registerSelfTestCommand(program: Command) {
         .action(async (options: {model?: string, threads?: number, contextSize?: number, json?: boolean}) => {
             const json = options.json === true;
             try {
+                const [{resolveModelPath}, {runSelfTest}] = await Promise.all([import("../openCore.js"), import("../../core/node/selftest/runSelfTest.js")]);
                 const modelPath = resolveModelPath(options.model);
                 if (modelPath == null)
                     throw new CleanroomError("MODEL_NOT_LOADED", "No model: pass --model <gguf>, set CLEANROOM_MODEL, or choose a default with `models default`.");
@@ -59,6 +56,9 @@ export function registerSelfTestCommand(program: Command) {
         .requiredOption("--prompt <text>")
         .requiredOption("--max-tokens <n>", "", numberOption("--max-tokens", MaxTokensSchema))
         .action(async (options: {model: string, threads: number, contextSize: number, system: string, prompt: string, maxTokens: number}) => {
+            const [{Core}, {loadLlama}, {probeGreedyReply}] = await Promise.all([
+                import("../../core/node/Core.js"), import("../../core/node/engine/loadLlama.js"), import("../../core/node/selftest/probe.js")
+            ]);
             const core = Core.create(await loadLlama(), {
                 database: ":memory:", engine: {threads: options.threads, contextSize: options.contextSize, pool: {idleTimeoutMs: 0}}
             });

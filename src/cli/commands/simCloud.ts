@@ -3,7 +3,7 @@ import {z} from "zod";
 import {SeedSchema} from "../../core/common/api/limits.js";
 import {fillerText} from "../../core/node/cloud/audit/fillerText.js";
 import {SeededRandom} from "../../core/node/cloud/sim/SeededRandom.js";
-import {SharedCloudSimulator} from "../../core/node/cloud/sim/SharedCloudSimulator.js";
+import type {SharedCloudSimulator} from "../../core/node/cloud/sim/SharedCloudSimulator.js";
 import {simFaults, simModes, type SimFault, type SimMode} from "../../core/node/cloud/sim/types.js";
 import {InvalidOptionError} from "../InvalidOptionError.js";
 import {numberOption} from "../optionParsers.js";
@@ -49,6 +49,7 @@ export function registerSimCloudCommand(program: Command) {
         .action(async (options: SimCloudCommandOptions) => {
             try {
                 const modelPath = options.model ?? process.env.CLEANROOM_MODEL;
+                const {SharedCloudSimulator} = await import("../../core/node/cloud/sim/SharedCloudSimulator.js"); // its server and model: only here
                 const simulator = await SharedCloudSimulator.start({
                     port: options.port,
                     mode: options.mode,

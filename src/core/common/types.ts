@@ -98,7 +98,13 @@ export type ScrubReport = {
     cellsReadBack: number,
     verified: boolean,
     durationMs: number,
-    reason: SessionEndReason
+    reason: SessionEndReason,
+    /**
+     * Where the KV layout the scrub used came from: learned at model load, cached by an earlier load
+     * (proved again by this scrub), or learned again because this scrub contradicted the cached one.
+     * Absent from scrubs recorded before the KV layout was cached.
+     */
+    layoutSource?: "learned" | "cached" | "relearned"
 };
 
 /** Why a session ended; `abort`: its turn was cancelled, `fault`: its turn failed (the half-evaluated context is never reused). */

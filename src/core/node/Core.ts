@@ -527,6 +527,7 @@ export function toScrubReport(end: SessionEnd): ScrubReport {
         cellsReadBack: end.cellsReadBack,
         verified: end.verified,
         durationMs: Math.round(end.durationMs * 1000) / 1000,
-        reason: end.reason
+        reason: end.reason,
+        layoutSource: end.layoutSource
     };
 }

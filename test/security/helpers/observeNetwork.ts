@@ -44,10 +44,12 @@ export async function observeCli(args: string[], {guardMode = "block", extraImpo
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cleanroom-net-"));
     const guardLog = path.join(dir, "guard.jsonl");
     const straceLog = path.join(dir, "strace.txt");
-    const cli = cliCommand(args);
-    // cliCommand gives [--import tsx, entry, ...args]: the guard goes in right after tsx, before any app code.
-    const nodeArgs = [...cli.args.slice(0, 2), "--import", pathToFileURL(guardPath).href,
-        ...extraImports.flatMap((file) => ["--import", pathToFileURL(file).href]), ...cli.args.slice(2)];
+    // The guard (TypeScript, so tsx comes first) is preloaded before any app code.
+    const cli = cliCommand(args, {
+        nodeArgs: ["--import", pathToFileURL(guardPath).href, ...extraImports.flatMap((file) => ["--import", pathToFileURL(file).href])],
+        typeScriptPreloads: true
+    });
+    const nodeArgs = cli.args;
     const useStrace = straceAvailable();
     const command = useStrace ? "strace" : cli.command;
     const commandArgs = useStrace

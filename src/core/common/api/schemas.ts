@@ -59,7 +59,9 @@ export const ScrubReportSchema = z.object({
     cellsReadBack: z.number().int(),
     verified: z.boolean(),
     durationMs: z.number(),
-    reason: SessionEndReasonSchema
+    reason: SessionEndReasonSchema,
+    /** Absent from scrubs recorded before the KV layout was cached. */
+    layoutSource: z.enum(["learned", "cached", "relearned"]).optional()
 });
 
 export const AuditEventSchema = z.object({

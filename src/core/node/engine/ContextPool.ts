@@ -159,6 +159,8 @@ export class ContextPool {
         }
 
         const llamaContext = await this._model.createContext({...this._contextOptions, sequences: 1});
+        if (llamaContext.contextSize !== this._scrubber.kvCells) // a cached layout this context refutes is learned again
+            await this._scrubber.relearnCached(`a new context has ${llamaContext.contextSize} cells, the cached layout ${this._scrubber.kvCells}`);
         if (llamaContext.contextSize !== this._scrubber.kvCells) {
             await llamaContext.dispose();
             throw new CleanroomError("INTERNAL", `A new context has ${llamaContext.contextSize} cells, the scrubber was learned for ${this._scrubber.kvCells}.`);

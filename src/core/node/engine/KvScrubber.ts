@@ -1,6 +1,13 @@
 import type {LlamaContextSequence, LlamaModel, LlamaContextOptions, Token} from "node-llama-cpp";
+import type {KvLayoutCache} from "./KvLayoutCache.js";
 import {readKvLayout, readKvState, writeZeroKvState, type KvLayout} from "./KvStateFile.js";
 import type {PrivateScratchDir} from "./PrivateScratchDir.js";
+
+/**
+ * Where the layout a scrub used came from: learned on a throwaway context at model load, taken from
+ * the cache, or learned again during this scrub because the cached one was contradicted.
+ */
+export type KvLayoutSource = "learned" | "cached" | "relearned";
 
 export type ZeroAndVerifyResult = {
     kvCells: number,
@@ -11,93 +18,139 @@ export type ZeroAndVerifyResult = {
     cellsReadBack: number,
     verified: boolean,
     failure: string | null,
+    layoutSource: KvLayoutSource,
     durationMs: number
 };
+
+export type KvScrubberOptions = {
+    /** Keeps the learned layout for the next load, and gives it back. Defaults to none: learned at every load. */
+    cache?: KvLayoutCache | null,
+    /** Called once a contradicted cached layout was discarded and the layout learned again, with the contradiction. */
+    onRelearned?: (contradiction: string) => void
+};
+
+type Learned = {layout: KvLayout, kvCells: number, fillToken: number};
 
 /**
  * Zeroes every KV cell of a sequence and proves it: loads an all-zero state that fills the
  * whole KV cache, saves it back and checks every K/V byte. The layout comes from a
- * throwaway context fed one neutral token, never from a conversation.
+ * throwaway context fed one neutral token, never from a conversation; or from the cache of an
+ * earlier such learning, which every scrub then proves again (see `zeroAndVerify`).
  */
 export class KvScrubber {
-    public readonly layout: KvLayout;
-    public readonly kvCells: number;
+    private _learned: Learned;
+    private _source: "learned" | "cached";
+    private _relearning: Promise<void> | null = null;
+    private readonly _model: LlamaModel;
+    private readonly _contextOptions: LlamaContextOptions;
     private readonly _scratch: PrivateScratchDir;
+    private readonly _cache: KvLayoutCache | null;
+    private readonly _onRelearned: (contradiction: string) => void;
 
-    private readonly _fillToken: number;
-
-    private constructor(layout: KvLayout, kvCells: number, fillToken: number, scratch: PrivateScratchDir) {
-        this.layout = layout;
-        this._fillToken = fillToken;
-        this.kvCells = kvCells;
+    private constructor(learned: Learned, source: "learned" | "cached", model: LlamaModel, contextOptions: LlamaContextOptions, scratch: PrivateScratchDir,
+        {cache = null, onRelearned = () => undefined}: KvScrubberOptions) {
+        this._learned = learned;
+        this._source = source;
+        this._model = model;
+        this._contextOptions = contextOptions;
         this._scratch = scratch;
+        this._cache = cache;
+        this._onRelearned = onRelearned;
+    }
+
+    public get layout(): KvLayout {
+        return this._learned.layout;
+    }
+
+    public get kvCells(): number {
+        return this._learned.kvCells;
     }
 
     public get kvBytes() {
         return this.layout.bytesPerCell * this.kvCells;
     }
 
-    /**
-     * Learns the layout on a throwaway context created with `contextOptions` (the same as every
-     * conversation's), and checks that the KV cache holds exactly `contextSize` cells: a zero
-     * state one cell larger must be refused, or the zeroing would not cover the whole cache.
-     */
-    public static async learn(model: LlamaModel, contextOptions: LlamaContextOptions, scratch: PrivateScratchDir): Promise<KvScrubber> {
-        const context = await model.createContext({...contextOptions, sequences: 1});
-        try {
-            const sequence = context.getSequence();
-            const neutralToken = (model.tokens.bos ?? model.tokenize(" ")[0] ?? 0) as Token;
-            await sequence.evaluateWithoutGeneratingNewTokens([neutralToken]);
-
-            const referencePath = scratch.newFilePath("layout");
-            let layout: KvLayout;
-            try {
-                await sequence.saveStateToFile(referencePath);
-                layout = await readKvLayout(referencePath);
-            } finally {
-                scratch.removeFile(referencePath);
-            }
-
-            const kvCells = context.contextSize;
-            await sequence.clearHistory();
-            const oversizePath = scratch.newFilePath("capacity");
-            try {
-                await writeZeroKvState(oversizePath, layout, kvCells + 1, {omitTokens: true});
-                let accepted = false;
-                try {
-                    await sequence.loadStateFromFile(oversizePath, {acceptRisk: true});
-                    accepted = true;
-                } catch {
-                    // expected: the cache has exactly kvCells cells
-                }
-                if (accepted)
-                    throw new Error(`The KV cache holds more than ${kvCells} cells; a scrub of ${kvCells} cells would not cover it.`);
-            } finally {
-                scratch.removeFile(oversizePath);
-            }
-
-            return new KvScrubber(layout, kvCells, neutralToken, scratch);
-        } finally {
-            await context.dispose();
-        }
+    /** Whether the layout in use was learned in this process or taken from the cache (and not contradicted yet). */
+    public get layoutSource(): "learned" | "cached" {
+        return this._source;
     }
 
+    /**
+     * The scrubber for contexts created with `contextOptions` (the same as every conversation's):
+     * the cached layout when the cache has one, else learned on a throwaway context (and cached),
+     * checking that the KV cache holds exactly `contextSize` cells: a zero state one cell larger
+     * must be refused, or the zeroing would not cover the whole cache.
+     */
+    public static async learn(model: LlamaModel, contextOptions: LlamaContextOptions, scratch: PrivateScratchDir, options: KvScrubberOptions = {}): Promise<KvScrubber> {
+        const cached = options.cache?.read() ?? null;
+        if (cached != null)
+            return new KvScrubber(cached, "cached", model, contextOptions, scratch, options);
+
+        const learned = await learnOnThrowawayContext(model, contextOptions, scratch);
+        options.cache?.write({...learned, learnedAt: Date.now()});
+        return new KvScrubber(learned, "learned", model, contextOptions, scratch, options);
+    }
+
+    /**
+     * Discards the cached layout in use, which `contradiction` (what a context showed) refutes, and
+     * learns it again. Nothing to do when the layout in use was learned in this process.
+     */
+    public async relearnCached(contradiction: string): Promise<void> {
+        if (this._source !== "cached")
+            return;
+        this._relearning ??= (async () => {
+            this._cache?.discard();
+            this._learned = await learnOnThrowawayContext(this._model, this._contextOptions, this._scratch);
+            this._source = "learned";
+            this._cache?.write({...this._learned, learnedAt: Date.now()});
+            this._onRelearned(contradiction);
+        })().finally(() => {
+            this._relearning = null;
+        });
+        await this._relearning;
+    }
+
+    /**
+     * Scrubs `sequence`. Each scrub proves the layout it used: llama.cpp must refuse a zero state one
+     * cell larger than the cache and accept the zero state, and the state read back must have the
+     * layout's cell count, layers and bytes, every byte zero. When a cached layout fails any of
+     * these, the entry is discarded, the layout learned again, and the scrub done again with it.
+     */
     public async zeroAndVerify(sequence: LlamaContextSequence): Promise<ZeroAndVerifyResult> {
         const started = performance.now();
+        const source = this._source;
+        const first = await this._zeroAndVerifyOnce(sequence);
+        let result = first.result;
+        if (!result.verified && first.contradicted && source === "cached") {
+            await this.relearnCached(result.failure ?? "the scrub failed");
+            result = {...(await this._zeroAndVerifyOnce(sequence)).result, layoutSource: "relearned"};
+        }
+        return {...result, durationMs: performance.now() - started};
+    }
+
+    /** One attempt; `contradicted`: its failure says the layout is wrong for this context (rather than that zeros did not stick). */
+    private async _zeroAndVerifyOnce(sequence: LlamaContextSequence): Promise<{result: ZeroAndVerifyResult, contradicted: boolean}> {
+        const {layout, kvCells, fillToken} = this._learned;
         const result: ZeroAndVerifyResult = {
-            kvCells: this.kvCells, layers: this.layout.layers.length, bytesZeroed: 0, bytesChecked: 0,
-            nonZeroBytes: 0, cellsReadBack: 0, verified: false, failure: null, durationMs: 0
+            kvCells, layers: layout.layers.length, bytesZeroed: 0, bytesChecked: 0, nonZeroBytes: 0, cellsReadBack: 0,
+            verified: false, failure: null, layoutSource: this._source, durationMs: 0
         };
+        let contradicted = true;
 
         const zeroPath = this._scratch.newFilePath("zero");
         const readBackPath = this._scratch.newFilePath("readback");
         try {
-            if (sequence.contextSize !== this.kvCells)
-                throw new Error(`sequence holds ${sequence.contextSize} cells, the scrubber was learned for ${this.kvCells}`);
+            if (sequence.contextSize !== kvCells)
+                throw new Error(`sequence holds ${sequence.contextSize} cells, the scrubber was learned for ${kvCells}`);
 
             await sequence.clearHistory();
-            result.bytesZeroed = await writeZeroKvState(zeroPath, this.layout, this.kvCells, {fillToken: this._fillToken});
-            await sequence.loadStateFromFile(zeroPath, {acceptRisk: true});
+            await proveCapacity(sequence, layout, kvCells, this._scratch);
+            result.bytesZeroed = await writeZeroKvState(zeroPath, layout, kvCells, {fillToken});
+            try {
+                await sequence.loadStateFromFile(zeroPath, {acceptRisk: true});
+            } catch (error) {
+                throw new Error(`llama.cpp refused the zero state: ${error instanceof Error ? error.message : String(error)}`);
+            }
             this._scratch.removeFile(zeroPath);
 
             await sequence.saveStateToFile(readBackPath);
@@ -108,14 +161,19 @@ export class KvScrubber {
             result.bytesChecked = readBack.payloadBytes;
             result.nonZeroBytes = readBack.nonZeroPayloadBytes;
 
-            if (readBack.cellCount !== this.kvCells)
-                result.failure = `read back ${readBack.cellCount} cells, expected ${this.kvCells}`;
+            if (readBack.cellCount !== kvCells)
+                result.failure = `read back ${readBack.cellCount} cells, expected ${kvCells}`;
             else if (readBack.payloadBytes !== this.kvBytes)
                 result.failure = `read back ${readBack.payloadBytes} payload bytes, expected ${this.kvBytes}`;
-            else if (readBack.nonZeroPayloadBytes !== 0)
+            else if (readBack.layout == null || !sameLayout(readBack.layout, layout))
+                result.failure = "the state read back has another layer layout than the one zeroed";
+            else if (readBack.nonZeroPayloadBytes !== 0) {
                 result.failure = `${readBack.nonZeroPayloadBytes} non-zero bytes remain`;
-            else
+                contradicted = false;
+            } else {
                 result.verified = true;
+                contradicted = false;
+            }
 
             await sequence.clearHistory();
         } catch (error) {
@@ -124,8 +182,57 @@ export class KvScrubber {
         } finally {
             this._scratch.removeFile(zeroPath);
             this._scratch.removeFile(readBackPath);
-            result.durationMs = performance.now() - started;
         }
-        return result;
+        return {result, contradicted};
     }
+}
+
+async function learnOnThrowawayContext(model: LlamaModel, contextOptions: LlamaContextOptions, scratch: PrivateScratchDir): Promise<Learned> {
+    const context = await model.createContext({...contextOptions, sequences: 1});
+    try {
+        const sequence = context.getSequence();
+        const neutralToken = (model.tokens.bos ?? model.tokenize(" ")[0] ?? 0) as Token;
+        await sequence.evaluateWithoutGeneratingNewTokens([neutralToken]);
+
+        const referencePath = scratch.newFilePath("layout");
+        let layout: KvLayout;
+        try {
+            await sequence.saveStateToFile(referencePath);
+            layout = await readKvLayout(referencePath);
+        } finally {
+            scratch.removeFile(referencePath);
+        }
+
+        const kvCells = context.contextSize;
+        await sequence.clearHistory();
+        await proveCapacity(sequence, layout, kvCells, scratch);
+        return {layout, kvCells, fillToken: neutralToken};
+    } finally {
+        await context.dispose();
+    }
+}
+
+/** A zero state one cell larger than the cache must be refused (on its cell count, before any payload is read: so the payload is a hole). */
+async function proveCapacity(sequence: LlamaContextSequence, layout: KvLayout, kvCells: number, scratch: PrivateScratchDir) {
+    const oversizePath = scratch.newFilePath("capacity");
+    try {
+        await writeZeroKvState(oversizePath, layout, kvCells + 1, {omitTokens: true, sparsePayload: true});
+        let accepted = false;
+        try {
+            await sequence.loadStateFromFile(oversizePath, {acceptRisk: true});
+            accepted = true;
+        } catch {
+            // expected: the cache has exactly kvCells cells
+        }
+        if (accepted)
+            throw new Error(`The KV cache holds more than ${kvCells} cells; a scrub of ${kvCells} cells would not cover it.`);
+    } finally {
+        scratch.removeFile(oversizePath);
+    }
+}
+
+function sameLayout(left: KvLayout, right: KvLayout) {
+    const describe = (layout: KvLayout) => JSON.stringify([layout.version, layout.vTransposed, layout.bytesPerCell,
+        layout.layers.map((layer) => [layer.kType, layer.kRowBytes, layer.vType, layer.vCellBytes, layer.vElementBytes ?? null, layer.vEmbd ?? null])]);
+    return describe(left) === describe(right);
 }

@@ -142,9 +142,14 @@ class ChunkedReader {
     }
 }
 
+/** Compared against in one native call: a scrubbed cache reads back as nothing but zeros. */
+const zeroChunk = Buffer.alloc(chunkBytes);
+
 function countNonZeroBytes(buffer: Buffer, length: number) {
+    if (length <= zeroChunk.length && buffer.subarray(0, length).equals(zeroChunk.subarray(0, length)))
+        return 0;
     let nonZero = 0;
-    // Fast path: whole 8-byte words.
+    // Whole 8-byte words, then each byte of a word that is not zero.
     const words = Math.floor(length / 8);
     for (let i = 0; i < words; i++) {
         if (buffer.readBigUInt64LE(i * 8) !== 0n) {
@@ -264,10 +269,16 @@ export type ZeroStateOptions = {
     /** Token id listed once per cell. Defaults to `0`. */
     fillToken?: number,
     /** List no tokens at all (the capacity probe: llama.cpp then judges the KV cell count alone). Defaults to `false`. */
-    omitTokens?: boolean
+    omitTokens?: boolean,
+    /**
+     * Leave the K/V payload as a hole in the file (it reads as zeros, and costs no writing): for the
+     * capacity probe, which llama.cpp refuses on its cell count, before it reads any payload.
+     * Defaults to `false`.
+     */
+    sparsePayload?: boolean
 };
 
-export async function writeZeroKvState(path: string, layout: KvLayout, cellCount: number, {fillToken = 0, omitTokens = false}: ZeroStateOptions = {}): Promise<number> {
+export async function writeZeroKvState(path: string, layout: KvLayout, cellCount: number, {fillToken = 0, omitTokens = false, sparsePayload = false}: ZeroStateOptions = {}): Promise<number> {
     const file = await fs.open(path, "wx", 0o600);
     try {
         let position = 0;
@@ -277,6 +288,10 @@ export async function writeZeroKvState(path: string, layout: KvLayout, cellCount
         };
         const zeros = Buffer.alloc(chunkBytes);
         const writeZeros = async (bytes: number) => {
+            if (sparsePayload) {
+                position += bytes;
+                return;
+            }
             let left = bytes;
             while (left > 0) {
                 const length = Math.min(left, zeros.length);
@@ -341,6 +356,7 @@ export async function writeZeroKvState(path: string, layout: KvLayout, cellCount
             await writeZeros(layer.vCellBytes * cellCount);
             payload += layer.vCellBytes * cellCount;
         }
+        await file.truncate(position); // a sparse payload ends in a hole
         return payload;
     } finally {
         await file.close();

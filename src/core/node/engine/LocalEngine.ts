@@ -5,6 +5,7 @@ import type {AuditLog} from "../audit/AuditLog.js";
 import type {SettingsStore} from "../store/SettingsStore.js";
 import {ContextPool, type ContextPoolOptions} from "./ContextPool.js";
 import type {ConversationContext, GenerateResult, SessionEnd} from "./ConversationContext.js";
+import {KvLayoutCache} from "./KvLayoutCache.js";
 import {KvScrubber} from "./KvScrubber.js";
 import {PrivateScratchDir} from "./PrivateScratchDir.js";
 import {describeLlamaBuild} from "./describeLlamaBuild.js";
@@ -129,7 +130,18 @@ export class LocalEngine {
                 this._audit.record({kind: "scratch.swept", data: {staleFoldersRemoved: scratch.staleFoldersRemoved}});
             let scrubber: KvScrubber;
             try {
-                scrubber = await KvScrubber.learn(model, contextOptions, scratch);
+                // Learned once per model, context options, machine and build; each scrub proves it again.
+                const cache = this._settings == null ? null : new KvLayoutCache(this._settings, {
+                    model: modelFingerprint(modelPath), machine: machineFingerprint(), backend: describeLlamaBuild(this._llama), contextOptions
+                });
+                scrubber = await KvScrubber.learn(model, contextOptions, scratch, {
+                    cache,
+                    onRelearned: (contradiction) => {
+                        this._audit.record({kind: "kv.layout.discarded", data: {contradiction}});
+                        if (this._info != null && this._pool === pool)
+                            this._info = {...this._info, contextSize: scrubber.kvCells, kvBytesPerContext: scrubber.kvBytes};
+                    }
+                });
             } catch (error) {
                 scratch.dispose();
                 throw error;
@@ -165,7 +177,7 @@ export class LocalEngine {
             this._audit.record({kind: "model.loaded", data: {
                 architecture: facts.architecture, fileBytes: facts.fileBytes, contextSize: scrubber.kvCells, threads,
                 threadsSource: source, llamaBuild: describeLlamaBuild(this._llama), uvThreadpoolSize: startupThreadpoolSize(), kvBytesPerContext: scrubber.kvBytes, poolCapacity: pool.capacity,
-                kvLayers: scrubber.layout.layers.length, kvTransposed: scrubber.layout.vTransposed
+                kvLayers: scrubber.layout.layers.length, kvTransposed: scrubber.layout.vTransposed, kvLayoutSource: scrubber.layoutSource
             }});
             return this._info;
         } catch (error) {
@@ -300,7 +312,7 @@ export class LocalEngine {
         const data = {
             contextId: end.contextId, reason: end.reason, kvCells: end.kvCells, layers: end.layers,
             bytesZeroed: end.bytesZeroed, bytesChecked: end.bytesChecked, nonZeroBytes: end.nonZeroBytes,
-            cellsReadBack: end.cellsReadBack, durationMs: Math.round(end.durationMs * 1000) / 1000
+            cellsReadBack: end.cellsReadBack, durationMs: Math.round(end.durationMs * 1000) / 1000, layoutSource: end.layoutSource
         };
         if (end.verified) {
             this._audit.record({kind: "scrub.verified", conversationId, data});

@@ -1,16 +1,25 @@
 import fs from "node:fs";
+import path from "node:path";
 import {fileURLToPath} from "node:url";
 import {CleanroomError} from "../../common/errors.js";
 import {ModelCatalogSchema, type CatalogEntry} from "../../common/models.js";
 
 /**
- * `models/catalog.json` at the repository root: four folders up from this file, or two up from
- * the bundled core entry (`out/core/utilityEntry.mjs`) of the desktop app.
+ * `models/catalog.json` at the repository root: the nearest folder above this file that has one
+ * beside a package.json (four folders up in the sources, two from the desktop app's bundled core
+ * entry `out/core/utilityEntry.mjs`, three from the compiled CLI's `out/cli/<build>/`).
  */
-export const defaultCatalogPath = [
-    fileURLToPath(new URL("../../../../models/catalog.json", import.meta.url)),
-    fileURLToPath(new URL("../../models/catalog.json", import.meta.url))
-].find((candidate) => fs.existsSync(candidate)) ?? fileURLToPath(new URL("../../../../models/catalog.json", import.meta.url));
+export const defaultCatalogPath = findCatalog(path.dirname(fileURLToPath(import.meta.url)));
+
+function findCatalog(from: string) {
+    for (let folder = from; ; folder = path.dirname(folder)) {
+        const candidate = path.join(folder, "models", "catalog.json");
+        if (fs.existsSync(candidate) && fs.existsSync(path.join(folder, "package.json")))
+            return candidate;
+        if (path.dirname(folder) === folder)
+            return fileURLToPath(new URL("../../../../models/catalog.json", import.meta.url));
+    }
+}
 
 /** The recommended models, read from `models/catalog.json` and validated. */
 export class ModelCatalog {

@@ -1,0 +1,216 @@
+// The compiled CLI: src/cli/main.ts bundled by esbuild into out/cli/<build id>/, ESM, split at
+// every dynamic import so that a command loads only what it needs (`--help` loads no native
+// module). Plain JavaScript, so that plain `node` can check and rebuild the bundle before
+// anything is compiled. Built by `npm install` (package.json "prepare") and again by the
+// launcher (bin/cleanroom.cjs) when a source file changed since. Types: cliBundle.d.mts.
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import {fileURLToPath, pathToFileURL} from "node:url";
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const manifestVersion = 1;
+const entryPoint = "src/cli/main.ts";
+/** Bundled: what `--help` itself needs. Every other package stays in node_modules, loaded when a command imports it. */
+const bundledPackages = new Set(["commander", "zod"]);
+/** An older build is removed once it is this old: a process that started on it may still load its chunks. */
+const oldBuildGraceMs = 60 * 60 * 1000;
+
+/** The bundle is missing or older than its sources, and cannot be rebuilt here. */
+export class CliBundleError extends Error {
+    /** @param {string} message @param {"CLI_BUNDLE_STALE" | "CLI_BUNDLE_BUILD_FAILED"} code */
+    constructor(message, code) {
+        super(message);
+        this.name = "CliBundleError";
+        this.code = code;
+    }
+}
+
+/** @param {string} root */
+function paths(root) {
+    const outDir = path.join(root, "out", "cli");
+    return {outDir, manifest: path.join(outDir, "current.json")};
+}
+
+/** @param {string} file */
+function sha256(file) {
+    return crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex");
+}
+
+/** @param {string} root */
+function readManifest(root) {
+    try {
+        const manifest = JSON.parse(fs.readFileSync(paths(root).manifest, "utf8"));
+        return manifest?.version === manifestVersion ? manifest : null;
+    } catch {
+        return null;
+    }
+}
+
+/**
+ * Whether the bundle in out/cli was built from the sources as they are now: every input file
+ * (sources, the bundled packages' package.json, package.json, this file) has the recorded size
+ * and, where its time stamp moved, the recorded SHA-256.
+ * @param {string} [root]
+ * @returns {{state: "fresh", entry: string} | {state: "missing" | "stale", reason: string}}
+ */
+export function cliBundleState(root = repoRoot) {
+    const manifest = readManifest(root);
+    if (manifest == null)
+        return {state: "missing", reason: "the CLI has not been built"};
+    const entry = path.join(paths(root).outDir, manifest.entry);
+    if (!fs.existsSync(entry))
+        return {state: "missing", reason: `${path.relative(root, entry)} is missing`};
+    for (const [file, recorded] of Object.entries(manifest.inputs)) {
+        const absolute = path.join(root, file);
+        let stat;
+        try {
+            stat = fs.statSync(absolute);
+        } catch {
+            return {state: "stale", reason: `${file} is gone`};
+        }
+        if (stat.size !== recorded.size || (stat.mtimeMs !== recorded.mtimeMs && sha256(absolute) !== recorded.sha256))
+            return {state: "stale", reason: `${file} changed`};
+    }
+    return {state: "fresh", entry};
+}
+
+/** @param {string} root @param {string} input an esbuild metafile input path, relative to root */
+function recordedInput(root, input) {
+    const parts = input.split("/");
+    const at = parts.lastIndexOf("node_modules");
+    if (at < 0)
+        return input;
+    // A bundled package is known by its version, not by each of its files.
+    const packageParts = parts[at + 1]?.startsWith("@") ? 2 : 1;
+    return [...parts.slice(0, at + 1 + packageParts), "package.json"].join("/");
+}
+
+/**
+ * Bundles the CLI into out/cli/<build id>/ and points out/cli/current.json at it. Safe to run in
+ * several processes at once: each builds in a folder of its own and the same sources give the
+ * same build id, so the loser of the final rename just discards its copy.
+ * @param {string} [root]
+ * @returns {Promise<string>} the entry file
+ */
+export async function buildCliBundle(root = repoRoot) {
+    let esbuild;
+    try {
+        esbuild = await import(pathToFileURL(path.join(root, "node_modules", "esbuild", "lib", "main.js")).href);
+    } catch {
+        throw new CliBundleError("esbuild is not installed (a dev dependency): run `npm install` in the project folder.", "CLI_BUNDLE_STALE");
+    }
+    const {outDir, manifest: manifestPath} = paths(root);
+    fs.mkdirSync(outDir, {recursive: true});
+    const staging = fs.mkdtempSync(path.join(outDir, ".build-"));
+    fs.chmodSync(staging, 0o755); // readable like the rest of the checkout (mkdtemp makes it private)
+    try {
+        const packageJson = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"));
+        const external = Object.keys({...packageJson.dependencies, ...packageJson.devDependencies}).filter((name) => !bundledPackages.has(name));
+        let result;
+        try {
+            result = await esbuild.build({
+                absWorkingDir: root,
+                entryPoints: {main: entryPoint},
+                outdir: staging,
+                outExtension: {".js": ".mjs"},
+                chunkNames: "chunk-[hash]",
+                bundle: true,
+                splitting: true,
+                format: "esm",
+                platform: "node",
+                target: "node20",
+                external: external.flatMap((name) => [name, `${name}/*`]),
+                metafile: true,
+                logLevel: "silent",
+                // A bundled CommonJS package (commander) calls require: give the ES module one.
+                banner: {js: "import {createRequire as __cleanroomCreateRequire} from \"node:module\"; const require = __cleanroomCreateRequire(import.meta.url);"}
+            });
+        } catch (error) {
+            const details = (error.errors ?? []).slice(0, 5).map((item) => `${item.location?.file ?? ""}:${item.location?.line ?? ""} ${item.text}`).join("\n  ");
+            throw new CliBundleError(`The CLI could not be compiled${details !== "" ? `:\n  ${details}` : `: ${error.message}`}`, "CLI_BUNDLE_BUILD_FAILED");
+        }
+
+        const inputs = {};
+        for (const input of [...Object.keys(result.metafile.inputs), "package.json", "bin/cliBundle.mjs"]) {
+            const file = recordedInput(root, input);
+            if (inputs[file] != null)
+                continue;
+            const absolute = path.join(root, file);
+            const stat = fs.statSync(absolute);
+            inputs[file] = {size: stat.size, mtimeMs: stat.mtimeMs, sha256: sha256(absolute)};
+        }
+        const sorted = Object.fromEntries(Object.entries(inputs).sort(([left], [right]) => left.localeCompare(right)));
+        const buildId = crypto.createHash("sha256")
+            .update(JSON.stringify({esbuild: esbuild.version, inputs: Object.entries(sorted).map(([file, input]) => [file, input.sha256])}))
+            .digest("hex").slice(0, 16);
+
+        const buildDir = path.join(outDir, buildId);
+        try {
+            fs.renameSync(staging, buildDir);
+        } catch (error) {
+            if (!fs.existsSync(path.join(buildDir, "main.mjs")))
+                throw error;
+            // Another process built the same sources first.
+        }
+        const manifest = {version: manifestVersion, buildId, entry: `${buildId}/main.mjs`, builtAt: new Date().toISOString(), esbuild: esbuild.version, inputs: sorted};
+        const temporary = `${manifestPath}.${process.pid}.tmp`;
+        fs.writeFileSync(temporary, JSON.stringify(manifest, null, 2) + "\n");
+        fs.renameSync(temporary, manifestPath);
+        removeOldBuilds(outDir, buildId);
+        return path.join(buildDir, "main.mjs");
+    } finally {
+        fs.rmSync(staging, {recursive: true, force: true});
+    }
+}
+
+/** @param {string} outDir @param {string} current */
+function removeOldBuilds(outDir, current) {
+    for (const name of fs.readdirSync(outDir)) {
+        const folder = path.join(outDir, name);
+        try {
+            if (name !== current && fs.statSync(folder).isDirectory() && Date.now() - fs.statSync(folder).mtimeMs > oldBuildGraceMs)
+                fs.rmSync(folder, {recursive: true, force: true});
+        } catch {
+            // Removed by another process meanwhile.
+        }
+    }
+}
+
+/**
+ * The entry of a bundle built from the current sources: the existing one, else a new build.
+ * `onRebuild` hears why a build is needed before it starts.
+ * @param {{root?: string, onRebuild?: (reason: string) => void}} [options]
+ * @returns {Promise<string>}
+ */
+export async function freshCliBundle({root = repoRoot, onRebuild} = {}) {
+    const state = cliBundleState(root);
+    if (state.state === "fresh")
+        return state.entry;
+    onRebuild?.(state.reason);
+    try {
+        return await buildCliBundle(root);
+    } catch (error) {
+        if (error instanceof CliBundleError && error.code === "CLI_BUNDLE_STALE")
+            throw new CliBundleError(`The compiled CLI cannot run: ${state.reason}, and it cannot be rebuilt here: ${error.message}`, "CLI_BUNDLE_STALE");
+        throw error;
+    }
+}
+
+// `node bin/cliBundle.mjs`: build (npm's "prepare"), or with --check report whether a build is needed.
+if (process.argv[1] != null && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+    try {
+        if (process.argv.includes("--check")) {
+            const state = cliBundleState();
+            process.stdout.write(state.state === "fresh" ? "The compiled CLI is up to date.\n" : `The compiled CLI needs a build: ${state.reason}.\n`);
+            process.exitCode = state.state === "fresh" ? 0 : 1;
+        } else {
+            const started = performance.now();
+            const entry = await buildCliBundle();
+            process.stdout.write(`Compiled the CLI: ${path.relative(repoRoot, entry)} (${((performance.now() - started) / 1000).toFixed(1)} s).\n`);
+        }
+    } catch (error) {
+        process.stderr.write(`cleanroom: ${error.message}\n`);
+        process.exitCode = 1;
+    }
+}
