@@ -46,7 +46,10 @@ describe("stale scrub scratch folders", () => {
     it.skipIf(modelPath == null)("a core killed with -9 while it runs leaves its folder; the next core to start removes it and records it", async () => {
         const database = path.join(tempDir("sweep-db"), "test.db");
         const {command, args} = cliCommand(["chat", "--model", modelPath!, "--db", database, "--threads", "1",
-            "--prompt", "Tell me a very long story about a dragon", "--max-tokens", "4000", "--temperature", "0.8", "--json"]);
+            "--prompt", "Once upon a time", "--max-tokens", "1800", "--context-size", "2048", "--temperature", "0", "--json"]);
+        // A turn that fits the context and runs for seconds (greedy: the test model keeps going for 1,800
+        // tokens). The old 4,000-token budget overflowed the 2,048-cell context, so the CLI exited during
+        // startup and the folder was seen only when a poll happened to land in that short window.
         const child = spawn(command, args, {stdio: "ignore"});
         cleanups.push(() => void child.kill("SIGKILL"));
 
