@@ -3,7 +3,10 @@ import cleanroom from "./eslint-rules/layering.js";
 
 // Packages that need Node, Electron or native code: only the layers whose runtime has them.
 const nativeOrNodePackages = ["node-llama-cpp", "better-sqlite3", "openai", "ws", "commander", "vite"];
-/** Which folders may import which: common -> nothing; node -> common; the front ends -> what they run on. */
+/**
+ * Which folders may import which: common -> nothing; node -> common; the front ends and hosts -> what
+ * they run on; the developer tools (not shipped) -> anything but the app's UI; nothing shipped -> tools.
+ */
 const layers = {
     common: {folders: ["src/core/common/"], imports: [], noNodeBuiltins: true, deniedPackages: ["electron", ...nativeOrNodePackages]},
     node: {folders: ["src/core/node/"], imports: ["common"], deniedPackages: ["electron"]},
@@ -12,7 +15,9 @@ const layers = {
     main: {folders: ["src/main/"], imports: ["common"], deniedPackages: nativeOrNodePackages},
     cli: {folders: ["src/cli/"], imports: ["common", "node"], deniedPackages: ["electron"]},
     web: {folders: ["src/web/"], imports: ["common", "node"], deniedPackages: ["electron"]},
-    launch: {folders: ["src/launch/"], imports: ["common", "node", "web"], deniedPackages: ["electron"]}
+    utility: {folders: ["src/utility/"], imports: ["common", "node"], deniedPackages: ["electron"]},
+    launch: {folders: ["src/launch/"], imports: ["common", "node", "web"], deniedPackages: ["electron"]},
+    tools: {folders: ["tools/"], imports: ["common", "node", "cli"], deniedPackages: ["electron"]}
 };
 
 export default tseslint.config(
@@ -24,7 +29,7 @@ export default tseslint.config(
             "quotes": ["error", "double", {avoidEscape: true}],
             "semi": ["error", "always"],
             "@typescript-eslint/explicit-member-accessibility": ["error", {accessibility: "explicit", overrides: {constructors: "explicit"}}],
-            "@typescript-eslint/no-unused-vars": ["error", {argsIgnorePattern: "^_"}],
+            "@typescript-eslint/no-unused-vars": ["error", {argsIgnorePattern: "^_", ignoreRestSiblings: true}],
             "@typescript-eslint/consistent-type-imports": ["error", {fixStyle: "inline-type-imports"}]
         }
     },
@@ -34,7 +39,7 @@ export default tseslint.config(
         rules: {"@typescript-eslint/no-require-imports": "off", "@typescript-eslint/explicit-member-accessibility": "off"}
     },
     {
-        files: ["src/**/*.ts", "renderer/**/*.ts", "renderer/**/*.tsx"],
+        files: ["src/**/*.ts", "tools/**/*.ts", "renderer/**/*.ts", "renderer/**/*.tsx"],
         plugins: {cleanroom},
         rules: {"cleanroom/layering": ["error", layers]}
     }

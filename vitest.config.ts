@@ -18,7 +18,7 @@ export default defineConfig({
         // unsets it to test the relaunch).
         env: {UV_THREADPOOL_SIZE: "1"},
         setupFiles: ["test/setup/hermetic.ts"],
-        // The CLI the tests spawn is the compiled one (src/cli/spawnCli.ts), built first if stale.
+        // The CLI the tests spawn is the compiled one (src/cli/cliCommand.ts), built first if stale.
         globalSetup: ["test/setup/compiledCli.ts"],
         projects: [
             {extends: true, test: {name: "unit", include: ["test/unit/**/*.test.ts"], sequence: {groupOrder: 0}}},

@@ -2,7 +2,7 @@ import {CanaryScanner} from "../src/core/common/cloud/CanaryScanner.js";
 import {createCanary, hashCanary} from "../src/core/common/cloud/canary.js";
 import {FingerprintIndex} from "../src/core/common/cloud/fingerprints.js";
 import type {PlantedCanary} from "../src/core/common/cloud/types.js";
-import {fillerText} from "../src/core/node/cloud/audit/fillerText.js";
+import {fillerText} from "../tools/endpointAudit/fillerText.js";
 import {median, round} from "./stats.js";
 
 export type ScannerFigures = {

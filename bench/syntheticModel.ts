@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import {makeSyntheticLlama, type SyntheticLlamaOptions} from "../src/core/node/gguf/makeSyntheticLlama.js";
+import {makeSyntheticLlama, type SyntheticLlamaOptions} from "../tools/gguf/makeSyntheticLlama.js";
 
 /** About 86M parameters in F16, like the model the engine issue measured raw llama.cpp on. */
 export const synthetic86m = {embedding: 768, layers: 12, heads: 12, kvHeads: 12, feedForward: 2048, contextLength: 2048} as const;

@@ -11,6 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import {getLlama, LlamaLogLevel, type LlamaModel} from "node-llama-cpp";
 import {Core} from "../src/core/node/Core.js";
+import {createCoreServices} from "../src/core/node/createCoreServices.js";
 import {describeLlamaBuild} from "../src/core/node/engine/describeLlamaBuild.js";
 import {loadLlama} from "../src/core/node/engine/loadLlama.js";
 import {startupThreadpoolSize} from "../src/core/node/engine/startupThreadpoolSize.js";
@@ -42,23 +43,26 @@ let cleanroomGpuLayers = 0;
 
 async function measure(threads: number) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cleanroom-bench-threads-"));
-    const core = Core.create(llama, {database: path.join(dir, "bench.db"), engine: {threads, contextSize: 2048, pool: {idleTimeoutMs: 0}}});
+    const services = createCoreServices(llama, {database: path.join(dir, "bench.db"), engine: {threads, contextSize: 2048, pool: {idleTimeoutMs: 0}}});
+    // The bench builds long histories and compares with plain node-llama-cpp on the same model, so it keeps the services.
+    const {engine, store} = services;
+    const core = new Core(services);
     try {
         await core.loadModel(input.model);
-        cleanroomGpuLayers = core.engine.model!.gpuLayers;
-        const model: LlamaModel = gpuModel ?? core.engine.model!;
+        cleanroomGpuLayers = engine.model!.gpuLayers;
+        const model: LlamaModel = gpuModel ?? engine.model!;
         const settings = core.createConversation().settings;
-        const short = core.engine.preparePrompt({settings, history: [], userText: prompt, maxTokens: input.tokens});
+        const short = engine.preparePrompt({settings, history: [], userText: prompt, maxTokens: input.tokens});
 
         // A conversation whose stored history renders to about `prefillTokens` tokens.
         const long = core.createConversation({settings: {historyPolicy: "refuse"}});
-        const history = () => core.store.messages(long.id).map((message) => ({role: message.role, content: message.content}));
-        while (core.engine.preparePrompt({settings: long.settings, history: history(), userText: "x", maxTokens: 1}).tokens.length < input.prefillTokens) {
-            core.store.appendMessage(long.id, {role: "user", content: filler, status: "complete"});
-            core.store.appendMessage(long.id, {role: "assistant", content: filler, status: "complete", route: "local"});
+        const history = () => store.messages(long.id).map((message) => ({role: message.role, content: message.content}));
+        while (engine.preparePrompt({settings: long.settings, history: history(), userText: "x", maxTokens: 1}).tokens.length < input.prefillTokens) {
+            store.appendMessage(long.id, {role: "user", content: filler, status: "complete"});
+            store.appendMessage(long.id, {role: "assistant", content: filler, status: "complete", route: "local"});
         }
         const question = "What happened then?";
-        const longPrompt = core.engine.preparePrompt({settings: long.settings, history: history(), userText: question, maxTokens: 1});
+        const longPrompt = engine.preparePrompt({settings: long.settings, history: history(), userText: question, maxTokens: 1});
 
         const plain = {generation: [] as number[], prefill: [] as number[]};
         const cleanroom = {generation: [] as number[], prefill: [] as number[]};
@@ -68,15 +72,15 @@ async function measure(threads: number) {
         };
         const runCleanroom = async () => {
             const conversation = core.createConversation();
-            const turn = await core.sendMessage({conversationId: conversation.id, text: prompt, maxTokens: input.tokens, temperature: 0}, {signal: AbortSignal.timeout(input.maxMs)});
+            const turn = await core.sendMessage({conversationId: conversation.id, text: prompt, maxTokens: input.tokens, temperature: 0, route: "local"}, {signal: AbortSignal.timeout(input.maxMs)});
             await core.closeConversation(conversation.id);
             cleanroom.generation.push(turn.timings.tokensPerSecond ?? 0);
 
             await core.closeConversation(long.id, "evict"); // a fresh context: the whole history is evaluated
-            const resumed = await core.sendMessage({conversationId: long.id, text: question, maxTokens: 1, temperature: 0});
+            const resumed = await core.sendMessage({conversationId: long.id, text: question, maxTokens: 1, temperature: 0, route: "local"});
             cleanroom.prefill.push(resumed.tokens.evaluated / ((resumed.timings.firstTokenMs ?? NaN) / 1000));
-            core.store.deleteMessage(resumed.assistantMessageId);
-            core.store.deleteMessage(resumed.userMessageId);
+            store.deleteMessage(resumed.assistantMessageId);
+            store.deleteMessage(resumed.userMessageId);
         };
         // ABBA, so that whatever the first of a pair gains or loses is shared by both.
         for (let run = 0; run < input.runs; run++) {

@@ -17,7 +17,7 @@ if (process.env.UV_THREADPOOL_SIZE == null && !preloaded) {
     process.env.CLEANROOM_THREADPOOL_SET_IN_PROCESS = String(process.pid);
 }
 
-// 2. For spawnCli's cliCommand: the compiled CLI starts its children (the self-test's fresh process) through this file.
+// 2. For cliCommand (src/cli/cliCommand.ts): the compiled CLI starts its children (the self-test's fresh process) through this file.
 globalThis[Symbol.for("cleanroom.cliLauncher")] = __filename;
 
 const path = require("node:path");

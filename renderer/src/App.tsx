@@ -1,4 +1,5 @@
 import {useCallback, useEffect, useRef, useState} from "react";
+import {isCleanroomError} from "../../src/core/common/errors.js";
 import {defaultConversationTitle, titleFromText} from "../../src/core/common/titleFromText.js";
 import type {ConversationPolicy, RouteRequest} from "../../src/core/common/types.js";
 import {cloudAccessOf} from "./cloudAccess.js";
@@ -89,18 +90,22 @@ export function App({client}: {client: AppCoreClient}) {
         if (previousId == null || chat.generating || !list.conversations.some((conversation) => conversation.id === previousId))
             return;
         const title = list.conversations.find((conversation) => conversation.id === previousId)?.title ?? "Previous conversation";
+        const showLastScrub = async () => {
+            const {lastScrub} = await client.call("isolation.report", {conversationId: previousId});
+            if (lastScrub != null)
+                setPrevious({title, scrub: lastScrub, at: lastScrub.at});
+        };
         try {
             const {scrub} = await client.call("conversations.close", {conversationId: previousId});
             if (scrub != null)
                 setPrevious({title, scrub, at: Date.now()});
-            else {
-                // Its session had already ended (a stopped turn is scrubbed at once): show that scrub.
-                const {lastScrub} = await client.call("isolation.report", {conversationId: previousId});
-                if (lastScrub != null)
-                    setPrevious({title, scrub: lastScrub, at: lastScrub.at});
-            }
+            else
+                await showLastScrub(); // its session had already ended (a stopped turn is scrubbed at once): show that scrub
         } catch (error) {
             showError(error);
+            // A scrub that could not be verified: the card shows that (failed) scrub too.
+            if (isCleanroomError(error, "SCRUB_UNVERIFIED"))
+                await showLastScrub().catch(showError);
         }
     }, [openId, chat.generating, list.conversations, client, showError]);
 
@@ -140,8 +145,14 @@ export function App({client}: {client: AppCoreClient}) {
         }
     }, [list, openId, show, showError]);
 
-    // The core finishes a pending purge once the other reader is done, and records it.
     useCoreEvent(client, "audit.event", (event) => {
+        // A scrub that could not be verified, also of a session that ended on its own (idle, evicted):
+        // the same banner as the error a call gets for it (one banner per message).
+        if (event.kind === "security.fault" && isCleanroomError(event.data.error)) {
+            showError(event.data.error);
+            return;
+        }
+        // The core finishes a pending purge once the other reader is done, and records it.
         if (event.kind !== "deletion.purged" || !purgePending.current)
             return;
         purgePending.current = false;

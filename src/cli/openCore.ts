@@ -1,17 +1,20 @@
+import {isCleanroomError} from "../core/common/errors.js";
 import {Core, type CloudAccess} from "../core/node/Core.js";
-import {defaultDatabasePath} from "../core/node/appPaths.js";
+import {defaultDatabasePath, defaultModelsDir} from "../core/node/appPaths.js";
 import {loadLlama} from "../core/node/engine/loadLlama.js";
 import type {LocalEngineOptions} from "../core/node/engine/LocalEngine.js";
-import {ModelRegistry} from "../core/node/models/ModelRegistry.js";
-import {defaultModelsDir} from "../core/node/models/defaultModelsDir.js";
+import {resolveStartupModel} from "../core/node/host/resolveStartupModel.js";
 import {cloudApiKeyFromEnvironment} from "./cloudApiKeyFromEnvironment.js";
+import {reportError} from "./output.js";
 
 export type CoreCliOptions = {
     db?: string,
     threads?: number,
     contextSize?: number,
     poolBudget?: number,
-    cloud?: CloudAccess
+    cloud?: CloudAccess,
+    /** How errors are printed (see `reportError`). */
+    json?: boolean
 };
 
 export async function openCore(options: CoreCliOptions): Promise<Core> {
@@ -20,22 +23,20 @@ export async function openCore(options: CoreCliOptions): Promise<Core> {
         contextSize: options.contextSize,
         pool: options.poolBudget != null ? {budgetBytes: options.poolBudget} : undefined
     };
-    return Core.create(await loadLlama(), {
+    const core = Core.create(await loadLlama(), {
         database: options.db ?? defaultDatabasePath(),
         engine,
         cloud: {apiKey: () => cloudApiKeyFromEnvironment(), ...options.cloud}
     });
+    // A scrub no command waits for (an idle or evicted session) is reported too, and the CLI exits 4.
+    core.onAuditEvent((event) => {
+        if (event.kind === "security.fault" && isCleanroomError(event.data.error))
+            reportError(event.data.error, options.json === true);
+    });
+    return core;
 }
 
-/** The model to use: the option, else CLEANROOM_MODEL, else the default model of the app's models folder. */
+/** The model for `chat` and `selftest`: the option, else CLEANROOM_MODEL, else the models folder's default (`resolveStartupModel`). */
 export function resolveModelPath(option: string | undefined): string | undefined {
-    if (option != null)
-        return option;
-    if (process.env.CLEANROOM_MODEL != null && process.env.CLEANROOM_MODEL !== "")
-        return process.env.CLEANROOM_MODEL;
-    try {
-        return ModelRegistry.open(defaultModelsDir()).defaultModel()?.path;
-    } catch {
-        return undefined; // an unreadable registry is reported by `models list`; here it only means no default
-    }
+    return resolveStartupModel({explicit: option, modelsDir: defaultModelsDir()})?.path;
 }

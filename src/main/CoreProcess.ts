@@ -1,9 +1,10 @@
 import {utilityProcess, type MessagePortMain, type UtilityProcess} from "electron";
+import {EventRelay} from "lifecycle-utils";
 import {coreProcessEnv} from "../core/common/coreProcessEnv.js";
 import type {KeyVault, VaultRequest} from "./KeyVault.js";
 
 export type CoreProcessOptions = {
-    /** The built core entry (src/core/node/rpc/utilityEntry.ts). */
+    /** The built core entry (src/utility/utilityEntry.ts). */
     entryPath: string,
     /** SQLite file of the app. */
     databasePath: string,
@@ -11,8 +12,6 @@ export type CoreProcessOptions = {
     /** Delay before restarting a core that died. Defaults to `1000` ms, doubling up to 30 s. */
     restartDelayMs?: number
 };
-
-type Listener = () => void;
 
 const maxRestartDelayMs = 30_000;
 
@@ -22,8 +21,10 @@ const maxRestartDelayMs = 30_000;
  */
 export class CoreProcess {
     private readonly _options: CoreProcessOptions;
-    private readonly _exitListeners = new Set<Listener>();
-    private readonly _startListeners = new Set<Listener>();
+    /** The core's process died (it is started again after a delay). */
+    public readonly onExit = new EventRelay<void>();
+    /** The core's process started (first, and after each restart). */
+    public readonly onStart = new EventRelay<void>();
     private _child: UtilityProcess | null = null;
     private _stopping = false;
     private _restartDelayMs: number;
@@ -42,16 +43,14 @@ export class CoreProcess {
 
         child.on("message", (message: unknown) => void this._answerVault(child, message));
         child.once("spawn", () => {
-            for (const listener of this._startListeners)
-                listener();
+            this.onStart.dispatchEvent();
         });
         child.once("exit", () => {
             if (this._child === child)
                 this._child = null;
             if (this._stopping)
                 return;
-            for (const listener of this._exitListeners)
-                listener();
+            this.onExit.dispatchEvent();
             setTimeout(() => {
                 if (!this._stopping)
                     this.start();
@@ -63,16 +62,6 @@ export class CoreProcess {
     /** Hands the core one end of a renderer's channel. */
     public connect(port: MessagePortMain) {
         this._child?.postMessage({type: "connect"}, [port]);
-    }
-
-    public onExit(listener: Listener) {
-        this._exitListeners.add(listener);
-        return () => this._exitListeners.delete(listener);
-    }
-
-    public onStart(listener: Listener) {
-        this._startListeners.add(listener);
-        return () => this._startListeners.delete(listener);
     }
 
     public get running() {

@@ -35,18 +35,18 @@ export function connectRendererToCore(window: BrowserWindow, core: CoreProcess):
         sendPort("initial");
     };
     ipcMain.on(ipcChannels.requestCorePort, onRequest);
-    const stopExit = core.onExit(() => {
+    const stopExit = core.onExit.createListener(() => {
         if (!window.isDestroyed())
             window.webContents.send(ipcChannels.coreExited);
     });
-    const stopStart = core.onStart(() => {
+    const stopStart = core.onStart.createListener(() => {
         if (wanted)
             sendPort("restarted");
     });
 
     return () => {
         ipcMain.off(ipcChannels.requestCorePort, onRequest);
-        stopExit();
-        stopStart();
+        stopExit.dispose();
+        stopStart.dispose();
     };
 }

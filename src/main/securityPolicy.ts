@@ -1,15 +1,13 @@
 import type {WebPreferences} from "electron";
+import {contentSecurityPolicy as buildContentSecurityPolicy} from "../core/common/contentSecurityPolicy.js";
 
 /** The custom scheme the renderer is served from; nothing else may load in the window. */
 export const appScheme = "app";
 export const appHost = "cleanroom";
 export const appOrigin = `${appScheme}://${appHost}`;
 
-/** The renderer needs no network: scripts and styles from the app only, no connections out. */
-export const contentSecurityPolicy = [
-    "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "font-src 'self'",
-    "connect-src 'self'", "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'", "object-src 'none'"
-].join("; ");
+/** The renderer needs no network: scripts and styles from the app only, no connections out (the core is reached over a MessagePort). */
+export const contentSecurityPolicy = buildContentSecurityPolicy({connectSrc: ["'self'"]});
 
 /** Secure defaults for the one window: isolated, sandboxed, no Node, no remote content features. */
 export function secureWebPreferences(preloadPath: string): WebPreferences {

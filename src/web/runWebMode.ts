@@ -1,7 +1,7 @@
 import path from "node:path";
 import {fileURLToPath} from "node:url";
 import {parseArgs} from "node:util";
-import {appDataDir, defaultDatabasePath} from "../core/node/appPaths.js";
+import {defaultDatabasePath} from "../core/node/appPaths.js";
 import {openCoreHost} from "../core/node/host/openCoreHost.js";
 import {resolveStartupModel} from "../core/node/host/resolveStartupModel.js";
 import {ensureRendererBuilt} from "./ensureRendererBuilt.js";
@@ -61,8 +61,8 @@ export async function runWebMode(args: string[]): Promise<{url: string | null}> 
 
     const model = values["no-model"] === true ? null : resolveStartupModel({
         explicit: values.model,
-        registryDefault: host.defaultModelPath,
-        folders: [path.join(repoRoot, "models"), path.join(appDataDir(), "models")],
+        modelsDir: host.modelsDir,
+        folders: [path.join(repoRoot, "models"), host.modelsDir],
         saved: host.savedModelPath
     });
     if (model != null) {

@@ -2,10 +2,11 @@ import crypto from "node:crypto";
 import http from "node:http";
 import type {AddressInfo} from "node:net";
 import {WebSocketServer} from "ws";
+import {contentSecurityPolicy} from "../core/common/contentSecurityPolicy.js";
 import {maxRpcMessageBytes} from "../core/common/rpc/maxRpcMessageBytes.js";
 import type {CoreService} from "../core/node/rpc/createCoreService.js";
 import {serveCoreOverChannel} from "../core/node/rpc/serveCoreOverChannel.js";
-import {webSocketChannel} from "../core/node/rpc/webSocketChannel.js";
+import {webSocketChannel} from "./webSocketChannel.js";
 import {allowedOrigins, checkUpgradeRequest} from "./checkUpgradeRequest.js";
 import {serveStaticFile} from "./serveStaticFile.js";
 
@@ -89,12 +90,9 @@ export async function startWebServer({service, rendererDir, port = 0, token = cr
 }
 
 function securityHeaders(port: number): Record<string, string> {
-    const csp = [
-        "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "font-src 'self'",
-        `connect-src ws://127.0.0.1:${port} ws://localhost:${port}`, "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'"
-    ].join("; ");
     return {
-        "Content-Security-Policy": csp,
+        // The page connects to this server's WebSocket only.
+        "Content-Security-Policy": contentSecurityPolicy({connectSrc: [`ws://127.0.0.1:${port}`, `ws://localhost:${port}`]}),
         "X-Content-Type-Options": "nosniff",
         // The page's address carries the token: never send it on as a referrer.
         "Referrer-Policy": "no-referrer",

@@ -1,49 +1,35 @@
-import fs from "node:fs";
 import path from "node:path";
-import type {BrowserContext, Page} from "playwright-core";
+import type {Page} from "playwright-core";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {maxMessageTextLength} from "../../src/core/common/api/index.js";
-import {launchChromium, requireChromium} from "../helpers/launchChromium.js";
-import {startWebMode, type WebMode} from "../helpers/startWebMode.js";
+import {openE2eApp, type E2eApp} from "../helpers/e2eApp.js";
+import {requireChromium} from "../helpers/launchChromium.js";
 import {tempDir} from "../helpers/tempCore.js";
-import {repoRoot, requireTestModel} from "../helpers/testModel.js";
+import {requireTestModel} from "../helpers/testModel.js";
 
-const screenshotsDir = path.join(repoRoot, "test-results", "e2e");
 const modelPath = requireTestModel();
 const runnable = requireChromium() && modelPath != null;
 
-let web: WebMode;
-let browser: BrowserContext;
+let app: E2eApp;
 let page: Page;
-
-async function screenshot(name: string) {
-    await page.screenshot({path: path.join(screenshotsDir, `${name}.png`)});
-}
+const screenshot = (name: string) => app.screenshot(name);
 
 const assistantMessages = () => page.getByRole("article", {name: "Assistant message"});
 const isolation = () => page.getByRole("region", {name: "Isolation"});
 
 describe.skipIf(!runnable)("the real UI in Chromium against web mode and the real model", () => {
     beforeAll(async () => {
-        fs.mkdirSync(screenshotsDir, {recursive: true});
-        const home = tempDir("e2e-home");
-        // No model at start: the first-run screen comes first. One thread: far faster on small machines.
-        web = await startWebMode(
-            ["--no-model", "--db", path.join(home, "e2e.db"), "--threads", "1", "--context-size", "2048"],
-            {CLEANROOM_HOME: home, CLEANROOM_MODEL: ""}
-        );
-        browser = await launchChromium();
-        page = await browser.newPage();
-        page.setDefaultTimeout(60_000);
+        // No model at start: the first-run screen comes first.
+        app = await openE2eApp({label: "e2e-home", args: ["--no-model"]});
+        page = app.page;
     }, 240_000);
 
     afterAll(async () => {
-        await browser?.close();
-        await web?.stop();
+        await app?.close();
     });
 
     it("shows the first-run screen without a model, a banner for a bad one, then the chat", async () => {
-        await page.goto(web.url);
+        await page.goto(app.web.url);
         await expect.poll(() => page.url()).not.toContain("token=");
         await page.getByRole("heading", {name: "Choose a local model"}).waitFor();
         await screenshot("01-first-run");
@@ -149,7 +135,7 @@ describe.skipIf(!runnable)("the real UI in Chromium against web mode and the rea
         expect(await page.getByRole("button", {name: "Send", exact: true}).isDisabled()).toBe(true);
         expect((await composer.inputValue()).length).toBe(1_100_000);
         expect(await page.getByRole("article").count()).toBe(before);
-        expect(web.process.exitCode, web.stderr()).toBeNull();
+        expect(app.web.process.exitCode, app.web.stderr()).toBeNull();
         await screenshot("08b-message-too-long");
 
         // Cut to the limit, the notice goes and Send is back.
@@ -172,7 +158,7 @@ describe.skipIf(!runnable)("the real UI in Chromium against web mode and the rea
         expect(await page.getByRole("alert").filter({hasText: "Not connected"}).count()).toBe(0);
         expect((await composer.inputValue()).length).toBe(maxMessageTextLength);
         expect(await page.getByRole("article").count()).toBe(before);
-        expect(web.process.exitCode, web.stderr()).toBeNull();
+        expect(app.web.process.exitCode, app.web.stderr()).toBeNull();
         await banner.getByRole("button", {name: /Dismiss/}).click();
         await composer.fill("");
     });

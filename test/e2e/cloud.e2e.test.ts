@@ -1,15 +1,11 @@
-import fs from "node:fs";
-import path from "node:path";
-import type {BrowserContext, Page} from "playwright-core";
+import type {Page} from "playwright-core";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {plantCanaries} from "../../src/core/common/cloud/plantCanaries.js";
-import {SharedCloudSimulator} from "../../src/core/node/cloud/sim/SharedCloudSimulator.js";
-import {launchChromium, requireChromium} from "../helpers/launchChromium.js";
-import {startWebMode, type WebMode} from "../helpers/startWebMode.js";
-import {tempDir} from "../helpers/tempCore.js";
-import {repoRoot, requireTestModel} from "../helpers/testModel.js";
+import {SharedCloudSimulator} from "../../tools/cloudSim/SharedCloudSimulator.js";
+import {openE2eApp, type E2eApp} from "../helpers/e2eApp.js";
+import {requireChromium} from "../helpers/launchChromium.js";
+import {requireTestModel} from "../helpers/testModel.js";
 
-const screenshotsDir = path.join(repoRoot, "test-results", "e2e");
 const modelPath = requireTestModel();
 const runnable = requireChromium() && modelPath != null;
 
@@ -25,14 +21,10 @@ const incidentPoolTokens = 1024;
 /** The conversation's default reply budget, sent with every turn from the UI. */
 const replyBudget = 512;
 
-let web: WebMode;
-let browser: BrowserContext;
+let app: E2eApp;
 let page: Page;
 let sim: SharedCloudSimulator | null = null;
-
-async function screenshot(name: string) {
-    await page.screenshot({path: path.join(screenshotsDir, `cloud-${name}.png`)});
-}
+const screenshot = (name: string) => app.screenshot(name);
 
 const assistantMessages = () => page.getByRole("article", {name: "Assistant message"});
 const isolation = () => page.getByRole("region", {name: "Isolation"});
@@ -137,27 +129,18 @@ async function recordedText() {
 
 describe.skipIf(!runnable)("the shared cloud in the real UI: a cloud turn, then an incident's leak blocked", () => {
     beforeAll(async () => {
-        fs.mkdirSync(screenshotsDir, {recursive: true});
-        const home = tempDir("e2e-cloud-home");
-        // One thread: far faster on small machines.
-        web = await startWebMode(
-            ["--model", modelPath!, "--db", path.join(home, "e2e.db"), "--threads", "1", "--context-size", "2048"],
-            {CLEANROOM_HOME: home, CLEANROOM_MODEL: ""}
-        );
+        app = await openE2eApp({label: "e2e-cloud-home", args: ["--model", modelPath!], screenshotPrefix: "cloud-"});
+        page = app.page;
         sim = await SharedCloudSimulator.start({mode: "honest", modelPath: modelPath!});
-        browser = await launchChromium();
-        page = await browser.newPage();
-        page.setDefaultTimeout(60_000);
     }, 240_000);
 
     afterAll(async () => {
-        await browser?.close();
-        await web?.stop();
+        await app?.close();
         await sim?.close();
     });
 
     it("sets the cloud endpoint, model and key in Settings and turns Cloud fallback on", async () => {
-        await page.goto(web.url);
+        await page.goto(app.web.url);
         await page.getByRole("button", {name: "New conversation", exact: true}).waitFor({timeout: 180_000});
         const dialog = await configureCloud(sim!, {apiKey: ourKey});
         const fallback = dialog.getByRole("switch", {name: "Cloud fallback"});

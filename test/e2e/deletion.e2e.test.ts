@@ -1,9 +1,8 @@
-import path from "node:path";
-import type {BrowserContext, Page} from "playwright-core";
+import type {Page} from "playwright-core";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {openDatabase} from "../../src/core/node/store/openDatabase.js";
-import {launchChromium, requireChromium} from "../helpers/launchChromium.js";
-import {startWebMode, type WebMode} from "../helpers/startWebMode.js";
+import {openE2eApp, type E2eApp} from "../helpers/e2eApp.js";
+import {requireChromium} from "../helpers/launchChromium.js";
 import {tempDir} from "../helpers/tempCore.js";
 import {requireTestModel} from "../helpers/testModel.js";
 
@@ -12,29 +11,23 @@ const runnable = requireChromium() && modelPath != null;
 
 /** The app tells the user when a deletion's text is still on disk because another program reads the database, and when it is gone. */
 describe.skipIf(!runnable)("deleting a conversation while another program reads the database, in the real UI", () => {
-    let web: WebMode;
-    let browser: BrowserContext;
+    let app: E2eApp;
     let page: Page;
     let database: string;
 
     beforeAll(async () => {
         const home = tempDir("e2e-deletion");
-        database = path.join(home, "e2e.db");
-        web = await startWebMode(["--model", modelPath!, "--db", database, "--threads", "1", "--context-size", "512"],
-            {CLEANROOM_HOME: home, CLEANROOM_MODEL: "", TMPDIR: home});
-        browser = await launchChromium();
-        page = await browser.newPage();
-        page.setDefaultTimeout(60_000);
+        app = await openE2eApp({label: "e2e-deletion", home, args: ["--model", modelPath!], contextSize: 512, env: {TMPDIR: home}});
+        ({page, database} = app);
         page.on("dialog", (dialog) => void dialog.accept());
     }, 240_000);
 
     afterAll(async () => {
-        await browser?.close();
-        await web?.stop();
+        await app?.close();
     });
 
     it("shows that the purge is pending, then that it finished once the reader is done", async () => {
-        await page.goto(web.url);
+        await page.goto(app.web.url);
         await page.getByRole("button", {name: "New conversation", exact: true}).click();
         await page.getByRole("button", {name: "Delete New conversation"}).waitFor();
 

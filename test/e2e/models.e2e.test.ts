@@ -1,29 +1,24 @@
 import fs from "node:fs";
 import path from "node:path";
-import type {BrowserContext, Page} from "playwright-core";
+import type {Page} from "playwright-core";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {buildFakeAppHome} from "../helpers/fakeAppHome.js";
-import {launchChromium, requireChromium} from "../helpers/launchChromium.js";
+import {openE2eApp, type E2eApp} from "../helpers/e2eApp.js";
+import {requireChromium} from "../helpers/launchChromium.js";
 import {RangeServer} from "../helpers/rangeServer.js";
-import {startWebMode, type WebMode} from "../helpers/startWebMode.js";
 import {tempDir} from "../helpers/tempCore.js";
 import {testCatalogEntry, writeTestCatalog} from "../helpers/testCatalog.js";
-import {repoRoot, requireTestModel} from "../helpers/testModel.js";
+import {requireTestModel} from "../helpers/testModel.js";
 
-const screenshotsDir = path.join(repoRoot, "test-results", "e2e");
 const modelPath = requireTestModel();
 const runnable = requireChromium() && modelPath != null;
 
-let web: WebMode;
+let app: E2eApp;
 let server: RangeServer;
-let browser: BrowserContext;
 let page: Page;
 let modelsDir: string;
 let appsHome: string;
-
-async function screenshot(name: string) {
-    await page.screenshot({path: path.join(screenshotsDir, `models-${name}.png`), fullPage: true});
-}
+const screenshot = (name: string) => app.screenshot(name);
 
 const modelsPage = () => page.getByRole("main", {name: "Models"});
 const card = (name: string) => modelsPage().getByRole("article", {name});
@@ -38,7 +33,6 @@ const registered = () => modelsPage().getByRole("list", {name: "Registered model
  */
 describe.skipIf(!runnable)("the Models view in Chromium against web mode", () => {
     beforeAll(async () => {
-        fs.mkdirSync(screenshotsDir, {recursive: true});
         const home = tempDir("models-e2e-home");
         modelsDir = path.join(home, "models-folder");
         appsHome = buildFakeAppHome(tempDir("models-e2e-apps"), modelPath!, "linux").home;
@@ -49,24 +43,22 @@ describe.skipIf(!runnable)("the Models view in Chromium against web mode", () =>
             testCatalogEntry({id: "stories-bad-checksum", name: "Stories (bad checksum)", url: server.url("stories260K.gguf"),
                 fileName: "stories-bad.gguf", sha256: "0".repeat(64)})
         ]);
-        web = await startWebMode(
-            ["--no-model", "--db", path.join(home, "e2e.db"), "--threads", "1", "--context-size", "2048", "--models-dir", modelsDir, "--catalog", catalogPath, "--allow-loopback-downloads"],
+        app = await openE2eApp({
+            label: "models-e2e-home", home, args: ["--no-model", "--models-dir", modelsDir, "--catalog", catalogPath, "--allow-loopback-downloads"],
             // The fake home holds the other apps' folders; nothing of the real environment's model folders leaks in.
-            {CLEANROOM_HOME: home, CLEANROOM_MODEL: "", HOME: appsHome, XDG_DATA_HOME: undefined, XDG_CONFIG_HOME: undefined, OLLAMA_MODELS: undefined}
-        );
-        browser = await launchChromium();
-        page = await browser.newPage();
-        page.setDefaultTimeout(60_000);
+            env: {HOME: appsHome, XDG_DATA_HOME: undefined, XDG_CONFIG_HOME: undefined, OLLAMA_MODELS: undefined},
+            screenshotPrefix: "models-", fullPage: true
+        });
+        page = app.page;
     }, 240_000);
 
     afterAll(async () => {
-        await browser?.close();
-        await web?.stop();
+        await app?.close();
         await server?.close();
     });
 
     it("first run → Models: the catalog with size, licence, fit and largest context", async () => {
-        await page.goto(web.url);
+        await page.goto(app.web.url);
         await page.getByRole("heading", {name: "Choose a local model"}).waitFor();
         await screenshot("01-first-run");
 

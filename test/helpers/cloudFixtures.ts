@@ -1,7 +1,7 @@
 import Database from "better-sqlite3";
 import {migrations} from "../../src/core/node/store/migrations.js";
 import {CanaryLedger} from "../../src/core/node/cloud/CanaryLedger.js";
-import {type SeededRandom} from "../../src/core/node/cloud/sim/SeededRandom.js";
+import {type SeededRandom} from "../../tools/cloudSim/SeededRandom.js";
 
 /** A fixed fingerprint key for tests (each install has its own random one). */
 export const testFingerprintKey = new Uint8Array(32).map((_, index) => (index * 37 + 11) & 0xff);

@@ -1,5 +1,5 @@
 import {spawn} from "node:child_process";
-import {cliCommand} from "../../src/cli/spawnCli.js";
+import {cliCommand} from "../../tools/spawnCli.js";
 
 export type PseudoTerminalRun = {
     /** Everything the terminal showed so far (stdout and stderr, as a terminal merges them). */
@@ -18,8 +18,8 @@ const quote = (arg: string) => `'${arg.replaceAll("'", "'\\''")}'`;
  * Runs the CLI on a real pseudo-terminal through util-linux `script` (so stdin, stdout and
  * stderr are a TTY, 120 columns wide), for tests of what a person at a terminal sees.
  */
-export function runCliInPseudoTerminal(args: string[], {env}: {env: NodeJS.ProcessEnv}): PseudoTerminalRun {
-    const {command, args: fullArgs} = cliCommand(args);
+export function runCliInPseudoTerminal(args: string[], {env, entry}: {env: NodeJS.ProcessEnv, entry?: string}): PseudoTerminalRun {
+    const {command, args: fullArgs} = cliCommand(args, {entry});
     const shell = `stty cols 120 rows 40; exec ${[command, ...fullArgs].map(quote).join(" ")}`;
     const child = spawn("script", ["-qfec", shell, "/dev/null"], {env, stdio: ["pipe", "pipe", "pipe"]});
     let output = "";

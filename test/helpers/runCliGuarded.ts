@@ -2,7 +2,7 @@ import {spawn} from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import {cliCommand, type CliRun} from "../../src/cli/spawnCli.js";
+import {cliCommand, type CliRun} from "../../tools/spawnCli.js";
 
 export type GuardedCliRun = CliRun & {
     /** True when the process was still running at the guard's deadline and was killed. */

@@ -2,7 +2,7 @@ import {spawn, type ChildProcess} from "node:child_process";
 import path from "node:path";
 import {WebSocket} from "ws";
 import {connectCoreClient, type ConnectedCoreClient} from "../../src/core/common/rpc/index.js";
-import {webSocketChannel} from "../../src/core/node/rpc/webSocketChannel.js";
+import {webSocketChannel} from "../../src/web/webSocketChannel.js";
 import {repoRoot} from "./testModel.js";
 
 export type WebMode = {

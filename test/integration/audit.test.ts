@@ -1,7 +1,7 @@
 import {afterEach, describe, expect, it} from "vitest";
-import {auditEndpoint} from "../../src/core/node/cloud/audit/auditEndpoint.js";
-import {SharedCloudSimulator} from "../../src/core/node/cloud/sim/SharedCloudSimulator.js";
-import {runCliCapturing} from "../../src/cli/spawnCli.js";
+import {auditEndpoint} from "../../tools/endpointAudit/auditEndpoint.js";
+import {SharedCloudSimulator} from "../../tools/cloudSim/SharedCloudSimulator.js";
+import {runCliCapturing, toolsCliEntry} from "../../tools/spawnCli.js";
 import {hermeticCliEnv} from "../helpers/cliEnv.js";
 import {runCliInPseudoTerminal} from "../helpers/pseudoTerminal.js";
 
@@ -39,7 +39,7 @@ describe("audit: cross-tenant leak probe of an endpoint", () => {
         const sim = await SharedCloudSimulator.start({mode: "incident", poolTokens: 2048});
         sims.push(sim);
         const run = await runCliCapturing(["audit", "--endpoint", sim.url, "--model", sim.modelName, "--requests", "24", "--seed", "3", "--json"],
-            {env: hermeticCliEnv("audit-json").env});
+            {env: hermeticCliEnv("audit-json").env, entry: toolsCliEntry});
         const report = JSON.parse(run.stdout);
         expect(run.stderr).toBe("");
         expect(report).toMatchObject({requests: 24, leaks: expect.any(Array), oversizeAccepted: expect.any(Number), errors: expect.any(Array)});
@@ -51,7 +51,7 @@ describe("audit: cross-tenant leak probe of an endpoint", () => {
         const honest = await SharedCloudSimulator.start({mode: "honest", poolTokens: 2048});
         sims.push(incident, honest);
         const audit = (sim: SharedCloudSimulator, ...flags: string[]) =>
-            runCliCapturing(["audit", "--endpoint", sim.url, "--model", sim.modelName, "--requests", "24", "--seed", "3", ...flags], {env});
+            runCliCapturing(["audit", "--endpoint", sim.url, "--model", sim.modelName, "--requests", "24", "--seed", "3", ...flags], {env, entry: toolsCliEntry});
 
         const leaky = await audit(incident, "--json");
         expect(JSON.parse(leaky.stdout).leaks.length).toBeGreaterThan(0);
@@ -64,7 +64,7 @@ describe("audit: cross-tenant leak probe of an endpoint", () => {
         expect(JSON.parse(clean.stdout)).toMatchObject({leaks: [], oversizeAccepted: 0});
         expect(clean.code).toBe(0);
 
-        const nothing = await runCliCapturing(["audit", "--endpoint", honest.url, "--model", "no-such-model", "--requests", "4", "--json"], {env});
+        const nothing = await runCliCapturing(["audit", "--endpoint", honest.url, "--model", "no-such-model", "--requests", "4", "--json"], {env, entry: toolsCliEntry});
         expect(nothing.code).toBe(1);
         expect(JSON.parse(nothing.stderr).error).toMatchObject({code: "CLOUD_REQUEST_FAILED", message: expect.stringMatching(/answered none of the 4 requests/)});
     });
@@ -73,7 +73,7 @@ describe("audit: cross-tenant leak probe of an endpoint", () => {
         const sim = await SharedCloudSimulator.start({mode: "honest", poolTokens: 2048});
         sims.push(sim);
         const run = await runCliCapturing(["audit", "--endpoint", sim.url, "--model", sim.modelName, "--requests", "12", "--seed", "3"],
-            {env: hermeticCliEnv("audit-plain").env});
+            {env: hermeticCliEnv("audit-plain").env, entry: toolsCliEntry});
         expect(run.code).toBe(0);
         const lines = run.stderr.split("\n").filter((line) => line !== "");
         expect(lines).toHaveLength(12);
@@ -85,7 +85,7 @@ describe("audit: cross-tenant leak probe of an endpoint", () => {
         const sim = await SharedCloudSimulator.start({mode: "honest", poolTokens: 2048});
         sims.push(sim);
         const terminal = runCliInPseudoTerminal(["audit", "--endpoint", sim.url, "--model", sim.modelName, "--requests", "12", "--seed", "3"],
-            {env: hermeticCliEnv("audit-tty").env});
+            {env: hermeticCliEnv("audit-tty").env, entry: toolsCliEntry});
         expect(await terminal.exited).toBe(0);
         const frames = terminal.output().split("\r").filter((frame) => frame.startsWith("audit "));
         expect(frames).toHaveLength(12);

@@ -1,7 +1,7 @@
 import {spawn} from "node:child_process";
 import fs from "node:fs";
 import {describe, expect, it} from "vitest";
-import {cliCommand, runCliCapturing} from "../../src/cli/spawnCli.js";
+import {cliCommand, runCliCapturing} from "../../tools/spawnCli.js";
 import {formatBytes} from "../../src/core/common/formatBytes.js";
 import {ConversationStore} from "../../src/core/node/store/ConversationStore.js";
 import {openDatabase} from "../../src/core/node/store/openDatabase.js";

@@ -1,6 +1,6 @@
 import path from "node:path";
 import {describe, expect, it} from "vitest";
-import {runCli} from "../../src/cli/spawnCli.js";
+import {runCli} from "../../tools/spawnCli.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {tempDir} from "../helpers/tempCore.js";
 
@@ -56,7 +56,7 @@ describe.skipIf(modelPath == null)("CLI contract", () => {
     it("selftest --json passes every check on this machine", async () => {
         const report = JSON.parse(await runCli(["selftest", "--model", modelPath!, "--threads", "1", "--json"]));
         expect(report.passed).toBe(true);
-        expect(report.checks.map((check: {name: string}) => check.name)).toEqual(["scrub", "differential", "overflow", "ownership"]);
+        expect(report.checks.map((check: {name: string}) => check.name)).toEqual(["scrub", "differential", "overflow", "ownership", "shutdown"]);
         for (const check of report.checks)
             expect(check).toMatchObject({passed: true, detail: expect.any(String)});
     });

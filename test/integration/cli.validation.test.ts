@@ -1,7 +1,7 @@
 import path from "node:path";
 import Database from "better-sqlite3";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
-import {runCliCapturing} from "../../src/cli/spawnCli.js";
+import {runCliCapturing, toolsCliEntry} from "../../tools/spawnCli.js";
 import {Core} from "../../src/core/node/Core.js";
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
 import {createCoreService, type CoreService} from "../../src/core/node/rpc/createCoreService.js";
@@ -60,7 +60,7 @@ describe.skipIf(modelPath == null)("the CLI refuses what the API refuses, naming
     });
 
     it("usage errors are JSON too with --json", async () => {
-        const run = await runCliCapturing(["audit", "--model", "m", "--json"], {env});
+        const run = await runCliCapturing(["audit", "--model", "m", "--json"], {env, entry: toolsCliEntry});
         expect(run.code).toBe(1);
         expect((JSON.parse(run.stderr) as JsonError).error).toMatchObject({code: "INVALID_INPUT", message: expect.stringContaining("--endpoint")});
     });

@@ -2,9 +2,9 @@ import {afterAll, describe, expect, it} from "vitest";
 import {FingerprintIndex, fingerprintText} from "../../src/core/common/cloud/fingerprints.js";
 import {CloudClient} from "../../src/core/node/cloud/CloudClient.js";
 import {runGuardedCloudTurn} from "../../src/core/node/cloud/runGuardedCloudTurn.js";
-import {SharedCloudSimulator} from "../../src/core/node/cloud/sim/SharedCloudSimulator.js";
-import {SeededRandom} from "../../src/core/node/cloud/sim/SeededRandom.js";
-import type {SimMode} from "../../src/core/node/cloud/sim/types.js";
+import {SharedCloudSimulator} from "../../tools/cloudSim/SharedCloudSimulator.js";
+import {SeededRandom} from "../../tools/cloudSim/SeededRandom.js";
+import type {SimMode} from "../../tools/cloudSim/types.js";
 import {canaryPattern, memoryLedger, prose, testFingerprintKey} from "../helpers/cloudFixtures.js";
 
 /**

@@ -1,20 +1,21 @@
 import {afterAll, afterEach, beforeAll, describe, expect, it} from "vitest";
 import {Core} from "../../src/core/node/Core.js";
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
-import {SharedCloudSimulator} from "../../src/core/node/cloud/sim/SharedCloudSimulator.js";
+import {SharedCloudSimulator} from "../../tools/cloudSim/SharedCloudSimulator.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {tempDir} from "../helpers/tempCore.js";
 import path from "node:path";
 import {spawn} from "node:child_process";
-import {cliCommand, runCliCapturing} from "../../src/cli/spawnCli.js";
-import {fillerText} from "../../src/core/node/cloud/audit/fillerText.js";
-import {SeededRandom} from "../../src/core/node/cloud/sim/SeededRandom.js";
+import {cliCommand, runCliCapturing, toolsCliEntry} from "../../tools/spawnCli.js";
+import {fillerText} from "../../tools/endpointAudit/fillerText.js";
+import {SeededRandom} from "../../tools/cloudSim/SeededRandom.js";
 import {hermeticCliEnv} from "../helpers/cliEnv.js";
+import {openTestCore, servicesOf} from "../helpers/coreServices.js";
 
 const modelPath = requireTestModel();
 
 async function cloudCore(sim: SharedCloudSimulator, apiKey: string, {local = false, contextLimit = null as number | null, retries = 1} = {}) {
-    const core = Core.create(await loadLlama(), {
+    const core = openTestCore(await loadLlama(), {
         database: path.join(tempDir("cloud"), "c.db"),
         engine: {threads: 1, contextSize: 512, pool: {idleTimeoutMs: 0}},
         cloud: {apiKey: () => apiKey, clientOptions: {timeoutMs: 3000, retries}, charsPerCanary: 300}
@@ -45,11 +46,17 @@ describe.skipIf(modelPath == null)("shared cloud: routing and the canary protoco
         expect(result).toMatchObject({route: "cloud", status: "complete", cloud: {blocked: false, verdict: null}});
         expect(result.reply).toContain("little girl");
         expect(result.reply).not.toMatch(/CLRM/);
-        expect(result.cloud!.canariesPlanted).toBeGreaterThanOrEqual(1);
+        expect(result.cloud.canariesPlanted).toBeGreaterThanOrEqual(1);
+        // A cloud turn says what the server said (why it stopped, what it generated), never a local context's figures.
+        expect(result.cloud.finishReason).toBe("length");
+        expect(result.tokens).toEqual({prompt: result.cloud.promptTokens.ours, generated: 24});
+        expect(result).not.toHaveProperty("isolation");
+        expect(result).not.toHaveProperty("finishReason");
         expect(sim.requests).toHaveLength(1);
         const report = core.isolationReport(conversation.id);
-        expect(report.cloud).toMatchObject({canariesPlanted: result.cloud!.canariesPlanted, checksPassed: 1, blocked: 0});
-        expect(core.store.getMessage(result.assistantMessageId)).toMatchObject({route: "cloud", routeReason: "the user asked for the cloud"});
+        expect(report.canaries).toMatchObject({planted: result.cloud.canariesPlanted, checksPassed: 1, repliesBlocked: 0});
+        expect(report.turns).toEqual([expect.objectContaining({route: "cloud", messageId: result.assistantMessageId, contextId: null})]);
+        expect(servicesOf(core).store.getMessage(result.assistantMessageId)).toMatchObject({route: "cloud", routeReason: "the user asked for the cloud"});
     });
 
     it("incident mode: an oversize request gets another tenant's stale pages with HTTP 200, and the reply is blocked and not kept", async () => {
@@ -62,17 +69,17 @@ describe.skipIf(modelPath == null)("shared cloud: routing and the canary protoco
             await victim.sendMessage({conversationId: conversation.id, text: filler, maxTokens: 16, route: "cloud"});
         }
         const conversation = ours.createConversation({policy: "cloud-allowed"});
-        const before = ours.store.messages(conversation.id).length;
+        const before = ours.getConversation(conversation.id).messages.length;
         const result = await ours.sendMessage({conversationId: conversation.id, text: "word ".repeat(1800), maxTokens: 16, route: "cloud"});
 
         expect(sim.requests.at(-1)).toMatchObject({status: 200, overflowed: true});
         expect(sim.requests.at(-1)!.leaks.length).toBeGreaterThan(0);
         expect(result).toMatchObject({status: "blocked", reply: "", cloud: {blocked: true, verdict: {kind: "foreign-canary", blocked: true}}});
-        const stored = ours.store.messages(conversation.id);
+        const stored = ours.getConversation(conversation.id).messages;
         expect(stored).toHaveLength(before + 2);
         expect(stored.at(-1)).toMatchObject({status: "blocked", content: "", verdict: {kind: "foreign-canary"}});
-        expect(JSON.stringify(ours.audit.events({conversationId: conversation.id}))).not.toMatch(/maple street/);
-        expect(ours.isolationReport(conversation.id).cloud.blocked).toBe(1);
+        expect(JSON.stringify(ours.auditEvents({conversationId: conversation.id}))).not.toMatch(/maple street/);
+        expect(ours.isolationReport(conversation.id).canaries.repliesBlocked).toBe(1);
     });
 
     it("truncate mode: a server that counts far fewer prompt tokens than were sent is flagged", async () => {
@@ -82,7 +89,7 @@ describe.skipIf(modelPath == null)("shared cloud: routing and the canary protoco
         const result = await core.sendMessage({conversationId: conversation.id, text: "The dog ran to the park. ".repeat(60), maxTokens: 8, route: "cloud"});
         expect(result.cloud!.verdict).toMatchObject({kind: "truncation", blocked: false});
         expect(result.cloud!.promptTokens.reported!).toBeLessThan(result.cloud!.promptTokens.ours / 2);
-        expect(core.isolationReport(conversation.id).cloud.flagged).toBe(1);
+        expect(core.isolationReport(conversation.id).canaries.repliesFlagged).toBe(1);
     });
 
     it("faulty mode: every fault ends in a clear error and leaves the conversation as it was", async () => {
@@ -96,10 +103,10 @@ describe.skipIf(modelPath == null)("shared cloud: routing and the canary protoco
                 .then(() => null, (caught: {code: string, message: string}) => caught);
             expect(error, `fault ${index}`).toMatchObject({code: expect.stringMatching(/^CLOUD_/), message: expect.any(String)});
             errors.push(`${error!.code}: ${error!.message}`);
-            expect(core.store.messages(conversation.id)).toEqual([]);
+            expect(core.getConversation(conversation.id).messages).toEqual([]);
         }
         expect(errors.join("\n")).toMatch(/HTTP 5\d\d/);
-        expect(core.audit.events({conversationId: conversation.id, kinds: ["cloud.failed"]})).toHaveLength(faults.length);
+        expect(core.auditEvents({conversationId: conversation.id, kinds: ["cloud.failed"]})).toHaveLength(faults.length);
     });
 
     it("retries only while nothing was received: a 5xx before the reply is retried and succeeds", async () => {
@@ -143,7 +150,7 @@ describe.skipIf(modelPath == null)("shared cloud: routing and the canary protoco
         await expect(core.sendMessage({conversationId: conversation.id, text: "word ".repeat(3000), maxTokens: 16, route: "cloud"}))
             .rejects.toMatchObject({code: "CLOUD_OVER_LIMIT", details: {contextLimit: 512}});
         expect(sim.requests).toHaveLength(0);
-        expect(core.store.messages(conversation.id)).toEqual([]);
+        expect(core.getConversation(conversation.id).messages).toEqual([]);
     });
 });
 
@@ -157,7 +164,7 @@ describe.skipIf(modelPath == null)("shared cloud CLI", () => {
     });
 
     it("chat --cloud --json: delivered (exit 0), then blocked (exit 3) when the incident leaks into an oversize request", async () => {
-        const {runCli} = await import("../../src/cli/spawnCli.js");
+        const {runCli} = await import("../../tools/spawnCli.js");
         const db = path.join(tempDir("cloud-cli"), "c.db");
         const args = (conversation: string, prompt: string) => ["chat", "--cloud", "--endpoint", sim.url, "--cloud-model", sim.modelName,
             "--db", db, "--conversation", conversation, "--prompt", prompt, "--max-tokens", "16", "--json"];
@@ -176,7 +183,7 @@ describe.skipIf(modelPath == null)("the README's incident, by its own commands",
     it("`sim-cloud --mode incident` says its model id and key rule; `chat --cloud` with an ordinary long paste is sent and blocked (exit 3)", async () => {
         // The README's command line, on a free port instead of 8080; the local model loaded, as on a set-up machine.
         const {env, db} = hermeticCliEnv("readme-incident", {CLEANROOM_MODEL: modelPath!});
-        const {command, args} = cliCommand(["sim-cloud", "--port", "0", "--mode", "incident"]);
+        const {command, args} = cliCommand(["sim-cloud", "--port", "0", "--mode", "incident"], {entry: toolsCliEntry});
         const sim = spawn(command, args, {env: {...env, CLEANROOM_MODEL: ""}, stdio: ["ignore", "pipe", "pipe"]});
         try {
             let banner = "";

@@ -2,7 +2,7 @@ import {spawn} from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import {describe, expect, it} from "vitest";
-import {cliCommand, cliForm, runCliCapturing} from "../../src/cli/spawnCli.js";
+import {cliCommand, cliForm, runCliCapturing} from "../../tools/spawnCli.js";
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
 import {Core} from "../../src/core/node/Core.js";
 import {startWebMode} from "../helpers/startWebMode.js";
@@ -78,7 +78,7 @@ describe.skipIf(process.platform !== "linux")("the core's libuv thread pool", ()
 
         const core = Core.create(await loadLlama(), {database});
         try {
-            expect(core.audit.events({kinds: ["model.loaded"]})[0]!.data).toMatchObject({uvThreadpoolSize: 1, threads: 2});
+            expect(core.auditEvents({kinds: ["model.loaded"]})[0]!.data).toMatchObject({uvThreadpoolSize: 1, threads: 2});
         } finally {
             await core.close();
         }

@@ -1,6 +1,6 @@
 import {describe, expect, it} from "vitest";
 import {compareProbes, probeGreedyReply, type ProbeRequest, type ProbeResult} from "../../src/core/node/selftest/probe.js";
-import {runCli} from "../../src/cli/spawnCli.js";
+import {runCli} from "../../tools/spawnCli.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {createTestCore} from "../helpers/tempCore.js";
 import {testSeed} from "../helpers/testSeed.js";

@@ -1,7 +1,7 @@
 import {spawn} from "node:child_process";
 import Database from "better-sqlite3";
 import {describe, expect, it} from "vitest";
-import {cliCommand} from "../../src/cli/spawnCli.js";
+import {cliCommand} from "../../tools/spawnCli.js";
 import {openDatabase} from "../../src/core/node/store/openDatabase.js";
 import {ConversationStore} from "../../src/core/node/store/ConversationStore.js";
 import {requireTestModel} from "../helpers/testModel.js";
@@ -15,7 +15,7 @@ describe.skipIf(modelPath == null)("durability", () => {
         const conversation = core.createConversation({title: "durable"});
         await core.sendMessage({conversationId: conversation.id, text: "Once upon a time", maxTokens: 16, temperature: 0});
         await core.sendMessage({conversationId: conversation.id, text: "Tell me about the dog.", maxTokens: 16, temperature: 0});
-        const before = core.store.messages(conversation.id);
+        const before = core.getConversation(conversation.id).messages;
         await core.close();
 
         const {command, args} = cliCommand([

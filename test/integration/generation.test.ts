@@ -1,6 +1,7 @@
 import {describe, expect, it} from "vitest";
 import {requireTestModel} from "../helpers/testModel.js";
 import {createTestCore} from "../helpers/tempCore.js";
+import {servicesOf} from "../helpers/coreServices.js";
 
 const modelPath = requireTestModel();
 
@@ -40,7 +41,7 @@ describe.skipIf(modelPath == null)("generation", () => {
                 }});
             expect(result).toMatchObject({finishReason: "aborted", status: "interrupted"});
             expect(result.tokens.generated).toBeLessThan(10);
-            expect(core.store.getMessage(result.assistantMessageId)).toMatchObject({status: "interrupted", content: result.reply});
+            expect(servicesOf(core).store.getMessage(result.assistantMessageId)).toMatchObject({status: "interrupted", content: result.reply});
         } finally {
             await core.close();
         }

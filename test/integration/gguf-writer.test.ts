@@ -1,7 +1,7 @@
 import path from "node:path";
 import {describe, expect, it} from "vitest";
-import {makeSyntheticLlama} from "../../src/core/node/gguf/makeSyntheticLlama.js";
-import {readGgufMetadata} from "../../src/core/node/gguf/GgufFile.js";
+import {makeSyntheticLlama} from "../../tools/gguf/makeSyntheticLlama.js";
+import {readGgufMetadata} from "../../tools/gguf/GgufFile.js";
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
 import {validateModelFile} from "../../src/core/node/engine/validateModelFile.js";
 import {requireTestModel} from "../helpers/testModel.js";

@@ -1,26 +1,27 @@
 import path from "node:path";
 import {describe, expect, it} from "vitest";
-import {Core} from "../../src/core/node/Core.js";
+import type {Core} from "../../src/core/node/Core.js";
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
 import type {CachedKvLayout} from "../../src/core/node/engine/KvLayoutCache.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {tempDir} from "../helpers/tempCore.js";
+import {openTestCore, servicesOf} from "../helpers/coreServices.js";
 
 const modelPath = requireTestModel();
 
 /** A core on `database` with the test model loaded, as the CLI and the app open it. */
 async function openCore(database: string, contextSize = 512) {
-    const core = Core.create(await loadLlama(), {database, engine: {threads: 1, contextSize, pool: {idleTimeoutMs: 0}}});
+    const core = openTestCore(await loadLlama(), {database, engine: {threads: 1, contextSize, pool: {idleTimeoutMs: 0}}});
     await core.loadModel(modelPath!);
     return core;
 }
 
 function layoutEntries(core: Core) {
-    return Object.entries(core.settings.all()).filter(([key]) => key.startsWith("kv.layout.")) as Array<[string, CachedKvLayout]>;
+    return Object.entries(servicesOf(core).settings.all()).filter(([key]) => key.startsWith("kv.layout.")) as Array<[string, CachedKvLayout]>;
 }
 
 function loadedLayoutSource(core: Core) {
-    return core.audit.events({kinds: ["model.loaded"]}).at(-1)!.data.kvLayoutSource;
+    return core.auditEvents({kinds: ["model.loaded"]}).at(-1)!.data.kvLayoutSource;
 }
 
 /** A turn holding a secret, then the end of its session: the scrub report. */
@@ -56,7 +57,7 @@ describe.skipIf(modelPath == null)("the KV layout cache (KvScrubber's learn step
             expect(loadedLayoutSource(first)).toBe("learned");
             learned = layoutEntries(first);
             expect(learned).toHaveLength(1);
-            expect(learned[0]![1]).toMatchObject({kvCells: 512, layout: {bytesPerCell: first.engine.info!.kvBytesPerContext / 512}});
+            expect(learned[0]![1]).toMatchObject({kvCells: 512, layout: {bytesPerCell: first.modelInfo()!.kvBytesPerContext / 512}});
             expect((await turnAndScrub(first)).scrub).toMatchObject({verified: true, nonZeroBytes: 0, layoutSource: "learned"});
         } finally {
             await first.close();
@@ -67,7 +68,7 @@ describe.skipIf(modelPath == null)("the KV layout cache (KvScrubber's learn step
             expect(loadedLayoutSource(second)).toBe("cached");
             const {scrub} = await turnAndScrub(second);
             expect(scrub).toMatchObject({verified: true, nonZeroBytes: 0, kvCells: 512, cellsReadBack: 512, layoutSource: "cached"});
-            expect(scrub.bytesChecked).toBe(second.engine.info!.kvBytesPerContext);
+            expect(scrub.bytesChecked).toBe(second.modelInfo()!.kvBytesPerContext);
             expect(layoutEntries(second)).toEqual(learned);
         } finally {
             await second.close();
@@ -88,7 +89,7 @@ describe.skipIf(modelPath == null)("the KV layout cache (KvScrubber's learn step
             const database = path.join(tempDir("kv-cache-wrong"), "app.db");
             const setup = await openCore(database);
             const [[key, correct]] = layoutEntries(setup) as [[string, CachedKvLayout]];
-            setup.settings.set(key, tamper(correct));
+            servicesOf(setup).settings.set(key, tamper(correct));
             await setup.close();
 
             const core = await openCore(database);
@@ -96,11 +97,11 @@ describe.skipIf(modelPath == null)("the KV layout cache (KvScrubber's learn step
                 expect(loadedLayoutSource(core)).toBe("cached");
                 const {scrub} = await turnAndScrub(core);
                 expect(scrub).toMatchObject({verified: true, nonZeroBytes: 0, kvCells: 512, cellsReadBack: 512, layoutSource: scrubSource});
-                expect(core.engine.info).toMatchObject({contextSize: 512});
-                const discarded = core.audit.events({kinds: ["kv.layout.discarded"]});
+                expect(core.modelInfo()).toMatchObject({contextSize: 512});
+                const discarded = core.auditEvents({kinds: ["kv.layout.discarded"]});
                 expect(discarded).toHaveLength(1);
                 expect(String(discarded[0]!.data.contradiction)).not.toBe("");
-                expect(core.audit.events({kinds: ["security.fault"]})).toEqual([]);
+                expect(core.auditEvents({kinds: ["security.fault"]})).toEqual([]);
                 // The entry holds what was learned again: the correct layout.
                 expect(layoutEntries(core).map(([entryKey, entry]) => [entryKey, {...entry, learnedAt: 0}])).toEqual([[key, {...correct, learnedAt: 0}]]);
                 // Later scrubs of this process use it.
@@ -114,7 +115,7 @@ describe.skipIf(modelPath == null)("the KV layout cache (KvScrubber's learn step
         const database = path.join(tempDir("kv-cache-garbage"), "app.db");
         const setup = await openCore(database);
         const [[key]] = layoutEntries(setup) as [[string, CachedKvLayout]];
-        setup.settings.set(key, {layout: {layers: "none"}, kvCells: -1});
+        servicesOf(setup).settings.set(key, {layout: {layers: "none"}, kvCells: -1});
         await setup.close();
 
         const core = await openCore(database);

@@ -3,7 +3,7 @@ import path from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {Core} from "../../src/core/node/Core.js";
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
-import {auditEndpoint} from "../../src/core/node/cloud/audit/auditEndpoint.js";
+import {auditEndpoint} from "../../tools/endpointAudit/auditEndpoint.js";
 import {CloudClient} from "../../src/core/node/cloud/CloudClient.js";
 import {EndpointTokenizerCache} from "../../src/core/node/cloud/EndpointTokenizerCache.js";
 import {repoRoot, requireTestModel} from "../helpers/testModel.js";
@@ -68,7 +68,7 @@ describe.skipIf(modelPath == null || binary == null)("the cloud client against l
         };
         for (const [name, text] of Object.entries(corpora)) {
             const counted = await client.countTokens(text);
-            expect(counted).toEqual({tokens: core.engine.countTokens(text), countedBy: "endpoint"});
+            expect(counted).toEqual({tokens: core.countTokens(text), countedBy: "endpoint"});
             console.log(`llama-server /tokenize (stories260K): ${name} ${(text.length / counted.tokens).toFixed(2)} characters per token`);
         }
         expect(tokenizers.offersTokenizer(client.tokenizeUrl)).toBe(true);
@@ -87,7 +87,7 @@ describe.skipIf(modelPath == null || binary == null)("the cloud client against l
         } finally {
             core.setCloudSettings({contextLimit: slotContext});
         }
-        expect(core.store.messages(conversation.id)).toEqual([]);
+        expect(core.getConversation(conversation.id).messages).toEqual([]);
     });
 
     it(`audit: ${slots} tenants at once over the parallel slots and the RAM prompt cache, no cross-tenant leak`, async () => {

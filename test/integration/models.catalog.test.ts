@@ -3,7 +3,6 @@ import os from "node:os";
 import path from "node:path";
 import {describe, expect, test} from "vitest";
 import {ModelCatalog} from "../../src/core/node/models/ModelCatalog.js";
-import {defaultModelsDir} from "../../src/core/node/models/defaultModelsDir.js";
 
 describe("model catalog and models folder", () => {
     test("the catalog validates and offers a small, a medium and a large instruct model in Q4_K_M", () => {
@@ -26,14 +25,5 @@ describe("model catalog and models folder", () => {
         fs.writeFileSync(file, JSON.stringify({version: 1, entries: [{id: "x", fileBytes: -1}]}));
         expect(() => ModelCatalog.load(file)).toThrow(expect.objectContaining({code: "MODEL_CATALOG_INVALID"}));
         fs.rmSync(dir, {recursive: true});
-    });
-
-    test("the models folder follows CLEANROOM_HOME, then each OS's convention", () => {
-        expect(defaultModelsDir({env: {CLEANROOM_HOME: "/data/cr"}, platform: "linux", home: "/home/u"})).toBe(path.join("/data/cr", "models"));
-        expect(defaultModelsDir({env: {}, platform: "linux", home: "/home/u"})).toBe("/home/u/.local/share/cleanroom/models");
-        expect(defaultModelsDir({env: {XDG_DATA_HOME: "/xdg"}, platform: "linux", home: "/home/u"})).toBe("/xdg/cleanroom/models");
-        expect(defaultModelsDir({env: {}, platform: "darwin", home: "/Users/u"})).toBe("/Users/u/Library/Application Support/Cleanroom/models");
-        expect(defaultModelsDir({env: {APPDATA: "C:\\Users\\u\\AppData\\Roaming"}, platform: "win32", home: "C:\\Users\\u"}))
-            .toBe("C:\\Users\\u\\AppData\\Roaming\\Cleanroom\\models");
     });
 });

@@ -2,6 +2,7 @@ import {describe, expect, it} from "vitest";
 import {ContextOverflowError} from "../../src/core/common/errors.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {createTestCore} from "../helpers/tempCore.js";
+import {asLocalTurn, servicesOf} from "../helpers/coreServices.js";
 
 const modelPath = requireTestModel();
 
@@ -11,7 +12,7 @@ describe.skipIf(modelPath == null)("turns that do not fit", () => {
         try {
             const conversation = core.createConversation();
             await core.sendMessage({conversationId: conversation.id, text: "Once upon a time", maxTokens: 8, temperature: 0});
-            const context = core.engine.pool!.peek(conversation.id)!;
+            const context = servicesOf(core).engine.pool!.peek(conversation.id)!;
             const tokensBefore = context.tokensInContext;
 
             const error = await core.sendMessage({conversationId: conversation.id, text: "word ".repeat(600), maxTokens: 64, temperature: 0})
@@ -23,8 +24,8 @@ describe.skipIf(modelPath == null)("turns that do not fit", () => {
             expect(overflow.message).toMatch(/needs \d+ tokens \(\d+ prompt \+ 64 reply budget\) but the context holds 512: \d+ over/);
 
             expect(context.tokensInContext).toBe(tokensBefore);
-            expect(core.store.messages(conversation.id)).toHaveLength(2);
-            expect(core.audit.events({conversationId: conversation.id, kinds: ["turn.refused"]})).toHaveLength(1);
+            expect(core.getConversation(conversation.id).messages).toHaveLength(2);
+            expect(core.auditEvents({conversationId: conversation.id, kinds: ["turn.refused"]})).toHaveLength(1);
         } finally {
             await core.close();
         }
@@ -51,12 +52,12 @@ describe.skipIf(modelPath == null)("turns that do not fit", () => {
                 for (let turn = 0; turn < 4; turn++)
                     await core.sendMessage({conversationId: conversation.id, text: longTurn, maxTokens: 24, temperature: 0}).catch(() => undefined);
 
-            const kept = await core.sendMessage({conversationId: dropping.id, text: longTurn, maxTokens: 24, temperature: 0});
+            const kept = asLocalTurn(await core.sendMessage({conversationId: dropping.id, text: longTurn, maxTokens: 24, temperature: 0}));
             expect(kept.history.droppedMessages).toBeGreaterThan(0);
             expect(kept.history.droppedMessages % 2).toBe(0);
-            expect(core.audit.events({conversationId: dropping.id, kinds: ["history.dropped"]}).length).toBeGreaterThan(0);
+            expect(core.auditEvents({conversationId: dropping.id, kinds: ["history.dropped"]}).length).toBeGreaterThan(0);
             // Dropped from the window, never from the database.
-            expect(core.store.messages(dropping.id).length).toBeGreaterThanOrEqual(10);
+            expect(core.getConversation(dropping.id).messages.length).toBeGreaterThanOrEqual(10);
 
             await expect(core.sendMessage({conversationId: refusing.id, text: longTurn, maxTokens: 24, temperature: 0}))
                 .rejects.toMatchObject({code: "CONTEXT_OVERFLOW"});

@@ -1,35 +1,36 @@
 import {describe, expect, it} from "vitest";
 import {requireTestModel} from "../helpers/testModel.js";
 import {createTestCore} from "../helpers/tempCore.js";
+import {asLocalTurn, servicesOf} from "../helpers/coreServices.js";
 
 const modelPath = requireTestModel();
 
 describe.skipIf(modelPath == null)("context pool", () => {
     it("evicts the least recently used session (scrubbed) when a new conversation does not fit the budget", async () => {
         const {core: probe} = await createTestCore(modelPath!);
-        const contextBytes = probe.engine.pool!.contextBytes;
+        const contextBytes = servicesOf(probe).engine.pool!.contextBytes;
         await probe.close();
 
         const {core} = await createTestCore(modelPath!, {pool: {budgetBytes: Math.floor(contextBytes * 2.5)}});
         try {
-            expect(core.engine.pool!.capacity).toBe(2);
+            expect(servicesOf(core).engine.pool!.capacity).toBe(2);
             const [a, b, c] = ["a", "b", "c"].map((title) => core.createConversation({title}));
             await core.sendMessage({conversationId: a!.id, text: "Once upon a time", maxTokens: 8, temperature: 0});
             await core.sendMessage({conversationId: b!.id, text: "The dog", maxTokens: 8, temperature: 0});
             await core.sendMessage({conversationId: a!.id, text: "And then", maxTokens: 8, temperature: 0}); // a is now more recent than b
-            const third = await core.sendMessage({conversationId: c!.id, text: "A bird", maxTokens: 8, temperature: 0});
+            const third = asLocalTurn(await core.sendMessage({conversationId: c!.id, text: "A bird", maxTokens: 8, temperature: 0}));
 
             expect(third.status).toBe("complete");
-            expect(core.engine.pool!.conversations().sort()).toEqual([a!.id, c!.id].sort());
-            const evicted = core.audit.events({conversationId: b!.id, kinds: ["scrub.verified", "context.evicted"]});
+            expect(servicesOf(core).engine.pool!.conversations().sort()).toEqual([a!.id, c!.id].sort());
+            const evicted = core.auditEvents({conversationId: b!.id, kinds: ["scrub.verified", "context.evicted"]});
             expect(evicted.map((event) => event.kind)).toEqual(expect.arrayContaining(["scrub.verified", "context.evicted"]));
             expect(evicted.find((event) => event.kind === "scrub.verified")!.data).toMatchObject({reason: "evict", nonZeroBytes: 0});
 
             // Resuming the evicted conversation rebuilds a fresh context from its stored history.
-            const resumed = await core.sendMessage({conversationId: b!.id, text: "What happened next?", maxTokens: 8, temperature: 0});
+            const resumed = asLocalTurn(await core.sendMessage({conversationId: b!.id, text: "What happened next?", maxTokens: 8, temperature: 0}));
             expect(resumed.tokens.reused).toBe(0);
             expect(resumed.tokens.prompt).toBeGreaterThan(third.tokens.prompt);
-            expect(core.engine.pool!.size).toBe(2);
+            expect(servicesOf(core).engine.pool!.size).toBe(2);
         } finally {
             await core.close();
         }
@@ -39,8 +40,8 @@ describe.skipIf(modelPath == null)("context pool", () => {
         const {core} = await createTestCore(modelPath!);
         try {
             const conversation = core.createConversation();
-            const first = await core.sendMessage({conversationId: conversation.id, text: "Once upon a time", maxTokens: 16, temperature: 0});
-            const second = await core.sendMessage({conversationId: conversation.id, text: "Then what?", maxTokens: 16, temperature: 0});
+            const first = asLocalTurn(await core.sendMessage({conversationId: conversation.id, text: "Once upon a time", maxTokens: 16, temperature: 0}));
+            const second = asLocalTurn(await core.sendMessage({conversationId: conversation.id, text: "Then what?", maxTokens: 16, temperature: 0}));
             expect(second.isolation!.contextId).toBe(first.isolation!.contextId);
             expect(second.tokens.reused).toBeGreaterThan(first.tokens.prompt - 2);
             expect(second.tokens.evaluated).toBeLessThan(second.tokens.prompt / 2);
@@ -55,13 +56,13 @@ describe.skipIf(modelPath == null)("context pool", () => {
             const idle = core.createConversation();
             await core.sendMessage({conversationId: idle.id, text: "Hello", maxTokens: 4, temperature: 0});
             await new Promise((resolve) => setTimeout(resolve, 600));
-            expect(core.engine.pool!.size).toBe(0);
-            expect(core.audit.events({conversationId: idle.id, kinds: ["scrub.verified"]})[0]?.data).toMatchObject({reason: "idle"});
+            expect(servicesOf(core).engine.pool!.size).toBe(0);
+            expect(core.auditEvents({conversationId: idle.id, kinds: ["scrub.verified"]})[0]?.data).toMatchObject({reason: "idle"});
 
             const open = core.createConversation();
             await core.sendMessage({conversationId: open.id, text: "Hello", maxTokens: 4, temperature: 0});
-            await core.engine.unloadModel();
-            expect(core.audit.events({conversationId: open.id, kinds: ["scrub.verified"]})[0]?.data).toMatchObject({reason: "unload"});
+            await servicesOf(core).engine.unloadModel();
+            expect(core.auditEvents({conversationId: open.id, kinds: ["scrub.verified"]})[0]?.data).toMatchObject({reason: "unload"});
         } finally {
             await core.close();
         }
@@ -74,8 +75,8 @@ describe.skipIf(modelPath == null)("context pool", () => {
             await core.sendMessage({conversationId: conversation.id, text: "My account number is 55-1234.", maxTokens: 8, temperature: 0});
             const {scrub} = await core.deleteConversation(conversation.id);
             expect(scrub).toMatchObject({verified: true, reason: "delete", nonZeroBytes: 0});
-            expect(core.store.find(conversation.id)).toBeUndefined();
-            expect(core.engine.pool!.size).toBe(0);
+            expect(core.findConversation(conversation.id)).toBeUndefined();
+            expect(servicesOf(core).engine.pool!.size).toBe(0);
         } finally {
             await core.close();
         }

@@ -3,8 +3,8 @@ import {createCanary, hashCanary} from "../../src/core/common/cloud/canary.js";
 import {CanaryScanner} from "../../src/core/common/cloud/CanaryScanner.js";
 import {FingerprintIndex, type FingerprintMatcher} from "../../src/core/common/cloud/fingerprints.js";
 import type {CanaryBook, PlantedCanary, ScanFindingKind} from "../../src/core/common/cloud/types.js";
-import {mangleText} from "../../src/core/node/cloud/sim/mangleText.js";
-import {SeededRandom} from "../../src/core/node/cloud/sim/SeededRandom.js";
+import {mangleText} from "../../tools/cloudSim/mangleText.js";
+import {SeededRandom} from "../../tools/cloudSim/SeededRandom.js";
 import {testFingerprintKey} from "../helpers/cloudFixtures.js";
 
 /**

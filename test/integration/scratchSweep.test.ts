@@ -2,7 +2,7 @@ import {spawn, spawnSync} from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import {afterEach, describe, expect, it} from "vitest";
-import {cliCommand} from "../../src/cli/spawnCli.js";
+import {cliCommand} from "../../tools/spawnCli.js";
 import {removeStaleScratchDirs} from "../../src/core/node/engine/PrivateScratchDir.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {createTestCore, tempDir} from "../helpers/tempCore.js";
@@ -66,6 +66,6 @@ describe("stale scrub scratch folders", () => {
         const {core} = await createTestCore(modelPath!);
         cleanups.push(() => core.close());
         expect(fs.existsSync(path.join(scratchRoot(), left!))).toBe(false);
-        expect(core.audit.events({kinds: ["scratch.swept"]}).map((event) => event.data)).toEqual([{staleFoldersRemoved: 1}]);
+        expect(core.auditEvents({kinds: ["scratch.swept"]}).map((event) => event.data)).toEqual([{staleFoldersRemoved: 1}]);
     });
 });

@@ -8,6 +8,7 @@ import {PrivateScratchDir} from "../../src/core/node/engine/PrivateScratchDir.js
 import {readKvState} from "../../src/core/node/engine/KvStateFile.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {createTestCore, tempDir} from "../helpers/tempCore.js";
+import {asLocalTurn} from "../helpers/coreServices.js";
 
 const modelPath = requireTestModel();
 
@@ -82,18 +83,23 @@ describe.skipIf(modelPath == null)("KV scrub on the real model", () => {
         const {core} = await createTestCore(modelPath!);
         try {
             const conversation = core.createConversation({title: "secret"});
-            const first = await core.sendMessage({conversationId: conversation.id, text: "My PIN is 9921.", maxTokens: 16, temperature: 0});
+            const first = asLocalTurn(await core.sendMessage({conversationId: conversation.id, text: "My PIN is 9921.", maxTokens: 16, temperature: 0}));
             const report = await core.closeConversation(conversation.id);
             expect(report).toMatchObject({verified: true, nonZeroBytes: 0, reason: "close", contextId: first.isolation!.contextId});
             expect(report!.bytesChecked).toBe(first.isolation!.kvBytes);
 
-            const second = await core.sendMessage({conversationId: conversation.id, text: "Tell me a story.", maxTokens: 8, temperature: 0});
+            const second = asLocalTurn(await core.sendMessage({conversationId: conversation.id, text: "Tell me a story.", maxTokens: 8, temperature: 0}));
             expect(second.isolation!.contextId).not.toBe(first.isolation!.contextId);
             expect(second.tokens.reused).toBe(0);
 
-            const kinds = core.isolationReport(conversation.id).events.map((event) => event.kind);
-            expect(kinds).toEqual(expect.arrayContaining(["context.created", "turn.local", "scrub.verified", "context.disposed"]));
-            const scrubEvent = core.audit.events({conversationId: conversation.id, kinds: ["scrub.verified"]})[0]!;
+            const isolation = core.isolationReport(conversation.id);
+            expect(isolation.events.map((event) => event.kind)).toEqual(expect.arrayContaining(["context.created", "turn.local", "scrub.verified", "context.disposed"]));
+            // Each turn names its reply and the context that served it.
+            expect(isolation.turns).toEqual([
+                expect.objectContaining({route: "local", messageId: first.assistantMessageId, contextId: first.isolation.contextId}),
+                expect.objectContaining({route: "local", messageId: second.assistantMessageId, contextId: second.isolation.contextId})
+            ]);
+            const scrubEvent = core.auditEvents({conversationId: conversation.id, kinds: ["scrub.verified"]})[0]!;
             expect(scrubEvent.data).toMatchObject({bytesChecked: report!.bytesChecked, nonZeroBytes: 0, kvCells: report!.kvCells});
         } finally {
             await core.close();

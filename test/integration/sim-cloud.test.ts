@@ -1,8 +1,8 @@
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {createCanary, hashCanary} from "../../src/core/common/cloud/canary.js";
 import {CanaryScanner} from "../../src/core/common/cloud/CanaryScanner.js";
-import {SharedCloudSimulator} from "../../src/core/node/cloud/sim/SharedCloudSimulator.js";
-import type {SharedCloudSimulatorOptions} from "../../src/core/node/cloud/sim/types.js";
+import {SharedCloudSimulator} from "../../tools/cloudSim/SharedCloudSimulator.js";
+import type {SharedCloudSimulatorOptions} from "../../tools/cloudSim/types.js";
 import {requireTestModel} from "../helpers/testModel.js";
 
 const modelPath = requireTestModel();
@@ -246,11 +246,10 @@ describe.skipIf(modelPath == null)("shared-cloud simulator over HTTP", () => {
             });
             expect(unparsable.length).toBeGreaterThanOrEqual(2);
 
+            // A stalled stream sends headers, then nothing: what ends it is the client's own timeout.
             const stalled = await postChat(sim, "t", body, AbortSignal.timeout(400));
             expect(stalled.status).toBe(200);
-            const startedAt = Date.now();
-            await expect(stalled.text()).rejects.toThrow();
-            expect(Date.now() - startedAt).toBeLessThan(5_000);
+            await expect(stalled.text()).rejects.toMatchObject({name: "TimeoutError"});
 
             const fine = await readEvents(await postChat(sim, "t", body));
             expect(fine.data.at(-1)).toBe("[DONE]");

@@ -5,9 +5,9 @@ import {describeLlamaBuild} from "../../src/core/node/engine/describeLlamaBuild.
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
 import {startupThreadpoolSize} from "../../src/core/node/engine/startupThreadpoolSize.js";
 import {machineFingerprint, measureThreads, modelFingerprint, pickBestThreads, threadTunerVersion} from "../../src/core/node/engine/ThreadTuner.js";
-import {Core} from "../../src/core/node/Core.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {tempDir} from "../helpers/tempCore.js";
+import {openTestCore, servicesOf} from "../helpers/coreServices.js";
 
 const modelPath = requireTestModel();
 
@@ -32,7 +32,7 @@ describe.skipIf(modelPath == null)("thread tuning", () => {
     it("stores a tuning per model, machine, llama.cpp build, libuv pool and tuner version, and measures again over one an older tuner stored", async () => {
         const database = path.join(tempDir("threads"), "threads.db");
         const llama = await loadLlama();
-        const create = () => Core.create(llama, {database, engine: {contextSize: 512, pool: {idleTimeoutMs: 0}}});
+        const create = () => openTestCore(llama, {database, engine: {contextSize: 512, pool: {idleTimeoutMs: 0}}});
         const open = async () => {
             const core = create();
             return {core, info: await core.loadModel(modelPath!)};
@@ -41,7 +41,7 @@ describe.skipIf(modelPath == null)("thread tuning", () => {
         // What the previous tuner stored, before the build and its version were part of the key.
         const staleKey = `threads.tuned:${modelFingerprint(modelPath!)}:${machineFingerprint()}`;
         const seeded = create();
-        seeded.settings.set(staleKey, {threads: 7, measurements: [{threads: 7, tokensPerSecond: 1e9, tokens: 48}]});
+        servicesOf(seeded).settings.set(staleKey, {threads: 7, measurements: [{threads: 7, tokensPerSecond: 1e9, tokens: 48}]});
         await seeded.close();
 
         const measured = await open();
@@ -51,8 +51,8 @@ describe.skipIf(modelPath == null)("thread tuning", () => {
             expect(measured.info.llamaBuild).toBe(describeLlamaBuild(llama));
             const backend = `${describeLlamaBuild(llama)} pool ${startupThreadpoolSize()}`;
             const key = `threads.tuned.v${threadTunerVersion}:${modelFingerprint(modelPath!)}:${machineFingerprint()}:${backend}`;
-            expect(measured.core.settings.get(key)).toMatchObject({threads: measured.info.threads, backend});
-            expect(measured.core.audit.events({kinds: ["threads.tuned"]}).at(-1)!.data).toMatchObject({backend});
+            expect(servicesOf(measured.core).settings.get(key)).toMatchObject({threads: measured.info.threads, backend});
+            expect(measured.core.auditEvents({kinds: ["threads.tuned"]}).at(-1)!.data).toMatchObject({backend});
         } finally {
             await measured.core.close();
         }

@@ -1,7 +1,7 @@
 import path from "node:path";
 import Database from "better-sqlite3";
 import {describe, expect, it} from "vitest";
-import {runCli} from "../../src/cli/spawnCli.js";
+import {runCli} from "../../tools/spawnCli.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {tempDir} from "../helpers/tempCore.js";
 

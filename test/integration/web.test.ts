@@ -7,7 +7,7 @@ import {connectCoreClient} from "../../src/core/common/rpc/index.js";
 import {Core} from "../../src/core/node/Core.js";
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
 import {createCoreService, type CoreService} from "../../src/core/node/rpc/createCoreService.js";
-import {webSocketChannel} from "../../src/core/node/rpc/webSocketChannel.js";
+import {webSocketChannel} from "../../src/web/webSocketChannel.js";
 import {startWebServer, type WebServer} from "../../src/web/server.js";
 import {tempDir} from "../helpers/tempCore.js";
 

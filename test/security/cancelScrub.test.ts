@@ -2,11 +2,12 @@ import {spawn} from "node:child_process";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
-import type {AuditEvent, ConversationId, LocalTurnResult} from "../../src/core/common/types.js";
+import type {AuditEvent, ConversationId, LocalTurnResult, TurnOutcome} from "../../src/core/common/types.js";
 import type {Core} from "../../src/core/node/Core.js";
 import {createTestCore} from "../helpers/tempCore.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import type {FreshTurnRequest, FreshTurnResult} from "./helpers/freshTurnWorker.js";
+import {asLocalTurn, servicesOf} from "../helpers/coreServices.js";
 
 const modelPath = requireTestModel();
 const contextSize = 1024;
@@ -31,7 +32,7 @@ describe.skipIf(modelPath == null)("a cancelled turn leaves no half-evaluated st
     let longPrompt: string;
     let scrubbedCancels = 0;
 
-    const events = (conversationId?: ConversationId) => core.audit.events({conversationId, limit: 10_000});
+    const events = (conversationId?: ConversationId) => core.auditEvents({conversationId, limit: 10_000});
     const find = (list: AuditEvent[], kind: string, contextId: string) => list.find((event) => event.kind === kind && event.data.contextId === contextId);
 
     /** The cancelled turn's context was scrubbed, verified and freed, and only its own conversation ever had it. */
@@ -48,7 +49,7 @@ describe.skipIf(modelPath == null)("a cancelled turn leaves no half-evaluated st
         expect(started!.id < verified!.id && verified!.id < disposed!.id).toBe(true);
         expect(find(own, "scrub.failed", contextId)).toBeUndefined();
         expect(core.lastScrubReport(conversationId)).toMatchObject({contextId, verified: true, nonZeroBytes: 0, reason});
-        expect(core.engine.pool!.peek(conversationId)?.id).not.toBe(contextId);
+        expect(servicesOf(core).engine.pool!.peek(conversationId)?.id).not.toBe(contextId);
         // No event of any other conversation names this context.
         expect(events().filter((event) => event.data.contextId === contextId && event.conversationId !== conversationId)).toEqual([]);
         if (reason === "abort")
@@ -59,7 +60,7 @@ describe.skipIf(modelPath == null)("a cancelled turn leaves no half-evaluated st
     /** A copy of the database as it is now: the stored history a fresh process starts from. */
     function snapshot(label: string) {
         const copy = path.join(dir, `${label}.db`);
-        core.database.exec(`VACUUM INTO '${copy}'`);
+        servicesOf(core).database.exec(`VACUUM INTO '${copy}'`);
         return copy;
     }
 
@@ -80,7 +81,7 @@ describe.skipIf(modelPath == null)("a cancelled turn leaves no half-evaluated st
     /** The next turn evaluates its whole prompt in a new context, and says what a fresh process says from the same stored history. */
     async function expectRebuiltFromHistory(conversationId: ConversationId, text: string, cancelledContextId: string) {
         const stored = snapshot(`before-${conversationId}`);
-        const next = await core.sendMessage({conversationId, text, maxTokens, temperature: 0});
+        const next = asLocalTurn(await core.sendMessage({conversationId, text, maxTokens, temperature: 0}));
         expect(next.status).toBe("complete");
         expect(next.isolation!.contextId).not.toBe(cancelledContextId);
         expect(next.tokens.reused).toBe(0);
@@ -97,7 +98,7 @@ describe.skipIf(modelPath == null)("a cancelled turn leaves no half-evaluated st
         void database;
         const sentence = "Once upon a time, there was a little girl named Lily who loved to play in the big green park with her dog. ";
         longPrompt = "";
-        while (core.engine.countTokens(longPrompt) < 600)
+        while (core.countTokens(longPrompt) < 600)
             longPrompt += sentence;
     });
 
@@ -111,13 +112,13 @@ describe.skipIf(modelPath == null)("a cancelled turn leaves no half-evaluated st
         const a = core.createConversation({title: "prefill"});
         const controller = new AbortController();
         const steps: Array<[number, number]> = [];
-        const cancelled = await core.sendMessage({conversationId: a.id, text: longPrompt, maxTokens, temperature: 0}, {
+        const cancelled = asLocalTurn(await core.sendMessage({conversationId: a.id, text: longPrompt, maxTokens, temperature: 0}, {
             signal: controller.signal,
             onPrefill: (inContext, promptTokens) => {
                 steps.push([inContext, promptTokens]);
                 controller.abort(); // as soon as evaluation has started
             }
-        });
+        }));
         // The prefill really was under way, and was cut: part of the prompt in KV, nothing generated.
         expect(steps).toHaveLength(1);
         expect(steps[0]![0]).toBe(prefillChunkTokens);
@@ -129,7 +130,7 @@ describe.skipIf(modelPath == null)("a cancelled turn leaves no half-evaluated st
 
         // Another conversation asks next: a context of its own, created after the scrub was verified.
         const b = core.createConversation({title: "other"});
-        const other = await core.sendMessage({conversationId: b.id, text: "Tell me about a cat.", maxTokens: 16, temperature: 0});
+        const other = asLocalTurn(await core.sendMessage({conversationId: b.id, text: "Tell me about a cat.", maxTokens: 16, temperature: 0}));
         expect(other.isolation!.contextId).not.toBe(cancelled.isolation!.contextId);
         expect(find(events(b.id), "context.created", other.isolation!.contextId)!.id).toBeGreaterThan(verified.id);
         expect(other.tokens.reused).toBe(0);
@@ -141,34 +142,34 @@ describe.skipIf(modelPath == null)("a cancelled turn leaves no half-evaluated st
         const c = core.createConversation({title: "generation"});
         const controller = new AbortController();
         let pieces = 0;
-        const cancelled = await core.sendMessage({conversationId: c.id, text: "Once upon a time, a little fox", maxTokens, temperature: 0}, {
+        const cancelled = asLocalTurn(await core.sendMessage({conversationId: c.id, text: "Once upon a time, a little fox", maxTokens, temperature: 0}, {
             signal: controller.signal,
             onText: () => {
                 if (++pieces === 4)
                     controller.abort();
             }
-        });
+        }));
         expect(cancelled).toMatchObject({status: "interrupted", finishReason: "aborted"});
         expect(cancelled.tokens.generated).toBeGreaterThan(0);
         expect(cancelled.reply.length).toBeGreaterThan(0);
-        expect(core.store.messages(c.id).at(-1)).toMatchObject({status: "interrupted", content: cancelled.reply});
+        expect(core.getConversation(c.id).messages.at(-1)).toMatchObject({status: "interrupted", content: cancelled.reply});
         expectScrubbedAndFreed(c.id, cancelled);
 
         const next = await expectRebuiltFromHistory(c.id, "And then?", cancelled.isolation!.contextId);
         // The interrupted reply is part of the stored history, so of the rebuilt prompt.
-        expect(next.tokens.prompt).toBeGreaterThan(core.engine.countTokens(cancelled.reply));
+        expect(next.tokens.prompt).toBeGreaterThan(core.countTokens(cancelled.reply));
     });
 
     it("cancelled while its context is being scrubbed: the scrub still verifies, and the turn gets a fresh context, scrubbed in its turn", async () => {
         const d = core.createConversation({title: "during a scrub"});
-        const first = await core.sendMessage({conversationId: d.id, text: "Once upon a time, a big bear", maxTokens: 16, temperature: 0});
+        const first = asLocalTurn(await core.sendMessage({conversationId: d.id, text: "Once upon a time, a big bear", maxTokens: 16, temperature: 0}));
         const liveContextId = first.isolation!.contextId;
 
         // While the close scrubs d's context, a new turn of d starts and is cancelled at its first prefill step.
         const controller = new AbortController();
-        let during: Promise<LocalTurnResult> | null = null;
+        let during: Promise<TurnOutcome> | null = null;
         let scrubRunning = false;
-        const stop = core.audit.onEvent((event) => {
+        const stop = core.onAuditEvent((event) => {
             if (event.conversationId !== d.id || event.data.contextId !== liveContextId)
                 return;
             if (event.kind === "scrub.started") {
@@ -182,12 +183,12 @@ describe.skipIf(modelPath == null)("a cancelled turn leaves no half-evaluated st
                 scrubRunning = false;
         });
         const closed = await core.closeConversation(d.id);
-        stop();
+        stop.dispose();
         expect(scrubRunning).toBe(false);
         expect(closed).toMatchObject({contextId: liveContextId, verified: true, nonZeroBytes: 0, reason: "close"});
         expect(during).not.toBeNull();
 
-        const cancelled = await during!;
+        const cancelled = asLocalTurn(await during!);
         expect(cancelled).toMatchObject({status: "interrupted", finishReason: "aborted", reply: ""});
         expect(cancelled.isolation!.contextId).not.toBe(liveContextId);
         expect(cancelled.tokens.evaluated).toBe(0); // cancelled before its first step
@@ -197,18 +198,18 @@ describe.skipIf(modelPath == null)("a cancelled turn leaves no half-evaluated st
         // A cancel that arrives while a cancelled turn's own scrub runs: the scrub verifies all the same.
         const again = new AbortController();
         let pieces = 0;
-        const stopAgain = core.audit.onEvent((event) => {
+        const stopAgain = core.onAuditEvent((event) => {
             if (event.conversationId === d.id && event.kind === "scrub.started" && event.data.reason === "abort")
                 again.abort(new Error("cancelled twice"));
         });
-        const twice = await core.sendMessage({conversationId: d.id, text: "Once upon a time, a little fox", maxTokens, temperature: 0}, {
+        const twice = asLocalTurn(await core.sendMessage({conversationId: d.id, text: "Once upon a time, a little fox", maxTokens, temperature: 0}, {
             signal: again.signal,
             onText: () => {
                 if (++pieces === 2)
                     again.abort();
             }
-        });
-        stopAgain();
+        }));
+        stopAgain.dispose();
         expect(twice.status).toBe("interrupted");
         expectScrubbedAndFreed(d.id, twice);
 

@@ -2,7 +2,7 @@ import path from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {connectCoreClient, createInProcessChannelPair, RemoteCallError, type ConnectedCoreClient} from "../../src/core/common/rpc/index.js";
 import {CloudClient} from "../../src/core/node/cloud/CloudClient.js";
-import {SharedCloudSimulator} from "../../src/core/node/cloud/sim/SharedCloudSimulator.js";
+import {SharedCloudSimulator} from "../../tools/cloudSim/SharedCloudSimulator.js";
 import {openCoreHost, type CoreHost} from "../../src/core/node/host/openCoreHost.js";
 import {serveCoreOverChannel} from "../../src/core/node/rpc/serveCoreOverChannel.js";
 import {cloudApiKeySecret} from "../../src/core/node/secrets/CloudKeyStore.js";

@@ -3,11 +3,11 @@ import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import {afterEach, describe, expect, it} from "vitest";
-import {runCliCapturing} from "../../src/cli/spawnCli.js";
+import {runCliCapturing} from "../../tools/spawnCli.js";
 import {toWireError} from "../../src/core/common/errors.js";
 import {Core} from "../../src/core/node/Core.js";
-import {SharedCloudSimulator} from "../../src/core/node/cloud/sim/SharedCloudSimulator.js";
-import type {SharedCloudSimulatorOptions} from "../../src/core/node/cloud/sim/types.js";
+import {SharedCloudSimulator} from "../../tools/cloudSim/SharedCloudSimulator.js";
+import type {SharedCloudSimulatorOptions} from "../../tools/cloudSim/types.js";
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
 import {tempDir} from "../helpers/tempCore.js";
 import {requireTestModel} from "../helpers/testModel.js";
@@ -208,8 +208,8 @@ describe("secrets: the cloud API key and the canaries stay out of logs, crash ou
             {kind: "text", name: "process output", text: output},
             {kind: "text", name: "errors and stacks", text: JSON.stringify(failures)},
             {kind: "text", name: "turn results", text: JSON.stringify(results)},
-            {kind: "text", name: "audit events (ours)", text: JSON.stringify(ours.audit.events({}))},
-            {kind: "text", name: "audit events (victim)", text: JSON.stringify(victim.audit.events({}))}
+            {kind: "text", name: "audit events (ours)", text: JSON.stringify(ours.auditEvents({}))},
+            {kind: "text", name: "audit events (victim)", text: JSON.stringify(victim.auditEvents({}))}
         ], needles);
         expect(describeFindings(logs.findings)).toEqual([]);
 

@@ -3,7 +3,7 @@ import Database from "better-sqlite3";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import type {AuditEvent} from "../../src/core/common/types.js";
 import {connectCoreClient, createInProcessChannelPair, type ConnectedCoreClient} from "../../src/core/common/rpc/index.js";
-import {Core} from "../../src/core/node/Core.js";
+import {type Core} from "../../src/core/node/Core.js";
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
 import {createCoreService, type CoreService} from "../../src/core/node/rpc/createCoreService.js";
 import {serveCoreOverChannel} from "../../src/core/node/rpc/serveCoreOverChannel.js";
@@ -13,6 +13,7 @@ import {openDatabase} from "../../src/core/node/store/openDatabase.js";
 import {runCliGuarded} from "../helpers/runCliGuarded.js";
 import {tempDir} from "../helpers/tempCore.js";
 import {databaseFiles, makeTestCanary, scanForSecrets} from "./helpers/scanForSecrets.js";
+import {openTestCore, servicesOf} from "../helpers/coreServices.js";
 
 /** A second connection that reads the database inside a transaction: its snapshot blocks the WAL checkpoint until `end()`. */
 function pinReader(database: string) {
@@ -75,7 +76,7 @@ describe("a deletion held up by another reader, as the CLI and the app report it
 
         beforeAll(async () => {
             database = path.join(tempDir("deletion-rpc"), "core.db");
-            core = Core.create(await loadLlama(), {database, deletionGraceMs: 200, purge: {retryIntervalMs: 50}});
+            core = openTestCore(await loadLlama(), {database, deletionGraceMs: 200, purge: {retryIntervalMs: 50}});
             service = createCoreService(core);
             const [coreSide, clientSide, close] = createInProcessChannelPair();
             serveCoreOverChannel(service, coreSide);
@@ -92,7 +93,7 @@ describe("a deletion held up by another reader, as the CLI and the app report it
         it("answers purge: pending while a reader holds the database, then the core purges it and emits deletion.purged", async () => {
             const secret = makeTestCanary("rpc-pending");
             const conversation = await client.call("conversations.create", {title: "doomed"});
-            core.store.appendMessage(conversation.id, {role: "user", content: `${secret} `.repeat(40), status: "complete"});
+            servicesOf(core).store.appendMessage(conversation.id, {role: "user", content: `${secret} `.repeat(40), status: "complete"});
             const reader = pinReader(database);
             const result = await client.call("conversations.delete", {conversationId: conversation.id});
             expect(result).toEqual({scrub: null, purge: "pending"});

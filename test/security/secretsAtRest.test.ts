@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import {describe, expect, it} from "vitest";
-import {runCliCapturing} from "../../src/cli/spawnCli.js";
+import {runCliCapturing} from "../../tools/spawnCli.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {tempDir} from "../helpers/tempCore.js";
 import {databaseFiles, makeTestCanary, scanForSecrets, walkFiles, type Needle} from "./helpers/scanForSecrets.js";

@@ -4,7 +4,7 @@ import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {WebSocket} from "ws";
 import {connectCoreClient, type ConnectedCoreClient} from "../../src/core/common/rpc/index.js";
 import {maxRpcMessageBytes} from "../../src/core/common/rpc/maxRpcMessageBytes.js";
-import {webSocketChannel} from "../../src/core/node/rpc/webSocketChannel.js";
+import {webSocketChannel} from "../../src/web/webSocketChannel.js";
 import {RawWebSocket} from "../helpers/rawWebSocket.js";
 import {startWebMode, type WebMode} from "../helpers/startWebMode.js";
 import {tempDir} from "../helpers/tempCore.js";

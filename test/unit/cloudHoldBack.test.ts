@@ -4,8 +4,8 @@ import {CanaryScanner, scanAhead} from "../../src/core/common/cloud/CanaryScanne
 import {FingerprintIndex, type FingerprintMatcher} from "../../src/core/common/cloud/fingerprints.js";
 import type {CloudClient, CloudStreamEvent} from "../../src/core/node/cloud/CloudClient.js";
 import {runGuardedCloudTurn} from "../../src/core/node/cloud/runGuardedCloudTurn.js";
-import {mangleText} from "../../src/core/node/cloud/sim/mangleText.js";
-import {SeededRandom} from "../../src/core/node/cloud/sim/SeededRandom.js";
+import {mangleText} from "../../tools/cloudSim/mangleText.js";
+import {SeededRandom} from "../../tools/cloudSim/SeededRandom.js";
 import {memoryLedger, testFingerprintKey} from "../helpers/cloudFixtures.js";
 import {testSeed} from "../helpers/testSeed.js";
 

@@ -36,7 +36,7 @@ function runPlainNode(root: string, args: string[]) {
 function editDescription(root: string, description: string) {
     const main = path.join(root, "src", "cli", "main.ts");
     const source = fs.readFileSync(main, "utf8");
-    const edited = source.replace(/\.description\("[^"]*"\)/, `.description(${JSON.stringify(description)})`);
+    const edited = source.replace(/description: "[^"]*"/, `description: ${JSON.stringify(description)}`);
     expect(edited).not.toBe(source);
     fs.writeFileSync(main, edited);
 }
@@ -52,7 +52,7 @@ describe("the compiled CLI (bin/cleanroom.cjs)", () => {
         expect(help.stderr).toBe("");
         expect(help.code).toBe(0);
         expect(help.stdout).toMatch(/^Usage: cleanroom \[options\] \[command\]/);
-        for (const command of ["chat", "conversations", "selftest", "models", "sim-cloud", "audit"])
+        for (const command of ["chat", "conversations", "selftest", "models"])
             expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, "m"));
 
         const chatHelp = runPlainNode(root, ["chat", "--help"]);

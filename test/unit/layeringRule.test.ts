@@ -41,4 +41,21 @@ describe("the layering lint rule", () => {
         expect(await layeringProblems("src/cli/probe.ts",
             "import {Core} from \"../core/node/Core.js\";\nimport {z} from \"zod\";\nexport const both = [Core, z];\n")).toEqual([]);
     });
+
+    it("keeps the developer tools out of everything shipped, and lets them use the core and the CLI's helpers", async () => {
+        expect(await layeringProblems("src/core/node/probe.ts",
+            "import {SharedCloudSimulator} from \"../../../tools/cloudSim/SharedCloudSimulator.js\";\nexport const sim = SharedCloudSimulator;\n"))
+            .toEqual([expect.stringContaining("node code may not import tools code")]);
+        expect(await layeringProblems("src/cli/probe.ts",
+            "import {auditEndpoint} from \"../../tools/endpointAudit/auditEndpoint.js\";\nexport const audit = auditEndpoint;\n"))
+            .toEqual([expect.stringContaining("cli code may not import tools code")]);
+        expect(await layeringProblems("tools/probe.ts",
+            "import {Core} from \"../src/core/node/Core.js\";\nimport {reportError} from \"../src/cli/output.js\";\nexport const both = [Core, reportError];\n")).toEqual([]);
+    });
+
+    it("keeps the host adapters in their runtime's folder: the utility process entry may use the core, not Electron", async () => {
+        expect(await layeringProblems("src/utility/probe.ts",
+            "import {openCoreHost} from \"../core/node/host/openCoreHost.js\";\nimport {app} from \"electron\";\nexport const both = [openCoreHost, app];\n"))
+            .toEqual([expect.stringContaining("\"electron\"")]);
+    });
 });

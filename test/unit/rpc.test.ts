@@ -3,11 +3,12 @@ import fc from "fast-check";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {apiMethods, type ApiEventPayload} from "../../src/core/common/api/index.js";
 import {connectCoreClient, createInProcessChannelPair, RemoteCallError, type ConnectedCoreClient} from "../../src/core/common/rpc/index.js";
-import {Core} from "../../src/core/node/Core.js";
+import {type Core} from "../../src/core/node/Core.js";
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
 import {createCoreService, type CoreService} from "../../src/core/node/rpc/createCoreService.js";
 import {serveCoreOverChannel} from "../../src/core/node/rpc/serveCoreOverChannel.js";
 import {tempDir} from "../helpers/tempCore.js";
+import {openTestCore, servicesOf} from "../helpers/coreServices.js";
 
 let core: Core;
 let service: CoreService;
@@ -16,7 +17,7 @@ let closeChannel: () => void;
 
 /** Everything a call could change, read straight from the database. */
 function snapshot() {
-    const db = core.database;
+    const db = servicesOf(core).database;
     return JSON.stringify({
         conversations: db.prepare("SELECT * FROM conversations ORDER BY id").all(),
         messages: db.prepare("SELECT * FROM messages ORDER BY id").all(),
@@ -36,7 +37,7 @@ async function expectRefused(method: string, input: unknown) {
 
 beforeAll(async () => {
     // No model: the contract and the door are tested without generation.
-    core = Core.create(await loadLlama(), {database: path.join(tempDir("rpc"), "rpc.db")});
+    core = openTestCore(await loadLlama(), {database: path.join(tempDir("rpc"), "rpc.db")});
     service = createCoreService(core);
     const [coreSide, clientSide, close] = createInProcessChannelPair();
     serveCoreOverChannel(service, coreSide);
@@ -139,10 +140,10 @@ describe("in-process transport", () => {
 
     it("a regenerate refused before it starts (Retry locally without a model) puts the prompt and the blocked reply back", async () => {
         const conversation = await client.call("conversations.create", {policy: "cloud-allowed"});
-        core.store.appendMessage(conversation.id, {role: "user", content: "What is in the ledger?", status: "complete"});
-        const reply = core.store.appendMessage(conversation.id, {role: "assistant", content: "", status: "streaming", route: "cloud", routeReason: "the user asked for the cloud"});
+        servicesOf(core).store.appendMessage(conversation.id, {role: "user", content: "What is in the ledger?", status: "complete"});
+        const reply = servicesOf(core).store.appendMessage(conversation.id, {role: "assistant", content: "", status: "streaming", route: "cloud", routeReason: "the user asked for the cloud"});
         const verdict = {kind: "foreign-canary" as const, blocked: true, detail: "The reply carried another install's canary.", findings: []};
-        core.store.finishMessage(reply.id, {content: "", status: "blocked", verdict});
+        servicesOf(core).store.finishMessage(reply.id, {content: "", status: "blocked", verdict});
         const before = (await client.call("conversations.get", {conversationId: conversation.id})).messages;
 
         const error = await client.call("chat.regenerate", {conversationId: conversation.id, route: "local"}).catch((caught: unknown) => caught);
@@ -172,7 +173,7 @@ describe("in-process transport", () => {
         });
         expect(updated).toMatchObject({threads: 1, contextSize: 2048, cloud: {endpoint: "https://cloud.example/v1", model: "big-model", fallback: true, apiKeyStored: true}});
         expect(JSON.stringify(updated)).not.toContain("sk-secret-value");
-        expect(JSON.stringify(core.settings.all())).not.toContain("sk-secret-value");
+        expect(JSON.stringify(servicesOf(core).settings.all())).not.toContain("sk-secret-value");
 
         const cleared = await client.call("settings.set", {threads: null, cloudApiKey: null});
         expect(cleared.threads).toBeNull();

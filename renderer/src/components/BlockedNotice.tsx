@@ -1,4 +1,4 @@
-import type {MessageView as Message} from "../../../src/core/common/api/index.js";
+import type {Message} from "../../../src/core/common/types.js";
 
 const verdictLabels: Record<string, string> = {
     "foreign-canary": "Another tenant's data",

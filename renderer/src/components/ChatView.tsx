@@ -1,5 +1,5 @@
 import {useEffect, useRef} from "react";
-import type {MessageView as Message} from "../../../src/core/common/api/index.js";
+import type {Message} from "../../../src/core/common/types.js";
 import type {Conversation, ConversationPolicy, RouteRequest} from "../../../src/core/common/types.js";
 import {cloudUsable, type CloudAccess} from "../cloudAccess.js";
 import {Composer} from "./Composer.js";

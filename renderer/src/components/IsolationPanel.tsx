@@ -1,4 +1,4 @@
-import type {CanaryCounts, IsolationReportView} from "../../../src/core/common/api/index.js";
+import type {CanaryCounts, IsolationReport} from "../../../src/core/common/api/index.js";
 import type {ScrubReport} from "../../../src/core/common/types.js";
 import {formatBytes, formatCount, formatTime, shortId} from "../format.js";
 import {AuditTimeline} from "./AuditTimeline.js";
@@ -6,7 +6,7 @@ import {AuditTimeline} from "./AuditTimeline.js";
 export type PreviousSession = {title: string, scrub: ScrubReport, at: number};
 
 /** What isolation looks like for the open conversation: its context, scrubs, routes, canaries and audit trail. */
-export function IsolationPanel({report, previous}: {report: IsolationReportView | null, previous: PreviousSession | null}) {
+export function IsolationPanel({report, previous}: {report: IsolationReport | null, previous: PreviousSession | null}) {
     return (
         <section className="isolation" aria-label="Isolation">
             <h2 className="panel-title">Isolation</h2>
@@ -23,7 +23,7 @@ export function IsolationPanel({report, previous}: {report: IsolationReportView 
     );
 }
 
-function ReportBody({report}: {report: IsolationReportView}) {
+function ReportBody({report}: {report: IsolationReport}) {
     const {live, lastScrub, canaries} = report;
     return (
         <>

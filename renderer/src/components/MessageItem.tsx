@@ -1,5 +1,5 @@
 import {useState} from "react";
-import type {MessageView as Message} from "../../../src/core/common/api/index.js";
+import type {Message} from "../../../src/core/common/types.js";
 import {BlockedNotice} from "./BlockedNotice.js";
 import {Markdown} from "./Markdown.js";
 import {MessageMeta} from "./MessageMeta.js";

@@ -1,4 +1,4 @@
-import type {MessageView as Message} from "../../../src/core/common/api/index.js";
+import type {Message} from "../../../src/core/common/types.js";
 
 const statusLabels: Record<Message["status"], string | null> = {
     complete: null,

@@ -1,5 +1,5 @@
 import {useCallback, useEffect, useRef, useState} from "react";
-import type {IsolationReportView} from "../../../src/core/common/api/index.js";
+import type {IsolationReport} from "../../../src/core/common/api/index.js";
 import type {AppCoreClient} from "../transport/AppCoreClient.js";
 import {useCoreEvent} from "./useCoreEvent.js";
 
@@ -7,7 +7,7 @@ const refreshDelayMs = 250;
 
 /** The open conversation's isolation report, refreshed shortly after each of its audit events. */
 export function useIsolationReport(client: AppCoreClient, conversationId: string | null) {
-    const [report, setReport] = useState<IsolationReportView | null>(null);
+    const [report, setReport] = useState<IsolationReport | null>(null);
     const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
 
     const refresh = useCallback(async () => {

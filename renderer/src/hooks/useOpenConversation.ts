@@ -1,5 +1,6 @@
 import {useCallback, useEffect, useState} from "react";
-import type {ApiOutput, MessageView as Message, TurnResult} from "../../../src/core/common/api/index.js";
+import type {ApiOutput, TurnResult} from "../../../src/core/common/api/index.js";
+import type {Message} from "../../../src/core/common/types.js";
 import type {RouteRequest} from "../../../src/core/common/types.js";
 import type {AppCoreClient} from "../transport/AppCoreClient.js";
 import {useCoreEvent} from "./useCoreEvent.js";
@@ -116,6 +117,6 @@ function appendText(messages: Message[], messageId: number, text: string): Messa
 
 function markBlocked(messages: Message[], result: TurnResult): Message[] {
     return messages.map((message) => message.id !== result.assistantMessageId ? message : {
-        ...message, content: "", status: "blocked", verdict: result.cloud?.verdict ?? message.verdict ?? null
+        ...message, content: "", status: "blocked", verdict: (result.route === "cloud" ? result.cloud.verdict : null) ?? message.verdict ?? null
     });
 }

@@ -3,9 +3,10 @@ import {Option, type Command} from "commander";
 import {
     CloudContextLimitSchema, ContextSizeSchema, MaxTokensSchema, MessageTextSchema, SeedSchema, TemperatureSchema, ThreadsSchema
 } from "../../core/common/api/limits.js";
+import {catchScrubFault} from "../../core/common/catchScrubFault.js";
 import {CleanroomError, isCleanroomError} from "../../core/common/errors.js";
 import {titleFromText} from "../../core/common/titleFromText.js";
-import {ConversationIdSchema, ConversationSettingsSchema} from "../../core/common/types.js";
+import {ConversationIdSchema, ConversationSettingsSchema, type CloudTurnResult, type ScrubReport} from "../../core/common/types.js";
 import type {Core} from "../../core/node/Core.js";
 import {numberOption, textOption} from "../optionParsers.js";
 import {exitCodes, printJson, reportError} from "../output.js";
@@ -59,7 +60,7 @@ export function registerChatCommand(program: Command) {
                 if (options.cloud === true) {
                     if (options.endpoint == null || options.cloudModel == null || options.prompt == null)
                         throw new CleanroomError("INVALID_INPUT", "--cloud needs --endpoint <base-url>, --cloud-model <name> and --prompt <text>.");
-                    core = await openCore({db: options.db, threads: options.threads, contextSize: options.contextSize, cloud: {settingsOverride: {
+                    core = await openCore({db: options.db, threads: options.threads, contextSize: options.contextSize, json, cloud: {settingsOverride: {
                         endpoint: options.endpoint, model: options.cloudModel, fallback: true, contextLimit: options.contextLimit ?? null
                     }}});
                     if (modelPath != null)
@@ -73,7 +74,7 @@ export function registerChatCommand(program: Command) {
                 if (json && options.prompt == null)
                     throw new CleanroomError("INVALID_INPUT", "--json needs --prompt <text>: interactive chat prints text, not JSON.", {option: "--json"});
 
-                core = await openCore({db: options.db, threads: options.threads, contextSize: options.contextSize});
+                core = await openCore({db: options.db, threads: options.threads, contextSize: options.contextSize, json});
                 await core.loadModel(modelPath);
                 const conversationId = ensureConversation(core, options);
                 if (options.prompt != null)
@@ -89,7 +90,7 @@ export function registerChatCommand(program: Command) {
 }
 
 function ensureConversation(core: Core, options: ChatOptions, policy: "local" | "cloud-allowed" = "local") {
-    if (options.conversation != null && core.store.find(options.conversation) != null)
+    if (options.conversation != null && core.findConversation(options.conversation) != null)
         return options.conversation;
 
     const title = options.prompt != null ? titleFromText(options.prompt, {fallback: "Terminal chat"}) : "Terminal chat";
@@ -105,7 +106,13 @@ async function singleTurn(core: Core, conversationId: string, options: ChatOptio
     const result = await core.sendMessage({
         conversationId, text: options.prompt!, maxTokens: options.maxTokens, temperature: options.temperature, seed: options.seed
     }, {onText: json ? undefined : (piece) => process.stdout.write(piece)});
-    const scrub = await core.closeConversation(conversationId, "close");
+    if (result.route === "cloud") {
+        // An existing conversation that allows the cloud, with the fallback on: the local engine could not serve it.
+        reportCloudTurn(result, json);
+        return;
+    }
+    // A scrub that cannot be verified is thrown (and the CLI exits 4), after the reply is printed.
+    const {value: scrub, fault} = await catchScrubFault(core.closeConversation(conversationId, "close"));
 
     if (json)
         printJson({
@@ -118,25 +125,29 @@ async function singleTurn(core: Core, conversationId: string, options: ChatOptio
             tokens: result.tokens,
             history: result.history,
             timings: result.timings,
-            isolation: {...result.isolation!, scrub}
+            isolation: {...result.isolation, scrub}
         });
     else {
         process.stdout.write("\n");
-        process.stderr.write(describeScrub(scrub) + "\n");
+        if (fault == null)
+            process.stderr.write(describeScrub(scrub) + "\n");
     }
-
-    if (scrub != null && !scrub.verified)
-        process.exitCode = exitCodes.securityFault;
+    if (fault != null)
+        throw fault;
 }
 
 async function cloudTurn(core: Core, conversationId: string, options: ChatOptions, json: boolean) {
     const result = await core.sendMessage({
         conversationId, text: options.prompt!, maxTokens: options.maxTokens, temperature: options.temperature, seed: options.seed, route: "cloud"
     }, {onText: json ? undefined : (piece) => process.stdout.write(piece)});
-    const cloud = result.cloud!;
+    reportCloudTurn(result, json);
+}
+
+function reportCloudTurn(result: CloudTurnResult, json: boolean) {
+    const {cloud} = result;
     if (json)
         printJson({
-            conversationId,
+            conversationId: result.conversationId,
             route: result.route,
             routeReason: result.routeReason,
             blocked: cloud.blocked,
@@ -201,14 +212,17 @@ async function interactive(core: Core, conversationId: string, options: ChatOpti
                     {conversationId, text, maxTokens: options.maxTokens, temperature: options.temperature, seed: options.seed},
                     {signal: generation.signal, onText: (piece) => process.stdout.write(piece)}
                 );
-                if (result.finishReason === "aborted")
+                if (result.route === "local" && result.finishReason === "aborted")
                     process.stdout.write(" (stopped)");
             } catch (error) {
                 if (isCleanroomError(error, "GENERATION_ABORTED"))
                     process.stdout.write(" (stopped)");
                 else {
+                    // The conversation goes on after a failed turn; a security fault (exit 4) stays reported.
+                    const exitCode = process.exitCode;
                     reportError(error, false);
-                    process.exitCode = 0;
+                    if (process.exitCode !== exitCodes.securityFault)
+                        process.exitCode = exitCode;
                 }
             } finally {
                 generation = null;
@@ -218,19 +232,20 @@ async function interactive(core: Core, conversationId: string, options: ChatOpti
     } finally {
         process.off("SIGINT", stop);
         terminal.close();
+        // A scrub that cannot be verified is thrown here (reported by the command, exit 4).
         const scrub = await core.closeConversation(conversationId, "close");
         // A stopped reply ends its session at once (its half-done KV state is scrubbed then), so
-        // the proof to show may be that earlier scrub.
+        // the proof to show may be that earlier scrub; if it failed, that was reported when the reply stopped.
         const earlier = scrub == null ? core.lastScrubReport(conversationId) : null;
-        process.stderr.write(describeScrub(scrub ?? earlier, earlier != null) + "\n");
+        if (earlier == null || earlier.verified)
+            process.stderr.write(describeScrub(scrub ?? earlier, earlier != null) + "\n");
     }
 }
 
-function describeScrub(scrub: Awaited<ReturnType<Core["closeConversation"]>>, whenStopped = false) {
+/** A verified scrub (an unverified one is a `ScrubUnverifiedError`, reported as an error). */
+function describeScrub(scrub: ScrubReport | null, whenStopped = false) {
     if (scrub == null)
         return "Session ended (no context was open).";
-    if (!scrub.verified)
-        return `SECURITY FAULT: the KV scrub of ${scrub.contextId} could not be verified (${scrub.nonZeroBytes} non-zero bytes); the context was discarded.`;
 
     const when = whenStopped ? ", when the last reply was stopped" : "";
     return `Session ended: ${scrub.kvCells} KV cells zeroed, ${scrub.bytesChecked} bytes read back, ${scrub.nonZeroBytes} non-zero (${scrub.durationMs.toFixed(1)} ms${when}).`;

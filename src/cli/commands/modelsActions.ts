@@ -1,55 +1,28 @@
 import fs from "node:fs";
 import path from "node:path";
-import {CleanroomError, toWireError} from "../../core/common/errors.js";
-import type {CatalogEntry, DownloadProgress, ModelFit, RegisteredModel} from "../../core/common/models.js";
-import {loadLlama} from "../../core/node/engine/loadLlama.js";
-import {defaultModelsDir} from "../../core/node/models/defaultModelsDir.js";
-import {detectInstalledModels} from "../../core/node/models/detectInstalledModels.js";
-import {estimateCatalogFit, estimateModelFit} from "../../core/node/models/estimateModelFit.js";
-import {importModelFile} from "../../core/node/models/importModelFile.js";
-import {ModelCatalog} from "../../core/node/models/ModelCatalog.js";
-import {ModelDownloader} from "../../core/node/models/ModelDownloader.js";
+import {CleanroomError} from "../../core/common/errors.js";
+import type {DownloadProgress, ModelFit} from "../../core/common/models.js";
+import {defaultModelsDir} from "../../core/node/appPaths.js";
+import {ModelLibrary, type ModelLibraryOptions} from "../../core/node/models/ModelLibrary.js";
 import {formatBytes} from "../../core/common/formatBytes.js";
-import {ModelRegistry} from "../../core/node/models/ModelRegistry.js";
 import {formatDuration} from "../formatDuration.js";
 import {formatTable} from "../formatTable.js";
 import {renderProgressBar} from "../renderProgressBar.js";
 import type {DownloadOptions, JsonOption, ModelsCommandIo} from "./models.js";
 
-function openRegistry() {
-    return ModelRegistry.open(defaultModelsDir());
+/** The models folder's library, as the app's core has it; the CLI runs its downloads in the foreground. */
+function openLibrary(options: Omit<ModelLibraryOptions, "dir"> = {}) {
+    return new ModelLibrary({dir: defaultModelsDir(), ...options}, () => undefined);
 }
 
 async function listModels(io: ModelsCommandIo, options: JsonOption) {
-    const registry = openRegistry();
-    const catalog = ModelCatalog.load();
-    const llama = await loadLlama();
-    const defaultId = registry.defaultModel()?.id ?? null;
-
-    const installed: Array<RegisteredModel & {isDefault: boolean, present: boolean, fit: ModelFit | null, problem: string | null}> = [];
-    for (const model of registry.list()) {
-        const present = fs.existsSync(model.path);
-        let fit: ModelFit | null = null;
-        let problem: string | null = present ? null : "the file is missing";
-        if (present)
-            try {
-                fit = await estimateModelFit(llama, model.path);
-            } catch (error) {
-                problem = toWireError(error).message;
-            }
-        installed.push({...model, isDefault: model.id === defaultId, present, fit, problem});
-    }
-    const catalogRows = await Promise.all(catalog.entries.map(async (entry) => {
-        const local = installed.find((model) => model.catalogId === entry.id && model.present);
-        const fit = local?.fit ?? estimateCatalogFit(entry);
-        return {...entry, installedAs: local?.id ?? null, fit};
-    }));
+    const {modelsDir, defaultModelId: defaultId, installed, catalog: catalogRows} = await openLibrary().list(null);
 
     if (options.json === true) {
-        io.stdout(JSON.stringify({modelsDir: registry.modelsDir, defaultModel: defaultId, installed, catalog: catalogRows}, null, 2) + "\n");
+        io.stdout(JSON.stringify({modelsDir, defaultModel: defaultId, installed, catalog: catalogRows}, null, 2) + "\n");
         return;
     }
-    io.stdout(`Models folder: ${registry.modelsDir}\n\nInstalled (* the default):\n`);
+    io.stdout(`Models folder: ${modelsDir}\n\nInstalled (* the default):\n`);
     if (installed.length === 0)
         io.stdout("  (none: download one below, or try `models detect`)\n");
     else
@@ -94,49 +67,34 @@ function describeFit(fit: ModelFit | null, problem: string | null) {
 }
 
 async function downloadCommand(io: ModelsCommandIo, ref: string, options: DownloadOptions) {
-    const catalog = ModelCatalog.load();
-    const entry: CatalogEntry | undefined = catalog.get(ref);
-    const isUrl = /^(https?:\/\/|hf:)/i.test(ref);
-    if (entry == null && !isUrl)
+    const library = openLibrary({
+        downloader: {partialOnDiskFull: options.keepPartial === true ? "keep" : "delete", fetcher: {allowLoopback: options.allowLoopback === true}}
+    });
+    const catalog = library.catalog();
+    const entry = catalog.get(ref);
+    if (entry == null && !/^(https?:\/\/|hf:)/i.test(ref))
         throw new CleanroomError("INVALID_INPUT", `"${ref}" is neither a catalog id (${catalog.entries.map((known) => known.id).join(", ")}) nor an https:// or hf: URL.`, {ref});
-
-    const givenSha = options.sha256?.toLowerCase();
-    if (givenSha != null && !/^[0-9a-f]{64}$/.test(givenSha))
+    const sha256 = options.sha256?.toLowerCase();
+    if (sha256 != null && !/^[0-9a-f]{64}$/.test(sha256))
         throw new CleanroomError("INVALID_INPUT", "--sha256 must be 64 hex digits.", {sha256: options.sha256 ?? ""});
-    if (entry?.sha256 != null && givenSha != null && givenSha !== entry.sha256)
-        throw new CleanroomError("INVALID_INPUT", `--sha256 differs from the catalog's checksum for ${entry.id} (${entry.sha256}).`, {id: entry.id});
-
-    const sha256 = givenSha ?? entry?.sha256 ?? null;
-    if (sha256 == null && options.json !== true)
+    if ((sha256 ?? entry?.sha256) == null && options.json !== true)
         io.stderr("Warning: no SHA-256 to check against; only the size and the GGUF header will be verified.\n");
 
-    const registry = openRegistry();
-    const downloader = new ModelDownloader({
-        dir: options.dir ?? registry.modelsDir, partialOnDiskFull: options.keepPartial === true ? "keep" : "delete", fetcher: {allowLoopback: options.allowLoopback === true}
-    });
     const controller = new AbortController();
     const release = (io.onInterrupt ?? hookSigint)(() => controller.abort());
     const bar = options.json === true ? null : createProgressBar(io);
-    let result;
+    let downloaded;
     try {
-        result = await downloader.download({
-            url: entry?.url ?? ref,
-            fileName: entry?.fileName,
-            sha256,
-            expectedBytes: entry?.fileBytes ?? null,
-            signal: controller.signal,
-            onProgress: bar ?? undefined
+        downloaded = await library.download(entry != null ? {catalogId: entry.id, sha256} : {url: ref, sha256}, {
+            dir: options.dir, signal: controller.signal, onProgress: bar ?? undefined
         });
     } finally {
         release();
         if (bar != null)
             bar.finish();
     }
-
-    const llama = await loadLlama();
-    const model = await importModelFile(llama, registry, result.path, {
-        origin: "download", name: entry?.name, catalogId: entry?.id ?? null, sha256: result.sha256, sourceRef: entry?.url ?? ref
-    });
+    const {model, download: result} = downloaded;
+    const registry = library.registry;
     const madeDefault = registry.defaultModel() == null;
     if (madeDefault)
         registry.setDefault(model.id);
@@ -155,38 +113,22 @@ async function downloadCommand(io: ModelsCommandIo, ref: string, options: Downlo
 }
 
 async function importCommand(io: ModelsCommandIo, file: string, options: JsonOption & {name?: string}) {
-    const registry = openRegistry();
-    const llama = await loadLlama();
-    const model = await importModelFile(llama, registry, file, {name: options.name});
-    const madeDefault = registry.defaultModel() == null;
+    const library = openLibrary();
+    const model = await library.importFile(path.resolve(file), options.name);
+    const madeDefault = library.registry.defaultModel() == null;
     if (madeDefault)
-        registry.setDefault(model.id);
-    const fit = await estimateModelFit(llama, model.path);
+        library.registry.setDefault(model.id);
+    const {fit, problem} = await library.installedModel(model);
     if (options.json === true) {
-        io.stdout(JSON.stringify({model, fit, isDefault: madeDefault || registry.defaultModel()?.id === model.id}, null, 2) + "\n");
+        io.stdout(JSON.stringify({model, fit, isDefault: madeDefault || library.registry.defaultModel()?.id === model.id}, null, 2) + "\n");
         return;
     }
     io.stdout(`Imported ${model.path} as ${model.id} (used in place, not copied)${madeDefault ? "; it is now the default model" : ""}.\n` +
-        `${describeFit(fit, null)}\n`);
+        `${describeFit(fit, problem)}\n`);
 }
 
 async function detectCommand(io: ModelsCommandIo, options: JsonOption & {home?: string, add?: boolean}) {
-    const result = detectInstalledModels(options.home != null ? {home: path.resolve(options.home)} : {});
-    const added: RegisteredModel[] = [];
-    const rejected: Array<{path: string, code: string, message: string}> = [];
-    if (options.add === true) {
-        const registry = openRegistry();
-        const llama = await loadLlama();
-        for (const found of result.models)
-            try {
-                added.push(await importModelFile(llama, registry, found.path, {
-                    origin: found.app, name: found.names[0]!.replace(/\.gguf$/i, ""), sourceRef: found.names.join(", ")
-                }));
-            } catch (error) {
-                const wire = toWireError(error);
-                rejected.push({path: found.path, code: wire.code, message: wire.message});
-            }
-    }
+    const {added, rejected, ...result} = await openLibrary(options.home != null ? {appsHome: path.resolve(options.home)} : {}).detect({add: options.add === true});
 
     if (options.json === true) {
         io.stdout(JSON.stringify({...result, ...(options.add === true ? {added, rejected} : {})}, null, 2) + "\n");
@@ -204,13 +146,14 @@ async function detectCommand(io: ModelsCommandIo, options: JsonOption & {home?: 
         io.stdout(`skipped  ${skip.path}: ${skip.reason}\n`);
     if (options.add === true)
         io.stdout(`Registered ${added.length} (used in place)${rejected.length > 0 ? `; ${rejected.length} refused:` : "."}\n` +
-            rejected.map((reject) => `  ${reject.path}: ${reject.message}\n`).join(""));
+            rejected.map((reject) => `  ${reject.path}: ${reject.error.message}\n`).join(""));
     else if (result.models.length > 0)
         io.stdout("Use one with `models import <path>` or `models default <path>`, or register all with `models detect --add`.\n");
 }
 
 async function defaultCommand(io: ModelsCommandIo, ref: string | undefined, options: JsonOption) {
-    const registry = openRegistry();
+    const library = openLibrary();
+    const registry = library.registry;
     if (ref == null) {
         const current = registry.defaultModel();
         if (options.json === true)
@@ -222,11 +165,11 @@ async function defaultCommand(io: ModelsCommandIo, ref: string | undefined, opti
 
     let model = registry.resolve(ref);
     if (model == null) {
-        if (ModelCatalog.load().get(ref) != null)
+        if (library.catalog().get(ref) != null)
             throw new CleanroomError("MODEL_NOT_FOUND", `Catalog model ${ref} is not downloaded yet: run \`models download ${ref}\` first.`, {ref});
         if (!fs.existsSync(ref))
             throw new CleanroomError("MODEL_NOT_FOUND", `"${ref}" is not a registered model, a catalog id or an existing file.`, {ref});
-        model = await importModelFile(await loadLlama(), registry, ref);
+        model = await library.importFile(path.resolve(ref));
     }
     registry.setDefault(model.id);
     if (options.json === true)
@@ -236,8 +179,7 @@ async function defaultCommand(io: ModelsCommandIo, ref: string | undefined, opti
 }
 
 async function removeCommand(io: ModelsCommandIo, id: string, options: JsonOption) {
-    const registry = openRegistry();
-    if (!registry.remove(id))
+    if (!openLibrary().registry.remove(id))
         throw new CleanroomError("MODEL_NOT_FOUND", `No registered model "${id}".`, {id});
     io.stdout(options.json === true ? JSON.stringify({removed: id}) + "\n" : `Forgot ${id} (its file was left in place).\n`);
 }

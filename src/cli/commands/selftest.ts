@@ -4,7 +4,7 @@ import {exitCodes, printJson, reportError} from "../output.js";
 import {formatTable} from "../formatTable.js";
 import {numberOption} from "../optionParsers.js";
 import {ContextSizeSchema, MaxTokensSchema, ThreadsSchema} from "../../core/common/api/limits.js";
-import {runCli} from "../spawnCli.js";
+import {runCliForOutput} from "../cliCommand.js";
 import {CleanroomError} from "../../core/common/errors.js";
 
 export function registerSelfTestCommand(program: Command) {
@@ -26,7 +26,7 @@ export function registerSelfTestCommand(program: Command) {
                     modelPath,
                     threads: options.threads,
                     contextSize: options.contextSize,
-                    probeInFreshProcess: async (request) => JSON.parse(await runCli([
+                    probeInFreshProcess: async (request) => JSON.parse(await runCliForOutput([
                         "selftest-probe", "--model", modelPath, "--threads", String(request.threads),
                         "--context-size", String(request.contextSize), "--system", request.systemPrompt,
                         "--prompt", request.prompt, "--max-tokens", String(request.maxTokens)

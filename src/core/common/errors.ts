@@ -129,15 +129,24 @@ export class InsecureCloudEndpointError extends CleanroomError {
     }
 }
 
+/**
+ * A session's KV scrub could not be verified (cells read back non-zero, or the read-back failed).
+ * The context is discarded, never reused; every front end shows this message, the CLI exits 4.
+ */
 export class ScrubUnverifiedError extends CleanroomError {
-    public constructor(contextId: string, reason: string, nonZeroBytes: number) {
+    public readonly contextId: string;
+
+    public constructor({contextId, failure, nonZeroBytes}: {contextId: string, failure: string | null, nonZeroBytes: number}, cause?: unknown) {
+        const reason = failure ?? `${nonZeroBytes} non-zero bytes read back`;
         super(
             "SCRUB_UNVERIFIED",
             `Security fault: the KV scrub of context ${contextId} could not be verified (${reason}). ` +
             "The context was discarded and will not be reused.",
-            {contextId, reason, nonZeroBytes}
+            {contextId, reason, nonZeroBytes},
+            {cause}
         );
         this.name = "ScrubUnverifiedError";
+        this.contextId = contextId;
     }
 }
 

@@ -1,5 +1,9 @@
 import {z} from "zod";
 import {MaxTokensSchema, SeedSchema, TemperatureSchema} from "./api/limits.js";
+import type {
+    AuditEventSchema, CloudTurnInfoSchema, CloudTurnViewSchema, CloudVerdictSchema, ConversationSchema, ConversationSummarySchema,
+    DroppedHistorySchema, IsolationInfoSchema, LocalTurnViewSchema, MessageSchema, ScrubReportSchema
+} from "./api/schemas.js";
 
 /**
  * The one rule for conversation ids, applied at every door (CLI, RPC, store): an id the store
@@ -52,112 +56,35 @@ export type RouteRequest = z.infer<typeof RouteRequestSchema>;
 export const CloudVerdictKindSchema = z.enum(["cross-request", "foreign-canary", "fingerprint", "truncation"]);
 export type CloudVerdictKind = z.infer<typeof CloudVerdictKindSchema>;
 
-/** Why a cloud reply was blocked or flagged. Holds kinds, offsets and lengths: never the text. */
-export type CloudVerdict = {
-    kind: CloudVerdictKind,
-    blocked: boolean,
-    detail: string,
-    findings: Array<{kind: string, start: number, end: number}>
-};
+// The shapes below cross the API: each is its zod schema's type (`./api/schemas.ts`), written once.
 
-export type Message = {
-    id: number,
-    conversationId: ConversationId,
-    role: MessageRole,
-    content: string,
-    status: MessageStatus,
-    route: Route | null,
-    routeReason: string | null,
-    tokens: number | null,
-    /** Set on cloud replies that were blocked or flagged. */
-    verdict?: CloudVerdict | null,
-    createdAt: number,
-    updatedAt: number
-};
-
-export type Conversation = {
-    id: ConversationId,
-    title: string,
-    policy: ConversationPolicy,
-    settings: ConversationSettings,
-    createdAt: number,
-    updatedAt: number
-};
-
-export type ConversationSummary = Conversation & {messageCount: number};
-
-export type ScrubReport = {
-    contextId: string,
-    kvCells: number,
-    layers: number,
-    /** Bytes of K/V payload written as zeros. */
-    bytesZeroed: number,
-    /** Bytes of K/V payload read back and checked. */
-    bytesChecked: number,
-    nonZeroBytes: number,
-    cellsReadBack: number,
-    verified: boolean,
-    durationMs: number,
-    reason: SessionEndReason,
-    /**
-     * Where the KV layout the scrub used came from: learned at model load, cached by an earlier load
-     * (proved again by this scrub), or learned again because this scrub contradicted the cached one.
-     * Absent from scrubs recorded before the KV layout was cached.
-     */
-    layoutSource?: "learned" | "cached" | "relearned"
-};
+export type CloudVerdict = z.infer<typeof CloudVerdictSchema>;
+export type Message = z.infer<typeof MessageSchema>;
+export type Conversation = z.infer<typeof ConversationSchema>;
+export type ConversationSummary = z.infer<typeof ConversationSummarySchema>;
+export type ScrubReport = z.infer<typeof ScrubReportSchema>;
 
 /** Why a session ended; `abort`: its turn was cancelled, `fault`: its turn failed (the half-evaluated context is never reused). */
 export const SessionEndReasonSchema = z.enum(["close", "delete", "evict", "idle", "unload", "shutdown", "abort", "fault", "selftest"]);
 export type SessionEndReason = z.infer<typeof SessionEndReasonSchema>;
 
-export type AuditEvent = {
-    id: number,
-    conversationId: ConversationId | null,
-    at: number,
-    kind: string,
-    data: Record<string, unknown>
-};
+export type AuditEvent = z.infer<typeof AuditEventSchema>;
+export type IsolationInfo = z.infer<typeof IsolationInfoSchema>;
+export type DroppedHistory = z.infer<typeof DroppedHistorySchema>;
+export type CloudTurnInfo = z.infer<typeof CloudTurnInfoSchema>;
 
-export type IsolationInfo = {
-    contextId: string,
-    kvCells: number,
-    kvBytes: number,
-    threads: number
-};
-
-export type DroppedHistory = {
-    /** Messages left out of the model's window by the `drop-oldest` policy (still kept in the database). */
-    droppedMessages: number,
-    droppedTokens: number
-};
-
-export type LocalTurnResult = {
-    conversationId: ConversationId,
-    route: Route,
-    routeReason: string,
-    userMessageId: number,
-    assistantMessageId: number,
+/** A turn the local engine served: what `turn.finished` carries, with the reply's text. */
+export type LocalTurnResult = z.infer<typeof LocalTurnViewSchema> & {
     reply: string,
-    status: MessageStatus,
-    tokens: {prompt: number, evaluated: number, reused: number, generated: number},
-    finishReason: "stop" | "maxTokens" | "aborted",
-    history: DroppedHistory,
-    /** The local context that served the turn; null for a cloud turn. */
-    isolation: IsolationInfo | null,
-    timings: {firstTokenMs: number | null, totalMs: number, tokensPerSecond: number | null},
-    /** Only for cloud turns. */
-    cloud?: CloudTurnInfo
+    /** [token, probability] of the first generated token, when the turn was asked to keep them. */
+    firstTokenProbabilities?: Array<[number, number]>
 };
 
-export type CloudTurnInfo = {
-    requestId: string,
-    blocked: boolean,
-    verdict: CloudVerdict | null,
-    warnings: string[],
-    canariesPlanted: number,
-    /** Ours, as the endpoint's tokenizer counts them (`countedBy: "endpoint"`) or as we estimate; what the server reported. */
-    promptTokens: {ours: number, reported: number | null, countedBy: "endpoint" | "estimate"},
-    model: string | null,
-    finishReason: string | null
+/** A turn the shared cloud served, canary-checked: what `turn.finished` carries, with the reply's text and the whole cloud report. */
+export type CloudTurnResult = Omit<z.infer<typeof CloudTurnViewSchema>, "cloud"> & {
+    reply: string,
+    cloud: CloudTurnInfo
 };
+
+/** What a turn returns: a local or a cloud turn, told apart by `route`. */
+export type TurnOutcome = LocalTurnResult | CloudTurnResult;

@@ -1,23 +1,34 @@
 import os from "node:os";
 import path from "node:path";
+import envPaths from "env-paths";
 
 /**
- * Where Cleanroom keeps its data: `$CLEANROOM_HOME` when set, else the platform's per-user
- * application data folder.
+ * Where Cleanroom keeps its data: `$CLEANROOM_HOME` when set; else the platform's per-user data
+ * folder as `env-paths` finds it: `$XDG_DATA_HOME/cleanroom` (default `~/.local/share/cleanroom`)
+ * on Linux, `~/Library/Application Support/Cleanroom` on macOS, `%LOCALAPPDATA%\Cleanroom\Data` on
+ * Windows. A relative `XDG_DATA_HOME` is ignored, as the XDG spec says. The one place that decides
+ * it: the database, the models folder and the desktop launcher's records all live below it.
  */
 export function appDataDir(): string {
-    if (process.env.CLEANROOM_HOME != null && process.env.CLEANROOM_HOME !== "")
-        return path.resolve(process.env.CLEANROOM_HOME);
+    const home = process.env.CLEANROOM_HOME;
+    if (home != null && home !== "")
+        return path.resolve(home);
 
-    const home = os.homedir();
-    if (process.platform === "darwin")
-        return path.join(home, "Library", "Application Support", "Cleanroom");
-    if (process.platform === "win32")
-        return path.join(process.env.APPDATA ?? path.join(home, "AppData", "Roaming"), "Cleanroom");
+    const linux = process.platform !== "darwin" && process.platform !== "win32";
+    const name = linux ? "cleanroom" : "Cleanroom";
+    const xdgDataHome = process.env.XDG_DATA_HOME;
+    if (linux && xdgDataHome != null && xdgDataHome !== "" && !path.isAbsolute(xdgDataHome))
+        return path.join(os.homedir(), ".local", "share", name);
 
-    return path.join(process.env.XDG_DATA_HOME ?? path.join(home, ".local", "share"), "cleanroom");
+    return envPaths(name, {suffix: ""}).data;
 }
 
+/** The SQLite file of conversations, settings and the audit log. */
 export function defaultDatabasePath() {
     return path.join(appDataDir(), "cleanroom.db");
+}
+
+/** The models folder, where downloads go and where `registry.json` lives. */
+export function defaultModelsDir() {
+    return path.join(appDataDir(), "models");
 }

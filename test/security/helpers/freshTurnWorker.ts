@@ -3,6 +3,7 @@
 // Used to show that a turn after a cancelled one depends on the stored history only.
 import {Core} from "../../../src/core/node/Core.js";
 import {loadLlama} from "../../../src/core/node/engine/loadLlama.js";
+import {asLocalTurn} from "../../helpers/coreServices.js";
 
 export type FreshTurnRequest = {
     database: string,
@@ -23,7 +24,7 @@ const core = Core.create(await loadLlama(), {
 });
 await core.loadModel(request.modelPath);
 const created: boolean[] = [];
-core.audit.onEvent((event) => void (event.kind === "context.created" && created.push(true)));
-const result = await core.sendMessage({conversationId: request.conversationId, text: request.text, maxTokens: request.maxTokens, temperature: 0});
+core.onAuditEvent((event) => void (event.kind === "context.created" && created.push(true)));
+const result = asLocalTurn(await core.sendMessage({conversationId: request.conversationId, text: request.text, maxTokens: request.maxTokens, temperature: 0}));
 await core.close();
 process.stdout.write(JSON.stringify({reply: result.reply, tokens: result.tokens, contextCreated: created.length === 1} satisfies FreshTurnResult) + "\n");

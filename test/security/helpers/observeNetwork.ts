@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import {fileURLToPath, pathToFileURL} from "node:url";
-import {cliCommand} from "../../../src/cli/spawnCli.js";
+import {cliCommand} from "../../../tools/spawnCli.js";
 import type {NetAttempt} from "./netGuard.js";
 import {SocketWatcher, type SocketWatchReport} from "./socketWatcher.js";
 

@@ -7,7 +7,7 @@ import type {z} from "zod";
 import {coreCalls, type ApiMethod} from "../../../src/core/common/api/index.js";
 import {connectCoreClient, createInProcessChannelPair, RemoteCallError, type ConnectedCoreClient} from "../../../src/core/common/rpc/index.js";
 import type {SecretVault} from "../../../src/core/common/secrets.js";
-import {Core} from "../../../src/core/node/Core.js";
+import {type Core} from "../../../src/core/node/Core.js";
 import {loadLlama} from "../../../src/core/node/engine/loadLlama.js";
 import {createCoreService, type CoreService} from "../../../src/core/node/rpc/createCoreService.js";
 import {serveCoreOverChannel} from "../../../src/core/node/rpc/serveCoreOverChannel.js";
@@ -17,6 +17,7 @@ import {
     clearlyWrongFor, isObjectLike, isOptional, isStrictObject, nested, objectShape, prototypeKeys, validArbitrary, withJsonKey, withOwnKey, wrongValue
 } from "./contractArbitraries.js";
 import {SeededRandom} from "./seededRandom.js";
+import {openTestCore, servicesOf} from "../../helpers/coreServices.js";
 
 /**
  * The RPC fuzz harness (test/security/rpcFuzz*.test.ts). Claim: the core's one door refuses
@@ -330,7 +331,7 @@ export function registerCallFuzz({part, parts}: {part: number, parts: number}) {
     beforeAll(async () => {
         console.info(`[rpc fuzz ${part + 1}/${parts}] seed ${seed} (replay with CLEANROOM_TEST_SEED=${seed}), ${runsPerCall} inputs per call`);
         // No model: the door and the handlers that need none; a turn fails with MODEL_NOT_LOADED.
-        core = Core.create(await loadLlama(), {database: path.join(tempDir("rpcfuzz"), "fuzz.db")});
+        core = openTestCore(await loadLlama(), {database: path.join(tempDir("rpcfuzz"), "fuzz.db")});
         vault = new ObservedVault();
         service = createCoreService(core, {vault});
         const [coreSide, clientSide, close] = createInProcessChannelPair();
@@ -341,13 +342,13 @@ export function registerCallFuzz({part, parts}: {part: number, parts: number}) {
         // A small fixed world: a local conversation, a cloud-allowed one with a turn in it, a setting, a stored key.
         const local = await client.call("conversations.create", {title: "Fuzz local"});
         const cloud = await client.call("conversations.create", {title: "Fuzz cloud", policy: "cloud-allowed"});
-        core.store.appendMessage(cloud.id, {role: "user", content: "Once upon a time", status: "complete"});
-        core.store.appendMessage(cloud.id, {role: "assistant", content: "there was a fox.", status: "complete", route: "local", routeReason: "fuzz"});
+        servicesOf(core).store.appendMessage(cloud.id, {role: "user", content: "Once upon a time", status: "complete"});
+        servicesOf(core).store.appendMessage(cloud.id, {role: "assistant", content: "there was a fox.", status: "complete", route: "local", routeReason: "fuzz"});
         // A key is kept only with an endpoint to bind it to (port 9 on this machine: nothing listens).
         await client.call("settings.set", {threads: 1, cloudEndpoint: "https://127.0.0.1:9/v1", cloudApiKey: "sk-fuzz-baseline"});
         conversationIds = [local.id, cloud.id];
         await new Promise((resolve) => setTimeout(resolve, 20));
-        const state = databaseState(core.database);
+        const state = databaseState(servicesOf(core).database);
         snapshot = state.state;
         restoreBaseline = state.restore;
         baselineState = snapshot();

@@ -4,7 +4,7 @@ import {
     CatalogEntrySchema, CatalogIdSchema, DetectedModelSchema, DetectionResultSchema, ModelFitSchema, RegisteredModelIdSchema, RegisteredModelSchema
 } from "../models.js";
 import {
-    ConversationIdSchema, ConversationPolicySchema, ConversationSettingsSchema, MessageRoleSchema, MessageStatusSchema,
+    CloudVerdictKindSchema, ConversationIdSchema, ConversationPolicySchema, ConversationSettingsSchema, MessageRoleSchema, MessageStatusSchema,
     RouteSchema, SessionEndReasonSchema
 } from "../types.js";
 import {ContextSizeSchema, ThreadsSchema} from "./limits.js";
@@ -31,8 +31,13 @@ export const ConversationSchema = z.object({
 
 export const ConversationSummarySchema = ConversationSchema.extend({messageCount: z.number().int()});
 
-/** Why a cloud reply was blocked or flagged: its kind and a description, never the text. */
-export const CloudVerdictViewSchema = z.object({kind: z.string(), blocked: z.boolean(), detail: z.string()});
+/** Why a cloud reply was blocked or flagged. Holds kinds, offsets and lengths: never the text. */
+export const CloudVerdictSchema = z.object({
+    kind: CloudVerdictKindSchema,
+    blocked: z.boolean(),
+    detail: z.string(),
+    findings: z.array(z.object({kind: z.string(), start: z.number().int(), end: z.number().int()}))
+});
 
 export const MessageSchema = z.object({
     id: z.number().int(),
@@ -44,7 +49,7 @@ export const MessageSchema = z.object({
     routeReason: z.string().nullable(),
     tokens: z.number().int().nullable(),
     /** Set on cloud replies that were blocked or flagged. */
-    verdict: CloudVerdictViewSchema.nullable().optional(),
+    verdict: CloudVerdictSchema.nullable().optional(),
     createdAt: z.number(),
     updatedAt: z.number()
 });
@@ -53,14 +58,20 @@ export const ScrubReportSchema = z.object({
     contextId: z.string(),
     kvCells: z.number().int(),
     layers: z.number().int(),
+    /** Bytes of K/V payload written as zeros. */
     bytesZeroed: z.number(),
+    /** Bytes of K/V payload read back and checked. */
     bytesChecked: z.number(),
     nonZeroBytes: z.number(),
     cellsReadBack: z.number().int(),
     verified: z.boolean(),
     durationMs: z.number(),
     reason: SessionEndReasonSchema,
-    /** Absent from scrubs recorded before the KV layout was cached. */
+    /**
+     * Where the KV layout the scrub used came from: learned at model load, cached by an earlier load
+     * (proved again by this scrub), or learned again because this scrub contradicted the cached one.
+     * Absent from scrubs recorded before the KV layout was cached.
+     */
     layoutSource: z.enum(["learned", "cached", "relearned"]).optional()
 });
 
@@ -72,7 +83,9 @@ export const AuditEventSchema = z.object({
     data: z.record(z.string(), z.unknown())
 });
 
+/** One turn of a conversation: where it went and which context served it. */
 export const TurnRouteSchema = z.object({
+    /** The turn's reply (its assistant message); null only for turns recorded before the audit log carried it. */
     messageId: z.number().int().nullable(),
     route: RouteSchema,
     contextId: z.string().nullable(),
@@ -137,15 +150,30 @@ export const AppSettingsSchema = z.object({
     })
 });
 
+/** The loaded model and how the engine runs it. */
 export const ModelInfoSchema = z.object({
     path: z.string(),
     architecture: z.string(),
     fileBytes: z.number(),
     parameters: z.number(),
+    /** The context the model was trained with, when its file says. */
+    trainContextSize: z.number().int().nullable(),
     contextSize: z.number().int(),
     threads: z.number().int(),
     threadsSource: z.enum(["override", "tuned", "cached"]),
+    /** Generation speed at each thread count tried (empty when the count was given). */
+    threadMeasurements: z.array(z.object({
+        threads: z.number().int(),
+        tokensPerSecond: z.number(),
+        tokens: z.number().int(),
+        stopped: z.enum(["tokens", "time", "slower"]).optional()
+    })),
+    /** The llama.cpp binary in use, e.g. `prebuilt v0.4.0 cpu` (see `describeLlamaBuild`). */
+    llamaBuild: z.string(),
+    /** libuv's thread pool in the core's process (1 where the core's entry set it up, see coreProcessEnv). */
+    uvThreadpoolSize: z.number().int(),
     kvBytesPerContext: z.number(),
+    poolBudgetBytes: z.number(),
     poolCapacity: z.number().int()
 });
 
@@ -173,24 +201,58 @@ export const TurnTokensSchema = z.object({
     generated: z.number().int()
 });
 
-export const TurnResultSchema = z.object({
+/** The local context that served a turn. */
+export const IsolationInfoSchema = z.object({contextId: z.string(), kvCells: z.number().int(), kvBytes: z.number(), threads: z.number().int()});
+
+export const DroppedHistorySchema = z.object({
+    /** Messages left out of the model's window by the `drop-oldest` policy (still kept in the database). */
+    droppedMessages: z.number().int(),
+    droppedTokens: z.number().int()
+});
+
+const TurnResultBaseSchema = z.object({
     conversationId: ConversationIdSchema,
-    route: RouteSchema,
     routeReason: z.string(),
     userMessageId: z.number().int(),
     assistantMessageId: z.number().int(),
-    status: MessageStatusSchema,
+    status: MessageStatusSchema
+});
+
+/** A turn the local engine served, as `turn.finished` carries it. */
+export const LocalTurnViewSchema = TurnResultBaseSchema.extend({
+    route: z.literal("local"),
     tokens: TurnTokensSchema,
     finishReason: z.enum(["stop", "maxTokens", "aborted"]),
-    history: z.object({droppedMessages: z.number().int(), droppedTokens: z.number().int()}),
-    /** The local context that served the turn; null for a cloud turn. */
-    isolation: z.object({contextId: z.string(), kvCells: z.number().int(), kvBytes: z.number(), threads: z.number().int()}).nullable(),
-    timings: z.object({firstTokenMs: z.number().nullable(), totalMs: z.number(), tokensPerSecond: z.number().nullable()}),
-    /** Only for cloud turns. */
-    cloud: z.object({
-        blocked: z.boolean(), canariesPlanted: z.number().int(), warnings: z.array(z.string()), verdict: CloudVerdictViewSchema.nullable()
-    }).nullable()
+    history: DroppedHistorySchema,
+    isolation: IsolationInfoSchema,
+    timings: z.object({firstTokenMs: z.number().nullable(), totalMs: z.number(), tokensPerSecond: z.number().nullable()})
 });
+
+/** What the shared cloud did with a turn, canary-checked. */
+export const CloudTurnInfoSchema = z.object({
+    requestId: z.string(),
+    blocked: z.boolean(),
+    verdict: CloudVerdictSchema.nullable(),
+    warnings: z.array(z.string()),
+    canariesPlanted: z.number().int(),
+    /** Ours, as the endpoint's tokenizer counts them (`countedBy: "endpoint"`) or as we estimate; what the server reported. */
+    promptTokens: z.object({ours: z.number().int(), reported: z.number().int().nullable(), countedBy: z.enum(["endpoint", "estimate"])}),
+    model: z.string().nullable(),
+    /** Why the server stopped ("stop", "length", …), as it said; null when it did not. */
+    finishReason: z.string().nullable()
+});
+
+/** A turn the shared cloud served, as `turn.finished` carries it: a summary; the findings' details stay in the audit log. */
+export const CloudTurnViewSchema = TurnResultBaseSchema.extend({
+    route: z.literal("cloud"),
+    /** Prompt tokens as the core counts them (`cloud.promptTokens`); generated: as the server reported, null when it did not. */
+    tokens: z.object({prompt: z.number().int(), generated: z.number().int().nullable()}),
+    timings: z.object({firstTokenMs: z.number().nullable(), totalMs: z.number()}),
+    cloud: CloudTurnInfoSchema.pick({blocked: true, canariesPlanted: true, warnings: true, verdict: true, finishReason: true})
+});
+
+/** How a turn ended, local or cloud (told apart by `route`). */
+export const TurnResultSchema = z.discriminatedUnion("route", [LocalTurnViewSchema, CloudTurnViewSchema]);
 
 export const TurnStartedSchema = z.object({
     conversationId: ConversationIdSchema,

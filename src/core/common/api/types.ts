@@ -22,11 +22,10 @@ export type ApiHandlers = {[M in ApiMethod]: (input: ApiParsedInput<M>) => Promi
 export type AppSettings = z.infer<typeof schemas.AppSettingsSchema>;
 export type ModelStatus = z.infer<typeof schemas.ModelStatusSchema>;
 export type CoreStatus = z.infer<typeof schemas.CoreStatusSchema>;
-export type IsolationReportView = z.infer<typeof schemas.IsolationReportSchema>;
+export type IsolationReport = z.infer<typeof schemas.IsolationReportSchema>;
 export type TurnResult = z.infer<typeof schemas.TurnResultSchema>;
 export type CanaryCounts = z.infer<typeof schemas.CanaryCountsSchema>;
 export type TurnRoute = z.infer<typeof schemas.TurnRouteSchema>;
-export type MessageView = z.infer<typeof schemas.MessageSchema>;
 export type ModelLibrary = z.infer<typeof schemas.ModelLibrarySchema>;
 export type InstalledModel = z.infer<typeof schemas.InstalledModelSchema>;
 export type CatalogModel = z.infer<typeof schemas.CatalogModelSchema>;

@@ -1,4 +1,5 @@
 import {createBirpc, type BirpcReturn} from "birpc";
+import {DisposeAggregator} from "lifecycle-utils";
 import type {RpcChannel} from "./RpcChannel.js";
 
 export type ChannelBirpcOptions<Remote extends object> = {
@@ -34,11 +35,12 @@ const shownNameLength = 100;
 export function createChannelBirpc<Remote extends object, Local extends object>(
     functions: Local, channel: RpcChannel, {refuse, timeoutMs, eventNames = [], closedMessage = "The connection closed."}: ChannelBirpcOptions<Remote>
 ): ChannelBirpc<Remote, Local> {
-    const unsubscribers: Array<() => void> = [];
+    /** The channel listeners this side added, removed when it closes. */
+    const listeners = new DisposeAggregator();
     const rpc = createBirpc<Remote, Local, false>(functions, {
         post: (message) => channel.post(message),
         on: (handler) => {
-            unsubscribers.push(channel.onMessage(handler));
+            listeners.add(channel.onMessage(handler));
         },
         deserialize: (message: unknown) => {
             if (!isBirpcMessage(message))
@@ -57,10 +59,9 @@ export function createChannelBirpc<Remote extends object, Local extends object>(
     const close = (error = new Error(closedMessage)) => {
         if (!rpc.$closed)
             rpc.$close(error);
-        for (const unsubscribe of unsubscribers.splice(0))
-            unsubscribe();
+        listeners.dispose();
     };
-    unsubscribers.push(channel.onClose(() => close()));
+    listeners.add(channel.onClose(() => close()));
     return {rpc, close};
 }
 

@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import {EventRelay} from "lifecycle-utils";
 import type {AuditEvent, ConversationId} from "../../common/types.js";
 
 export type AuditRecord = {
@@ -7,7 +8,20 @@ export type AuditRecord = {
     data?: Record<string, unknown>
 };
 
-export type AuditListener = (event: AuditEvent) => void;
+/** Which events `events` returns: of one conversation, of some kinds, the newest `limit`. */
+export type AuditQuery = {
+    conversationId?: ConversationId,
+    kinds?: string[],
+    /** The newest this many, returned oldest first; null: all of them. Defaults to `500`. */
+    limit?: number | null
+};
+
+/** How many events of each kind a conversation has, and how many of its cloud turns passed every check. */
+export type AuditCounts = {
+    byKind: Record<string, number>,
+    /** `turn.cloud` events neither blocked nor flagged. */
+    cloudChecksPassed: number
+};
 
 /**
  * Append-only log of every isolation step. Records hold counts, ids and durations,
@@ -15,7 +29,8 @@ export type AuditListener = (event: AuditEvent) => void;
  */
 export class AuditLog {
     private readonly _db: Database.Database | null;
-    private readonly _listeners = new Set<AuditListener>();
+    /** Every event as it is recorded (a throwing listener is logged, never stops the others or the record). */
+    public readonly onEvent = new EventRelay<AuditEvent>();
     private _memoryId = 0;
 
     /** `db: null` keeps events in memory only (used by the self-test, which must not touch the user's database). */
@@ -34,13 +49,12 @@ export class AuditLog {
             id = ++this._memoryId;
 
         const event: AuditEvent = {id, conversationId, at, kind, data};
-        for (const listener of this._listeners)
-            listener(event);
+        this.onEvent.dispatchEvent(event);
 
         return event;
     }
 
-    public events({conversationId, kinds, limit = 500}: {conversationId?: ConversationId, kinds?: string[], limit?: number} = {}): AuditEvent[] {
+    public events({conversationId, kinds, limit = 500}: AuditQuery = {}): AuditEvent[] {
         if (this._db == null)
             return [];
 
@@ -56,14 +70,23 @@ export class AuditLog {
         }
         const rows = this._db.prepare(
             `SELECT * FROM audit_events ${where.length > 0 ? "WHERE " + where.join(" AND ") : ""} ORDER BY id DESC LIMIT ?`
-        ).all(...params, limit) as Array<{id: number, conversation_id: string | null, at: number, kind: string, data_json: string}>;
+        ).all(...params, limit ?? -1) as Array<{id: number, conversation_id: string | null, at: number, kind: string, data_json: string}>;
         return rows.reverse().map((row) => ({
             id: row.id, conversationId: row.conversation_id, at: row.at, kind: row.kind, data: JSON.parse(row.data_json)
         }));
     }
 
-    public onEvent(listener: AuditListener): () => void {
-        this._listeners.add(listener);
-        return () => this._listeners.delete(listener);
+    /** Counted in SQL over the whole trail, however long (not over the newest `events`). */
+    public counts(conversationId: ConversationId): AuditCounts {
+        if (this._db == null)
+            return {byKind: {}, cloudChecksPassed: 0};
+
+        const rows = this._db.prepare("SELECT kind, COUNT(*) AS count FROM audit_events WHERE conversation_id = ? GROUP BY kind")
+            .all(conversationId) as Array<{kind: string, count: number}>;
+        const {passed} = this._db.prepare(
+            "SELECT COUNT(*) AS passed FROM audit_events WHERE conversation_id = ? AND kind = 'turn.cloud' " +
+            "AND json_extract(data_json, '$.blocked') = 0 AND json_extract(data_json, '$.verdict') IS NULL"
+        ).get(conversationId) as {passed: number};
+        return {byKind: Object.fromEntries(rows.map((row) => [row.kind, row.count])), cloudChecksPassed: passed};
     }
 }

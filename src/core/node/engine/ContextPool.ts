@@ -1,4 +1,5 @@
 import os from "node:os";
+import {EventRelay, withLock} from "lifecycle-utils";
 import type {LlamaContextOptions, LlamaModel} from "node-llama-cpp";
 import {CleanroomError} from "../../common/errors.js";
 import type {ConversationId, SessionEndReason} from "../../common/types.js";
@@ -12,9 +13,10 @@ export type ContextPoolOptions = {
     idleTimeoutMs?: number
 };
 
-export type SessionEndListener = (end: SessionEnd & {conversationId: ConversationId}) => void;
-/** Called when a session starts to end: the context has left the pool, its scrub is about to run. */
-export type SessionEndingListener = (ending: {conversationId: ConversationId, contextId: string, reason: SessionEndReason}) => void;
+/** A session that ended: its scrub's report. */
+export type PooledSessionEnd = SessionEnd & {conversationId: ConversationId};
+/** A session starting to end: the context has left the pool, its scrub is about to run. */
+export type PooledSessionEnding = {conversationId: ConversationId, contextId: string, reason: SessionEndReason};
 
 export const defaultIdleTimeoutMs = 10 * 60 * 1000;
 
@@ -36,10 +38,11 @@ export class ContextPool {
     private readonly _idleTimeoutMs: number;
     private readonly _contexts = new Map<ConversationId, ConversationContext>();
     private readonly _idleTimers = new Map<ConversationId, NodeJS.Timeout>();
-    private readonly _listeners = new Set<SessionEndListener>();
-    private readonly _endingListeners = new Set<SessionEndingListener>();
+    /** A session starts to end (its context has left the pool; the scrub is about to run). */
+    public readonly onSessionEnding = new EventRelay<PooledSessionEnding>();
+    /** A session ended, scrubbed (verified or not: see the report). */
+    public readonly onSessionEnd = new EventRelay<PooledSessionEnd>();
     private readonly _ending = new Set<Promise<unknown>>();
-    private _opening: Promise<unknown> = Promise.resolve();
     private _disposed = false;
 
     public constructor(model: LlamaModel, contextOptions: LlamaContextOptions, scrubber: KvScrubber, contextBytes: number, {
@@ -69,16 +72,6 @@ export class ContextPool {
         return this._contexts.get(conversationId);
     }
 
-    public onSessionEnd(listener: SessionEndListener): () => void {
-        this._listeners.add(listener);
-        return () => this._listeners.delete(listener);
-    }
-
-    public onSessionEnding(listener: SessionEndingListener): () => void {
-        this._endingListeners.add(listener);
-        return () => this._endingListeners.delete(listener);
-    }
-
     /** The conversation's own context, created (after evicting as needed) when it has none. */
     public async open(conversationId: ConversationId): Promise<{context: ConversationContext, created: boolean, evicted: ConversationId[]}> {
         const existing = this._contexts.get(conversationId);
@@ -88,9 +81,7 @@ export class ContextPool {
         }
 
         // Serialise creation so that two opens cannot both take the last free slot.
-        const result = this._opening.then(() => this._create(conversationId));
-        this._opening = result.catch(() => undefined);
-        return await result;
+        return await withLock([this, "open"], () => this._create(conversationId));
     }
 
     public async end(conversationId: ConversationId, reason: SessionEndReason): Promise<SessionEnd | null> {
@@ -100,14 +91,12 @@ export class ContextPool {
 
         this._contexts.delete(conversationId);
         this._clearIdleTimer(conversationId);
-        for (const listener of this._endingListeners)
-            listener({conversationId, contextId: context.id, reason});
+        this.onSessionEnding.dispatchEvent({conversationId, contextId: context.id, reason});
         const ending = context.end(reason);
         this._ending.add(ending);
         try {
             const result = await ending;
-            for (const listener of this._listeners)
-                listener({...result, conversationId});
+            this.onSessionEnd.dispatchEvent({...result, conversationId});
             return result;
         } finally {
             this._ending.delete(ending);

@@ -1,3 +1,4 @@
+import {withLock} from "lifecycle-utils";
 import crypto from "node:crypto";
 import type {LlamaContext, LlamaContextSequence, Token} from "node-llama-cpp";
 import {CleanroomError, ContextOverflowError, ContextOwnershipError} from "../../common/errors.js";
@@ -54,7 +55,6 @@ export class ConversationContext {
     private readonly _context: LlamaContext;
     private readonly _sequence: LlamaContextSequence;
     private readonly _scrubber: KvScrubber;
-    private _lock: Promise<unknown> = Promise.resolve();
     private _busy = 0;
     private _ended: Promise<SessionEnd> | null = null;
     private _lastUsedAt = Date.now();
@@ -252,17 +252,13 @@ export class ConversationContext {
         };
     }
 
+    /** One use of the sequence at a time; `busy` counts the waiting ones too (a busy context is never evicted). */
     private async _withLock<T>(work: () => Promise<T>): Promise<T> {
         this._busy++;
-        const previous = this._lock;
-        let release!: () => void;
-        this._lock = new Promise<void>((resolve) => (release = resolve));
         try {
-            await previous.catch(() => undefined);
-            return await work();
+            return await withLock([this, "sequence"], work);
         } finally {
             this._busy--;
-            release();
         }
     }
 }

@@ -2,6 +2,7 @@ import type {LlamaContextOptions} from "node-llama-cpp";
 import {z} from "zod";
 import type {SettingsStore} from "../store/SettingsStore.js";
 import type {KvLayout} from "./KvStateFile.js";
+import {settingKeys} from "../settings/settingKeys.js";
 
 /** Bumped when what is learned, or how, changes: older entries are then left unused. */
 const kvLayoutCacheVersion = 1;
@@ -56,7 +57,7 @@ export class KvLayoutCache {
     public constructor(settings: SettingsStore, key: KvLayoutCacheKey) {
         this._settings = settings;
         const options = Object.entries(key.contextOptions).filter(([name, value]) => value != null && name !== "threads").sort(([left], [right]) => left.localeCompare(right));
-        this.key = `kv.layout.v${kvLayoutCacheVersion}:${key.model}:${key.machine}:${key.backend}:${JSON.stringify(Object.fromEntries(options))}`;
+        this.key = settingKeys.kvLayout(kvLayoutCacheVersion, key, Object.fromEntries(options));
     }
 
     /** The entry, or null when there is none or it is not a well-formed one. */

@@ -1,7 +1,11 @@
+import {AsyncDisposeAggregator} from "lifecycle-utils";
 import {resolveChatWrapper, LlamaText, type ChatHistoryItem, type ChatWrapper, type Llama, type LlamaModel, type Token} from "node-llama-cpp";
-import {CleanroomError, ContextOverflowError, ModelLoadError} from "../../common/errors.js";
+import type {z} from "zod";
+import type {ModelInfoSchema} from "../../common/api/schemas.js";
+import {CleanroomError, ContextOverflowError, ModelLoadError, ScrubUnverifiedError} from "../../common/errors.js";
 import type {ConversationId, ConversationSettings, DroppedHistory, SessionEndReason} from "../../common/types.js";
 import type {AuditLog} from "../audit/AuditLog.js";
+import {settingKeys} from "../settings/settingKeys.js";
 import type {SettingsStore} from "../store/SettingsStore.js";
 import {ContextPool, type ContextPoolOptions} from "./ContextPool.js";
 import type {ConversationContext, GenerateResult, SessionEnd} from "./ConversationContext.js";
@@ -25,24 +29,8 @@ export type LocalEngineOptions = {
     prefillChunkTokens?: number
 };
 
-export type LoadedModelInfo = {
-    path: string,
-    architecture: string,
-    fileBytes: number,
-    parameters: number,
-    trainContextSize: number | null,
-    contextSize: number,
-    threads: number,
-    threadsSource: "override" | "tuned" | "cached",
-    threadMeasurements: ThreadTuning["measurements"],
-    /** The llama.cpp binary in use, e.g. `prebuilt v0.4.0 cpu` (see `describeLlamaBuild`). */
-    llamaBuild: string,
-    /** libuv's thread pool in this process (1 where the core's entry set it up, see coreProcessEnv). */
-    uvThreadpoolSize: number,
-    kvBytesPerContext: number,
-    poolBudgetBytes: number,
-    poolCapacity: number
-};
+/** The loaded model and how the engine runs it: `model.status`'s `info`. */
+export type LoadedModelInfo = z.infer<typeof ModelInfoSchema>;
 
 export type ChatTurnInput = {
     conversationId: ConversationId,
@@ -81,7 +69,7 @@ const defaultMaxContextSize = 4096;
  * it ends (and scrubs) every session first.
  */
 export class LocalEngine {
-    private readonly _llama: Llama;
+    private readonly _llama: () => Promise<Llama>;
     private readonly _audit: AuditLog;
     private readonly _settings: SettingsStore | null;
     private readonly _options: LocalEngineOptions;
@@ -90,10 +78,11 @@ export class LocalEngine {
     private _info: LoadedModelInfo | null = null;
     private _pool: ContextPool | null = null;
     private _chatWrapper: ChatWrapper | null = null;
-    private _scratch: PrivateScratchDir | null = null;
+    private _unload: AsyncDisposeAggregator | null = null;
 
-    public constructor(llama: Llama, audit: AuditLog, settings: SettingsStore | null, options: LocalEngineOptions = {}) {
-        this._llama = llama;
+    /** `llama` may be a function: it is called when the first model loads, not before. */
+    public constructor(llama: Llama | (() => Promise<Llama>), audit: AuditLog, settings: SettingsStore | null, options: LocalEngineOptions = {}) {
+        this._llama = typeof llama === "function" ? llama : async () => llama;
         this._audit = audit;
         this._settings = settings;
         this._options = options;
@@ -113,10 +102,11 @@ export class LocalEngine {
 
     public async loadModel(modelPath: string): Promise<LoadedModelInfo> {
         await this.unloadModel();
-        const facts = await validateModelFile(this._llama, modelPath);
+        const llama = await this._llama();
+        const facts = await validateModelFile(llama, modelPath);
         let model: LlamaModel;
         try {
-            model = await this._llama.loadModel({modelPath, gpuLayers: 0});
+            model = await llama.loadModel({modelPath, gpuLayers: 0});
         } catch (error) {
             throw new ModelLoadError("MODEL_LOAD_FAILED", `llama.cpp could not load the model: ${error instanceof Error ? error.message : String(error)}`, {path: modelPath}, error);
         }
@@ -132,7 +122,7 @@ export class LocalEngine {
             try {
                 // Learned once per model, context options, machine and build; each scrub proves it again.
                 const cache = this._settings == null ? null : new KvLayoutCache(this._settings, {
-                    model: modelFingerprint(modelPath), machine: machineFingerprint(), backend: describeLlamaBuild(this._llama), contextOptions
+                    model: modelFingerprint(modelPath), machine: machineFingerprint(), backend: describeLlamaBuild(llama), contextOptions
                 });
                 scrubber = await KvScrubber.learn(model, contextOptions, scratch, {
                     cache,
@@ -149,14 +139,18 @@ export class LocalEngine {
             const estimate = model.fileInsights.estimateContextResourceRequirements({contextSize: scrubber.kvCells, sequences: 1, modelGpuLayers: 0});
             const contextBytes = Math.max(estimate.cpuRam, scrubber.kvBytes);
             const pool = new ContextPool(model, contextOptions, scrubber, contextBytes, this._options.pool);
-            pool.onSessionEnding(({conversationId, contextId, reason}) =>
+            pool.onSessionEnding.createListener(({conversationId, contextId, reason}) =>
                 this._audit.record({kind: "scrub.started", conversationId, data: {contextId, reason}}));
-            pool.onSessionEnd((end) => this._recordSessionEnd(end.conversationId, end));
+            pool.onSessionEnd.createListener((end) => this._recordSessionEnd(end.conversationId, end));
 
             this._model = model;
             this._facts = facts;
-            this._scratch = scratch;
             this._pool = pool;
+            // Unloading, in the order it must run: every session ended (scrubbed), the model freed, the scratch folder removed.
+            this._unload = new AsyncDisposeAggregator();
+            this._unload.add(() => pool.dispose("unload"));
+            this._unload.add(model);
+            this._unload.add(scratch);
             this._chatWrapper = resolveChatWrapper(model);
             this._info = {
                 path: modelPath,
@@ -168,7 +162,7 @@ export class LocalEngine {
                 threads,
                 threadsSource: source,
                 threadMeasurements: measurements,
-                llamaBuild: describeLlamaBuild(this._llama),
+                llamaBuild: describeLlamaBuild(llama),
                 uvThreadpoolSize: startupThreadpoolSize(),
                 kvBytesPerContext: scrubber.kvBytes,
                 poolBudgetBytes: pool.budgetBytes,
@@ -176,7 +170,7 @@ export class LocalEngine {
             };
             this._audit.record({kind: "model.loaded", data: {
                 architecture: facts.architecture, fileBytes: facts.fileBytes, contextSize: scrubber.kvCells, threads,
-                threadsSource: source, llamaBuild: describeLlamaBuild(this._llama), uvThreadpoolSize: startupThreadpoolSize(), kvBytesPerContext: scrubber.kvBytes, poolCapacity: pool.capacity,
+                threadsSource: source, llamaBuild: describeLlamaBuild(llama), uvThreadpoolSize: startupThreadpoolSize(), kvBytesPerContext: scrubber.kvBytes, poolCapacity: pool.capacity,
                 kvLayers: scrubber.layout.layers.length, kvTransposed: scrubber.layout.vTransposed, kvLayoutSource: scrubber.layoutSource
             }});
             return this._info;
@@ -194,31 +188,31 @@ export class LocalEngine {
     }
 
     public async unloadModel() {
-        const pool = this._pool;
-        const model = this._model;
+        const unload = this._unload;
+        this._unload = null;
         this._pool = null;
         this._model = null;
         this._info = null;
         this._facts = null;
         this._chatWrapper = null;
-        if (pool != null)
-            await pool.dispose("unload");
-        if (model != null)
-            await model.dispose();
-        this._scratch?.dispose();
-        this._scratch = null;
+        await unload?.dispose();
     }
 
-    /** Ends every session (scrubbed) and unloads the model. */
+    /** Ends every session (scrubbed) and unloads the model; then throws `ScrubUnverifiedError` if a scrub could not be verified. */
     public async shutdown() {
         const pool = this._pool;
-        if (pool != null)
-            await pool.endAll("shutdown");
+        const ends = pool != null ? await pool.endAll("shutdown") : [];
         await this.unloadModel();
+        for (const end of ends)
+            throwUnlessVerified(end);
     }
 
+    /** Ends the conversation's session (scrubbed); `ScrubUnverifiedError` when the scrub could not be verified (the context is discarded all the same). */
     public async endSession(conversationId: ConversationId, reason: SessionEndReason): Promise<SessionEnd | null> {
-        return await this._pool?.end(conversationId, reason) ?? null;
+        const end = await this._pool?.end(conversationId, reason) ?? null;
+        if (end != null)
+            throwUnlessVerified(end);
+        return end;
     }
 
     /**
@@ -287,7 +281,7 @@ export class LocalEngine {
                 captureFirstTokenProbabilities: input.captureFirstTokenProbabilities
             });
         } catch (error) {
-            await this._endUnfinishedTurn(pool, input.conversationId, context, "fault");
+            await this._endUnfinishedTurn(pool, input.conversationId, context, "fault", error);
             throw error;
         }
         // A cancelled turn leaves KV cells it never finished (a half-done prefill, a reply cut off):
@@ -297,10 +291,17 @@ export class LocalEngine {
         return {...result, context, prompt: prepared, contextCreated: created, evicted};
     }
 
-    /** Ends the session of a turn that did not finish (scrubbed and verified, then freed), unless it already ended another way. */
-    private async _endUnfinishedTurn(pool: ContextPool, conversationId: ConversationId, context: ConversationContext, reason: "abort" | "fault") {
-        if (pool.peek(conversationId) === context)
-            await pool.end(conversationId, reason);
+    /**
+     * Ends the session of a turn that did not finish (scrubbed and verified, then freed), unless it
+     * already ended another way. A scrub that cannot be verified is thrown (`ScrubUnverifiedError`),
+     * over the turn's own failure (`cause`).
+     */
+    private async _endUnfinishedTurn(pool: ContextPool, conversationId: ConversationId, context: ConversationContext, reason: "abort" | "fault", cause?: unknown) {
+        if (pool.peek(conversationId) !== context)
+            return;
+        const end = await pool.end(conversationId, reason);
+        if (end != null)
+            throwUnlessVerified(end, cause);
     }
 
     /** Tokens of a text in the loaded model's vocabulary. */
@@ -318,8 +319,10 @@ export class LocalEngine {
             this._audit.record({kind: "scrub.verified", conversationId, data});
         } else {
             this._audit.record({kind: "scrub.failed", conversationId, data: {...data, failure: end.failure}});
+            // The error as every front end shows it: the app raises it from this event for sessions that end with no caller (idle, evict).
             this._audit.record({kind: "security.fault", conversationId, data: {
-                contextId: end.contextId, what: "KV scrub could not be verified; the context was discarded"
+                contextId: end.contextId, what: "KV scrub could not be verified; the context was discarded",
+                error: new ScrubUnverifiedError(end).toWire()
             }});
         }
         this._audit.record({kind: "context.disposed", conversationId, data: {contextId: end.contextId, reason: end.reason}});
@@ -334,9 +337,9 @@ export class LocalEngine {
         // another count fastest.
         const fingerprints = {
             model: modelFingerprint(modelPath), machine: machineFingerprint(),
-            backend: `${describeLlamaBuild(this._llama)} pool ${startupThreadpoolSize()}`
+            backend: `${describeLlamaBuild(model.llama)} pool ${startupThreadpoolSize()}`
         };
-        const key = `threads.tuned.v${threadTunerVersion}:${fingerprints.model}:${fingerprints.machine}:${fingerprints.backend}`;
+        const key = settingKeys.threadTuning(threadTunerVersion, fingerprints);
         const cached = this._settings?.get<ThreadTuning>(key);
         if (cached != null && Number.isInteger(cached.threads) && cached.threads > 0)
             return {threads: cached.threads, source: "cached" as const, measurements: cached.measurements};
@@ -370,4 +373,9 @@ export class LocalEngine {
 function textOfTrigger(trigger: LlamaText): string | null {
     const values = LlamaText(trigger).values;
     return values.every((value) => typeof value === "string") ? values.join("") : null;
+}
+
+function throwUnlessVerified(end: SessionEnd, cause?: unknown) {
+    if (!end.verified)
+        throw new ScrubUnverifiedError(end, cause);
 }

@@ -1,10 +1,10 @@
+import {AsyncDisposeAggregator} from "lifecycle-utils";
 import type {SecretVault} from "../../common/secrets.js";
 import {Core} from "../Core.js";
 import {loadLlama} from "../engine/loadLlama.js";
 import type {ContextPoolOptions} from "../engine/ContextPool.js";
-import {defaultModelsDir} from "../models/defaultModelsDir.js";
+import {defaultModelsDir} from "../appPaths.js";
 import type {ModelLibraryOptions} from "../models/ModelLibrary.js";
-import {ModelRegistry} from "../models/ModelRegistry.js";
 import {createCoreService, type CoreService} from "../rpc/createCoreService.js";
 import {AppSettingsStore} from "../settings/AppSettingsStore.js";
 import {CloudKeyStore} from "../secrets/CloudKeyStore.js";
@@ -38,13 +38,13 @@ export type CoreHost = {
     service: CoreService,
     /** The model path saved in settings, if any. */
     savedModelPath: string | null,
-    /** The path of the models folder's default model (`models default`, or Make default in the app), if any. */
-    defaultModelPath: string | null,
+    /** The models folder (for `resolveStartupModel`). */
+    modelsDir: string,
     /** Stops replies, then closes the core (every session scrubbed). */
     close(): Promise<void>
 };
 
-/** A core on its database, engine settings taken from the saved ones (or overrides), behind its service door. */
+/** A core on its database, engine settings taken from the saved ones (or overrides), with the validated service (`createCoreService`) in front of it. */
 export async function openCoreHost(options: CoreHostOptions): Promise<CoreHost> {
     const vault = options.vault ?? new MemorySecretVault();
     const saved = await readSavedSettings(options.database, vault);
@@ -65,19 +65,16 @@ export async function openCoreHost(options: CoreHostOptions): Promise<CoreHost> 
         runningEngine: {threads: saved.threads, contextSize: saved.contextSize},
         models: {dir: modelsDir, catalogPath: options.catalogPath, appsHome: options.appsHome, downloader: options.downloader}
     });
-    let closing: Promise<void> | null = null;
+    // Closing runs once (a second call gets the same promise): replies stopped first, then the core (every session scrubbed).
+    const teardown = new AsyncDisposeAggregator();
+    teardown.add(service);
+    teardown.add(() => core.close());
     return {
         core,
         service,
         savedModelPath: saved.modelPath,
-        defaultModelPath: readDefaultModelPath(modelsDir),
-        close() {
-            closing ??= (async () => {
-                service.dispose();
-                await core.close();
-            })();
-            return closing;
-        }
+        modelsDir,
+        close: teardown.dispose
     };
 }
 
@@ -87,14 +84,5 @@ async function readSavedSettings(database: string, vault: SecretVault) {
         return await new AppSettingsStore(new SettingsStore(db), vault).get();
     } finally {
         db.close();
-    }
-}
-
-/** The registry's default model; a missing or damaged registry means none (the app reports it when the models are opened). */
-function readDefaultModelPath(modelsDir: string): string | null {
-    try {
-        return ModelRegistry.open(modelsDir).defaultModel()?.path ?? null;
-    } catch {
-        return null;
     }
 }

@@ -1,5 +1,5 @@
 import {CleanroomError} from "../../common/errors.js";
-import {formatBytes as formatSize} from "../../common/formatBytes.js";
+import {formatBytes} from "../../common/formatBytes.js";
 
 /** What a full disk did to a download, and what is left of it. */
 export type DiskFullFacts = {
@@ -54,17 +54,17 @@ function shortBytes(facts: DiskFullFacts): number | null {
 function describe(facts: DiskFullFacts): string {
     const needed = neededBytes(facts);
     const need = needed == null
-        ? `${formatSize(facts.freeBytes)} is free and the server did not say how large the file is`
-        : `the download needs ${formatSize(needed)} (${formatSize(facts.stillToFetchBytes!)} still to fetch + ${formatSize(facts.reserveBytes)} kept free), ` +
-            `${formatSize(facts.freeBytes)} is free: ${formatSize(shortBytes(facts)!)} short`;
+        ? `${formatBytes(facts.freeBytes)} is free and the server did not say how large the file is`
+        : `the download needs ${formatBytes(needed)} (${formatBytes(facts.stillToFetchBytes!)} still to fetch + ${formatBytes(facts.reserveBytes)} kept free), ` +
+            `${formatBytes(facts.freeBytes)} is free: ${formatBytes(shortBytes(facts)!)} short`;
     if (facts.phase === "before")
         return `Not enough disk space in ${facts.dir}: ${need}. Nothing was downloaded.`;
 
     const partial = facts.partial === "kept"
-        ? `The ${formatSize(facts.writtenBytes)} received were kept: free some space and run the same download again to resume from there.`
+        ? `The ${formatBytes(facts.writtenBytes)} received were kept: free some space and run the same download again to resume from there.`
         : facts.partial === "deleted"
-            ? `The partial file (${formatSize(facts.writtenBytes)}) was deleted to give the space back; free some space and download again.`
+            ? `The partial file (${formatBytes(facts.writtenBytes)}) was deleted to give the space back; free some space and download again.`
             : "Nothing was written.";
-    const why = facts.trigger === "reserve" ? `less than the ${formatSize(facts.reserveBytes)} kept free was left` : `writing failed with ${facts.trigger}`;
-    return `The disk is full (${why}): the download into ${facts.dir} stopped after ${formatSize(facts.writtenBytes)}; ${need}. ${partial}`;
+    const why = facts.trigger === "reserve" ? `less than the ${formatBytes(facts.reserveBytes)} kept free was left` : `writing failed with ${facts.trigger}`;
+    return `The disk is full (${why}): the download into ${facts.dir} stopped after ${formatBytes(facts.writtenBytes)}; ${need}. ${partial}`;
 }

@@ -2,9 +2,9 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type {Llama} from "node-llama-cpp";
-import type {CatalogModel, DetectedModels, DownloadProgressEvent, InstalledModel, ModelLibrary as ModelLibraryView} from "../../common/api/index.js";
+import type {ApiParsedInput, CatalogModel, DetectedModels, DownloadProgressEvent, InstalledModel, ModelLibrary as ModelLibraryView} from "../../common/api/index.js";
 import {CleanroomError, InvalidInputError, toWireError, type WireError} from "../../common/errors.js";
-import type {CatalogEntry, DetectedModel, RegisteredModel} from "../../common/models.js";
+import type {CatalogEntry, DetectedModel, DownloadProgress, RegisteredModel} from "../../common/models.js";
 import {loadLlama} from "../engine/loadLlama.js";
 import {validateModelFile} from "../engine/validateModelFile.js";
 import {detectInstalledModels} from "./detectInstalledModels.js";
@@ -12,7 +12,7 @@ import {estimateCatalogFit, estimateModelFit, type ModelFitOptions} from "./esti
 import {importModelFile} from "./importModelFile.js";
 import {ModelCatalog} from "./ModelCatalog.js";
 import {DownloadFetcher} from "./DownloadFetcher.js";
-import {ModelDownloader, type ModelDownloaderOptions} from "./ModelDownloader.js";
+import {ModelDownloader, type ModelDownloaderOptions, type ModelDownloadResult} from "./ModelDownloader.js";
 import {ModelRegistry} from "./ModelRegistry.js";
 import {resolveDownloadUrl} from "./resolveDownloadUrl.js";
 
@@ -31,14 +31,22 @@ export type ModelLibraryOptions = {
     llama?: () => Promise<Llama>
 };
 
-export type DownloadRequest = {catalogId?: string, url?: string, sha256?: string};
+/** A catalog model, or a URL with its SHA-256 when known (the `models.download` input). */
+export type DownloadRequest = ApiParsedInput<"models.download">;
+
+export type ForegroundDownloadOptions = {
+    /** The folder the file goes to. Defaults to the models folder. */
+    dir?: string,
+    signal?: AbortSignal,
+    onProgress?: (progress: DownloadProgress) => void
+};
 
 type ActiveDownload = {controller: AbortController, latest: DownloadProgressEvent};
 
 /**
- * The app's side of model management, for the core's service: the registry and catalog of the
- * models folder, downloads that run in the background and report progress, imports, detection
- * of other apps' models, and fit estimates. The CLI's `models` command does the same in the foreground.
+ * Model management, for the core's service and the CLI's `models` command alike: the registry
+ * and catalog of the models folder, downloads (in the background with progress events for the
+ * app, in the foreground for the CLI), imports, detection of other apps' models, and fit estimates.
  */
 export class ModelLibrary {
     private readonly _options: ModelLibraryOptions;
@@ -112,8 +120,41 @@ export class ModelLibrary {
         };
         this._downloads.set(id, download);
         this._report(download, {});
-        void this._runDownload(download, entry, url, request.sha256?.toLowerCase() ?? null);
+        void this._runDownload(download, request);
         return id;
+    }
+
+    /**
+     * Downloads a catalog model or a URL in the foreground, verifies it (size, GGUF structure, the
+     * catalog's or the given SHA-256) and registers it. A given SHA-256 that contradicts the
+     * catalog's is refused before anything is fetched.
+     */
+    public async download(request: DownloadRequest, {dir, signal, onProgress}: ForegroundDownloadOptions = {}): Promise<{model: RegisteredModel, download: ModelDownloadResult}> {
+        const entry: CatalogEntry | null = request.catalogId != null ? this.catalog().require(request.catalogId) : null;
+        const url = entry?.url ?? request.url;
+        if (url == null)
+            throw new InvalidInputError("models.download", ["give either catalogId or url"]);
+        const givenSha = request.sha256?.toLowerCase() ?? null;
+        if (entry?.sha256 != null && givenSha != null && givenSha !== entry.sha256)
+            throw new CleanroomError("INVALID_INPUT", `The SHA-256 given differs from the catalog's checksum for ${entry.id} (${entry.sha256}).`, {id: entry.id});
+
+        const downloader = new ModelDownloader({
+            validate: async (filePath) => void await validateModelFile(await this._llama(), filePath, {totalMemoryBytes: Number.POSITIVE_INFINITY}),
+            ...this._options.downloader,
+            dir: dir ?? this.registry.modelsDir
+        });
+        const result = await downloader.download({
+            url, fileName: entry?.fileName, sha256: entry?.sha256 ?? givenSha, expectedBytes: entry?.fileBytes ?? null, signal, onProgress
+        });
+        const model = await importModelFile(await this._llama(), this.registry, result.path, {
+            origin: "download", name: entry?.name, catalogId: entry?.id ?? null, sha256: result.sha256, sourceRef: url
+        });
+        return {model, download: result};
+    }
+
+    /** A registered model as `list` shows it: whether it is the default, loaded, on disk, and whether it fits this machine. */
+    public async installedModel(model: RegisteredModel, loadedPath: string | null = null): Promise<InstalledModel> {
+        return await this._installedView(await this._llama(), model, this.registry.defaultModel()?.id ?? null, loadedPath);
     }
 
     /** Stops a running download (what arrived is kept for a resume). False when there is none with that id. */
@@ -182,18 +223,9 @@ export class ModelLibrary {
         return {...model, isDefault: model.id === defaultId, isLoaded: loadedPath != null && path.resolve(loadedPath) === model.path, present, fit, problem};
     }
 
-    private async _runDownload(download: ActiveDownload, entry: CatalogEntry | null, url: string, sha256: string | null) {
+    private async _runDownload(download: ActiveDownload, request: DownloadRequest) {
         try {
-            const downloader = new ModelDownloader({
-                validate: async (filePath) => void await validateModelFile(await this._llama(), filePath, {totalMemoryBytes: Number.POSITIVE_INFINITY}),
-                ...this._options.downloader,
-                dir: this.registry.modelsDir
-            });
-            const result = await downloader.download({
-                url,
-                fileName: entry?.fileName,
-                sha256: entry?.sha256 ?? sha256,
-                expectedBytes: entry?.fileBytes ?? null,
+            const {model, download: result} = await this.download(request, {
                 signal: download.controller.signal,
                 onProgress: (progress) => this._report(download, {
                     state: progress.phase === "verifying" ? "verifying" : "running",
@@ -201,9 +233,6 @@ export class ModelLibrary {
                     total: progress.totalBytes,
                     bytesPerSecond: progress.phase === "verifying" ? 0 : progress.bytesPerSecond
                 })
-            });
-            const model = await importModelFile(await this._llama(), this.registry, result.path, {
-                origin: "download", name: entry?.name, catalogId: entry?.id ?? null, sha256: result.sha256, sourceRef: url
             });
             this._report(download, {state: "done", bytes: result.fileBytes, total: result.fileBytes, bytesPerSecond: 0, modelId: model.id});
         } catch (error) {

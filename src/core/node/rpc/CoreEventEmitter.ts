@@ -1,31 +1,27 @@
+import {EventRelay, type EventRelayListenerHandle} from "lifecycle-utils";
 import type {ApiEvent, ApiEventPayload} from "../../common/api/index.js";
 
 export type AnyEventListener = <E extends ApiEvent>(event: E, payload: ApiEventPayload<E>) => void;
 
-/** The core's outgoing events, typed by the contract. A throwing listener never stops the others. */
+type AnyEvent = {[E in ApiEvent]: {event: E, payload: ApiEventPayload<E>}}[ApiEvent];
+
+/** The core's outgoing events, typed by the contract. A throwing listener (a broken transport) is logged and never stops the others. */
 export class CoreEventEmitter {
-    private readonly _listeners = new Set<AnyEventListener>();
+    private readonly _relay = new EventRelay<AnyEvent>();
 
     public emit<E extends ApiEvent>(event: E, payload: ApiEventPayload<E>): void {
-        for (const listener of this._listeners) {
-            try {
-                listener(event, payload);
-            } catch {
-                // A broken transport must not break the core or the other listeners.
-            }
-        }
+        this._relay.dispatchEvent({event, payload} as AnyEvent);
     }
 
-    /** Every event; returns the function that removes the listener. */
-    public onAny(listener: AnyEventListener): () => void {
-        this._listeners.add(listener);
-        return () => this._listeners.delete(listener);
+    /** Every event; dispose the handle to stop listening. */
+    public onAny(listener: AnyEventListener): EventRelayListenerHandle {
+        return this._relay.createListener(({event, payload}) => listener(event, payload as never));
     }
 
-    public on<E extends ApiEvent>(event: E, listener: (payload: ApiEventPayload<E>) => void): () => void {
-        return this.onAny((name: ApiEvent, payload: unknown) => {
-            if (name === event)
-                listener(payload as ApiEventPayload<E>);
+    public on<E extends ApiEvent>(event: E, listener: (payload: ApiEventPayload<E>) => void): EventRelayListenerHandle {
+        return this._relay.createListener((emitted) => {
+            if (emitted.event === event)
+                listener(emitted.payload as ApiEventPayload<E>);
         });
     }
 }

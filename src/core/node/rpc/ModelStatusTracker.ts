@@ -1,3 +1,4 @@
+import {withLock} from "lifecycle-utils";
 import {toWireError} from "../../common/errors.js";
 import type {ModelStatus} from "../../common/api/index.js";
 import type {Core} from "../Core.js";
@@ -7,15 +8,14 @@ export class ModelStatusTracker {
     private readonly _core: Core;
     private readonly _onChange: (status: ModelStatus) => void;
     private _status: ModelStatus;
-    private _loading: Promise<ModelStatus> | null = null;
 
     public constructor(core: Core, onChange: (status: ModelStatus) => void) {
         this._core = core;
         this._onChange = onChange;
-        const info = core.engine.info;
+        const info = core.modelInfo();
         this._status = info == null
             ? {state: "none", path: null, info: null, error: null}
-            : {state: "ready", path: info.path, info: modelInfoView(info), error: null};
+            : {state: "ready", path: info.path, info: info, error: null};
     }
 
     public get status(): ModelStatus {
@@ -24,22 +24,14 @@ export class ModelStatusTracker {
 
     /** Loads `path`; a load already running finishes first. Failures are reported in the status, not thrown. */
     public async load(path: string): Promise<ModelStatus> {
-        while (this._loading != null)
-            await this._loading;
-
-        this._loading = this._load(path);
-        try {
-            return await this._loading;
-        } finally {
-            this._loading = null;
-        }
+        return await withLock([this, "load"], () => this._load(path));
     }
 
     private async _load(path: string): Promise<ModelStatus> {
         this._set({state: "loading", path, info: null, error: null});
         try {
             const info = await this._core.loadModel(path);
-            this._set({state: "ready", path, info: modelInfoView(info), error: null});
+            this._set({state: "ready", path, info: info, error: null});
         } catch (error) {
             this._set({state: "error", path, info: null, error: toWireError(error)});
         }
@@ -50,18 +42,4 @@ export class ModelStatusTracker {
         this._status = status;
         this._onChange(status);
     }
-}
-
-function modelInfoView(info: NonNullable<Core["engine"]["info"]>): NonNullable<ModelStatus["info"]> {
-    return {
-        path: info.path,
-        architecture: info.architecture,
-        fileBytes: info.fileBytes,
-        parameters: info.parameters,
-        contextSize: info.contextSize,
-        threads: info.threads,
-        threadsSource: info.threadsSource,
-        kvBytesPerContext: info.kvBytesPerContext,
-        poolCapacity: info.poolCapacity
-    };
 }

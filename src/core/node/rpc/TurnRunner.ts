@@ -1,6 +1,6 @@
-import {CleanroomError, InvalidInputError, toWireError} from "../../common/errors.js";
+import {InvalidInputError, toWireError} from "../../common/errors.js";
 import type {ApiEventPayload, TurnResult} from "../../common/api/index.js";
-import type {ConversationId, LocalTurnResult, Message, RouteRequest} from "../../common/types.js";
+import type {ConversationId, RouteRequest, TurnOutcome} from "../../common/types.js";
 import type {Core} from "../Core.js";
 import type {CoreEventEmitter} from "./CoreEventEmitter.js";
 
@@ -77,32 +77,12 @@ export class TurnRunner {
         if (this._active.has(conversationId))
             throw new InvalidInputError("chat.regenerate", ["a reply is already being generated in this conversation; stop it first"]);
 
-        const messages = this._core.store.messages(conversationId);
-        const lastPromptIndex = messages.findLastIndex((message) => message.role === "user");
-        const lastPrompt = messages[lastPromptIndex];
-        if (lastPrompt == null)
-            throw new CleanroomError("INVALID_INPUT", "There is no reply to regenerate in this conversation yet.", {conversationId});
-
-        const removed = messages.slice(lastPromptIndex);
-        for (const message of removed)
-            this._core.store.deleteMessage(message.id);
-        this._core.audit.record({kind: "reply.regenerated", conversationId, data: {removedMessages: removed.length, route: options.route ?? "auto"}});
-        return this.start(conversationId, lastPrompt.content, options).catch((error: unknown) => {
+        const {prompt, removed} = this._core.rewindToLastPrompt(conversationId, {route: options.route ?? "auto"});
+        return this.start(conversationId, prompt, options).catch((error: unknown) => {
             // Refused before it started (too large, cloud not allowed…): the prompt and its reply are put back.
-            this._restore(conversationId, removed);
+            this._core.restoreMessages(conversationId, removed);
             throw error;
         });
-    }
-
-    private _restore(conversationId: ConversationId, messages: Message[]) {
-        for (const message of messages) {
-            const restored = this._core.store.appendMessage(conversationId, {
-                role: message.role, content: message.content, status: message.status,
-                route: message.route, routeReason: message.routeReason, tokens: message.tokens
-            });
-            if (message.verdict != null)
-                this._core.store.finishMessage(restored.id, {content: message.content, status: message.status, verdict: message.verdict});
-        }
     }
 
     /** Stops every reply in progress (host shutdown). */
@@ -112,28 +92,12 @@ export class TurnRunner {
     }
 }
 
-function turnResultView(result: LocalTurnResult): TurnResult {
-    return {
-        conversationId: result.conversationId,
-        route: result.route,
-        routeReason: result.routeReason,
-        userMessageId: result.userMessageId,
-        assistantMessageId: result.assistantMessageId,
-        status: result.status,
-        tokens: result.tokens,
-        finishReason: result.finishReason,
-        history: result.history,
-        isolation: result.isolation,
-        timings: result.timings,
-        cloud: cloudSummaryOf(result)
-    };
-}
-
-/** Cloud turns carry a summary (blocked, canaries, the verdict's kind and description); the findings stay in the audit log. */
-function cloudSummaryOf(result: LocalTurnResult): TurnResult["cloud"] {
-    const cloud = result.cloud;
-    if (cloud == null)
-        return null;
-    const verdict = cloud.verdict == null ? null : {kind: cloud.verdict.kind, blocked: cloud.verdict.blocked, detail: cloud.verdict.detail};
-    return {blocked: cloud.blocked, canariesPlanted: cloud.canariesPlanted, warnings: cloud.warnings, verdict};
+/** What `turn.finished` carries: the result without the reply's text (sent as `message.text`), and of the cloud's report its summary. */
+function turnResultView(result: TurnOutcome): TurnResult {
+    if (result.route === "local") {
+        const {reply, firstTokenProbabilities, ...view} = result;
+        return view;
+    }
+    const {reply, cloud: {blocked, canariesPlanted, warnings, verdict, finishReason}, ...view} = result;
+    return {...view, cloud: {blocked, canariesPlanted, warnings, verdict, finishReason}};
 }

@@ -1,11 +1,10 @@
+import {DisposeAggregator} from "lifecycle-utils";
 import {CleanroomError, InvalidInputError, toWireError} from "../../common/errors.js";
 import {coreCalls, isApiMethod, type ApiHandlers, type AppSettings, type CallResult, type ModelStatus} from "../../common/api/index.js";
 import type {SecretVault} from "../../common/secrets.js";
 import type {Core} from "../Core.js";
 import {ModelLibrary, type ModelLibraryOptions} from "../models/ModelLibrary.js";
 import {MemorySecretVault} from "../secrets/MemorySecretVault.js";
-import {AppSettingsStore} from "../settings/AppSettingsStore.js";
-import {buildIsolationView} from "./buildIsolationView.js";
 import {CoreEventEmitter} from "./CoreEventEmitter.js";
 import {ModelStatusTracker} from "./ModelStatusTracker.js";
 import {TurnRunner} from "./TurnRunner.js";
@@ -35,12 +34,13 @@ export type CoreService = {
 };
 
 /**
- * The core's one door. Every input is checked with the contract's schema first: a refused
+ * The core's one door for front ends (the app over RPC, web mode over a WebSocket), on the
+ * `Core` facade. Every input is checked with the contract's schema first: a refused
  * input becomes INVALID_INPUT and nothing runs. Errors leave as `WireError` data.
  */
 export function createCoreService(core: Core, options: CoreServiceOptions = {}): CoreService {
     const events = new CoreEventEmitter();
-    const settings = new AppSettingsStore(core.settings, options.vault ?? new MemorySecretVault());
+    const settings = core.openAppSettings(options.vault ?? new MemorySecretVault());
     const runningEngine = options.runningEngine ?? {threads: null, contextSize: null};
     const turns = new TurnRunner(core, events);
 
@@ -52,8 +52,12 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
         events.emit("core.status", {state: "ready", model, pendingRestart: pendingRestart(await settings.get()), message: null});
     };
     const models = new ModelStatusTracker(core, (status) => void emitStatus(status));
-    const stopAudit = core.audit.onEvent((event) => events.emit("audit.event", event));
     const library = options.models != null ? new ModelLibrary(options.models, (progress) => events.emit("models.downloadProgress", progress)) : null;
+    // What `dispose` undoes, in this order: replies stopped, downloads cancelled, the audit relay detached.
+    const teardown = new DisposeAggregator();
+    teardown.add(() => turns.stopAll());
+    teardown.add(() => library?.cancelAll());
+    teardown.add(core.onAuditEvent((event) => events.emit("audit.event", event)));
     const requireLibrary = () => {
         if (library == null)
             throw new CleanroomError("MODELS_UNAVAILABLE", "Model management is not set up in this core (no models folder was given).");
@@ -77,23 +81,17 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
         }),
         "conversations.rename": async ({conversationId, title}) => core.updateConversation(conversationId, {title}),
         "conversations.setPolicy": async ({conversationId, policy}) => core.updateConversation(conversationId, {policy}),
-        "conversations.close": async ({conversationId}) => {
-            core.store.get(conversationId);
-            return {scrub: await core.closeConversation(conversationId, "close")};
-        },
+        "conversations.close": async ({conversationId}) => ({scrub: await core.closeConversation(conversationId, "close")}),
         "conversations.delete": async ({conversationId}) => {
-            core.store.get(conversationId);
+            core.requireConversation(conversationId);
             turns.stop(conversationId);
             return await core.deleteConversation(conversationId);
         },
         "chat.send": async ({conversationId, text, maxTokens, route}) => await turns.start(conversationId, text, {maxTokens, route}),
         "chat.stop": async ({conversationId}) => ({stopped: turns.stop(conversationId)}),
-        "chat.regenerate": async ({conversationId, maxTokens, route}) => {
-            core.store.get(conversationId);
-            return await turns.regenerate(conversationId, {maxTokens, route});
-        },
-        "isolation.report": async ({conversationId}) => buildIsolationView(core, conversationId),
-        "audit.events": async ({conversationId, limit}) => core.audit.events({conversationId, limit}),
+        "chat.regenerate": async ({conversationId, maxTokens, route}) => await turns.regenerate(conversationId, {maxTokens, route}),
+        "isolation.report": async ({conversationId}) => core.isolationReport(conversationId),
+        "audit.events": async ({conversationId, limit}) => core.auditEvents({conversationId, limit}),
         "settings.get": async () => await settings.get(),
         "settings.set": async (changes) => {
             const updated = await settings.set(changes);
@@ -148,11 +146,7 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
                 return {ok: false, error: toWireError(error)};
             }
         },
-        dispose() {
-            turns.stopAll();
-            library?.cancelAll();
-            stopAudit();
-        }
+        dispose: teardown.dispose
     };
 }
 

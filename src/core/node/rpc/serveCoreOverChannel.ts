@@ -34,7 +34,7 @@ export function serveCoreOverChannel(service: CoreService, channel: RpcChannel):
             return;
 
         detached = true;
-        stopEvents();
+        stopEvents.dispose();
         stopOnClose();
         close();
     };

@@ -1,8 +1,9 @@
 import {CloudKeyNeededError} from "../../common/errors.js";
 import type {SecretVault} from "../../common/secrets.js";
+import {secretNames} from "../settings/settingKeys.js";
 
 /** The vault entry that holds the cloud key, with the origin it was given for. */
-export const cloudApiKeySecret = "cloud.apiKey";
+export const cloudApiKeySecret = secretNames.cloudApiKey;
 
 /** What the vault holds: the key and the endpoint origin it was given for (null: stored before keys were bound). */
 type StoredCloudKey = {key: string, origin: string | null};

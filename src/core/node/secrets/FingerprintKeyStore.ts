@@ -1,8 +1,9 @@
 import crypto from "node:crypto";
 import type {SecretVault} from "../../common/secrets.js";
+import {secretNames} from "../settings/settingKeys.js";
 
 /** The vault entry that holds the fingerprint key (base64). */
-export const fingerprintKeySecret = "cloud.fingerprintKey";
+export const fingerprintKeySecret = secretNames.fingerprintKey;
 const keyBytes = 32;
 
 /**

@@ -17,9 +17,9 @@ export type ProbeResult = {
 export async function probeGreedyReply(core: Core, request: ProbeRequest): Promise<ProbeResult> {
     const conversation = core.createConversation({title: "probe", settings: {systemPrompt: request.systemPrompt}});
     const result = await core.sendMessage(
-        {conversationId: conversation.id, text: request.prompt, maxTokens: request.maxTokens, temperature: 0},
+        {conversationId: conversation.id, text: request.prompt, maxTokens: request.maxTokens, temperature: 0, route: "local"},
         {captureFirstTokenProbabilities: true}
-    ) as Awaited<ReturnType<Core["sendMessage"]>> & {firstTokenProbabilities?: Array<[number, number]>};
+    );
     await core.closeConversation(conversation.id, "selftest");
     return {
         reply: result.reply,

@@ -1,6 +1,8 @@
 import crypto from "node:crypto";
 import {CleanroomError, ContextOverflowError} from "../../common/errors.js";
 import {Core} from "../Core.js";
+import {createCoreServices} from "../createCoreServices.js";
+import type {LoadedModelInfo} from "../engine/LocalEngine.js";
 import {loadLlama} from "../engine/loadLlama.js";
 import {compareProbes, probeGreedyReply, type ProbeRequest, type ProbeResult} from "./probe.js";
 
@@ -24,76 +26,95 @@ export const selfTestSystemPrompt = "You are a storyteller.";
  * scrub, differential, overflow and ownership. Passes only if every check does.
  */
 export async function runSelfTest({modelPath, threads, contextSize = 512, probeInFreshProcess}: SelfTestOptions): Promise<SelfTestReport> {
-    const core = Core.create(await loadLlama(), {database: ":memory:", engine: {threads, contextSize, pool: {idleTimeoutMs: 0}}});
+    // The checks look inside the engine and the store (context tokens, ownership), so the self-test keeps its services.
+    const services = createCoreServices(await loadLlama(), {database: ":memory:", engine: {threads, contextSize, pool: {idleTimeoutMs: 0}}});
+    const {engine, store} = services;
+    const core = new Core(services);
     const checks: SelfTestCheck[] = [];
+    // A check that throws (a scrub that cannot be verified, for one) fails with the error's message; the others still run.
+    const run = async (name: string, work: () => Promise<Omit<SelfTestCheck, "name">>) => {
+        try {
+            checks.push({name, ...await work()});
+        } catch (error) {
+            checks.push({name, passed: false, detail: error instanceof Error ? error.message : String(error)});
+        }
+    };
+    let info: LoadedModelInfo;
     try {
-        const info = await core.loadModel(modelPath);
+        info = await core.loadModel(modelPath);
         const secret = `vault code ${crypto.randomInt(100000, 999999)} for ${crypto.randomBytes(4).toString("hex")}`;
 
         // scrub: A holds a secret, its session ends, every KV byte read back must be zero.
         const a = core.createConversation({title: "A", settings: {systemPrompt: selfTestSystemPrompt}});
-        await core.sendMessage({conversationId: a.id, text: `Remember this: ${secret}. Once upon a time`, maxTokens: 24, temperature: 0});
-        const scrub = await core.closeConversation(a.id, "selftest");
-        checks.push({
-            name: "scrub",
-            passed: scrub != null && scrub.verified && scrub.nonZeroBytes === 0 && scrub.bytesChecked > 0,
-            detail: scrub == null
-                ? "no context was open for A"
-                : `${scrub.kvCells} cells, ${scrub.bytesChecked} bytes checked, ${scrub.nonZeroBytes} non-zero, ${scrub.durationMs.toFixed(1)} ms`,
-            data: scrub ?? undefined
+        await run("scrub", async () => {
+            await core.sendMessage({conversationId: a.id, text: `Remember this: ${secret}. Once upon a time`, maxTokens: 24, temperature: 0});
+            const scrub = await core.closeConversation(a.id, "selftest");
+            return {
+                passed: scrub != null && scrub.verified && scrub.nonZeroBytes === 0 && scrub.bytesChecked > 0,
+                detail: scrub == null
+                    ? "no context was open for A"
+                    : `${scrub.kvCells} cells, ${scrub.bytesChecked} bytes checked, ${scrub.nonZeroBytes} non-zero, ${scrub.durationMs.toFixed(1)} ms`,
+                data: scrub ?? undefined
+            };
         });
 
         // differential: B after A in this process must match B in a process that never saw A.
-        const request: ProbeRequest = {systemPrompt: selfTestSystemPrompt, prompt: "Once upon a time there was a little cat", maxTokens: 32};
-        const afterA = await probeGreedyReply(core, request);
-        const fresh = await probeInFreshProcess({...request, threads: info.threads, contextSize: info.contextSize});
-        const comparison = compareProbes(afterA, fresh);
-        checks.push({
-            name: "differential",
-            passed: comparison.identical,
-            detail: `reply ${comparison.sameReply ? "identical" : "DIFFERS"}; ${comparison.probabilities} first-token probabilities, ` +
-                `${comparison.differingProbabilities} differ (threads ${info.threads})`,
-            data: comparison
+        await run("differential", async () => {
+            const request: ProbeRequest = {systemPrompt: selfTestSystemPrompt, prompt: "Once upon a time there was a little cat", maxTokens: 32};
+            const afterA = await probeGreedyReply(core, request);
+            const fresh = await probeInFreshProcess({...request, threads: info.threads, contextSize: info.contextSize});
+            const comparison = compareProbes(afterA, fresh);
+            return {
+                passed: comparison.identical,
+                detail: `reply ${comparison.sameReply ? "identical" : "DIFFERS"}; ${comparison.probabilities} first-token probabilities, ` +
+                    `${comparison.differingProbabilities} differ (threads ${info.threads})`,
+                data: comparison
+            };
         });
 
         // overflow: a turn larger than the context is refused and nothing is evaluated or stored.
         const b = core.createConversation({title: "B", settings: {systemPrompt: selfTestSystemPrompt}});
-        await core.sendMessage({conversationId: b.id, text: "Once upon a time", maxTokens: 8, temperature: 0});
-        const tokensBefore = core.engine.pool?.peek(b.id)?.tokensInContext ?? -1;
-        const messagesBefore = core.store.messages(b.id).length;
-        let refusal: unknown = null;
-        try {
-            await core.sendMessage({conversationId: b.id, text: "story ".repeat(info.contextSize), maxTokens: 16, temperature: 0});
-        } catch (error) {
-            refusal = error;
-        }
-        const tokensAfter = core.engine.pool?.peek(b.id)?.tokensInContext ?? -1;
-        const messagesAfter = core.store.messages(b.id).length;
-        checks.push({
-            name: "overflow",
-            passed: refusal instanceof ContextOverflowError && tokensAfter === tokensBefore && messagesAfter === messagesBefore,
-            detail: refusal instanceof ContextOverflowError
-                ? `refused: ${refusal.message} Context tokens ${tokensBefore} -> ${tokensAfter}, messages ${messagesBefore} -> ${messagesAfter}.`
-                : `NOT refused (${refusal instanceof Error ? refusal.message : "no error"})`
+        await run("overflow", async () => {
+            await core.sendMessage({conversationId: b.id, text: "Once upon a time", maxTokens: 8, temperature: 0});
+            const tokensBefore = engine.pool?.peek(b.id)?.tokensInContext ?? -1;
+            const messagesBefore = store.messages(b.id).length;
+            let refusal: unknown = null;
+            try {
+                await core.sendMessage({conversationId: b.id, text: "story ".repeat(info.contextSize), maxTokens: 16, temperature: 0});
+            } catch (error) {
+                refusal = error;
+            }
+            const tokensAfter = engine.pool?.peek(b.id)?.tokensInContext ?? -1;
+            const messagesAfter = store.messages(b.id).length;
+            return {
+                passed: refusal instanceof ContextOverflowError && tokensAfter === tokensBefore && messagesAfter === messagesBefore,
+                detail: refusal instanceof ContextOverflowError
+                    ? `refused: ${refusal.message} Context tokens ${tokensBefore} -> ${tokensAfter}, messages ${messagesBefore} -> ${messagesAfter}.`
+                    : `NOT refused (${refusal instanceof Error ? refusal.message : "no error"})`
+            };
         });
 
         // ownership: A's context cannot serve B.
-        const pool = core.engine.pool!;
-        const {context: contextOfA} = await pool.open(a.id);
-        let ownershipError: unknown = null;
-        try {
-            await contextOfA.generate(b.id, {promptTokens: [1 as never], maxTokens: 1, temperature: 0});
-        } catch (error) {
-            ownershipError = error;
-        }
-        checks.push({
-            name: "ownership",
-            passed: ownershipError instanceof CleanroomError && ownershipError.code === "CONTEXT_OWNERSHIP",
-            detail: ownershipError instanceof Error ? ownershipError.message : "A's context served B"
+        await run("ownership", async () => {
+            const {context: contextOfA} = await engine.pool!.open(a.id);
+            let ownershipError: unknown = null;
+            try {
+                await contextOfA.generate(b.id, {promptTokens: [1 as never], maxTokens: 1, temperature: 0});
+            } catch (error) {
+                ownershipError = error;
+            }
+            return {
+                passed: ownershipError instanceof CleanroomError && ownershipError.code === "CONTEXT_OWNERSHIP",
+                detail: ownershipError instanceof Error ? ownershipError.message : "A's context served B"
+            };
         });
 
-        return {passed: checks.every((check) => check.passed), model: modelPath, threads: info.threads, contextSize: info.contextSize, checks};
     } finally {
-        await core.close();
+        // Every session still open is scrubbed at shutdown; one that cannot be verified fails the self-test too.
+        await run("shutdown", async () => {
+            await core.close();
+            return {passed: true, detail: "every remaining session scrubbed and verified"};
+        });
     }
+    return {passed: checks.every((check) => check.passed), model: modelPath, threads: info.threads, contextSize: info.contextSize, checks};
 }

@@ -3,14 +3,13 @@ import {InvalidInputError} from "../../common/errors.js";
 import type {SecretVault} from "../../common/secrets.js";
 import {CloudKeyStore} from "../secrets/CloudKeyStore.js";
 import type {SettingsStore} from "../store/SettingsStore.js";
+import {settingKeys} from "./settingKeys.js";
 
 const keys = {
-    modelPath: "app.modelPath",
-    threads: "app.threads",
-    contextSize: "app.contextSize",
-    cloudEndpoint: "cloud.endpoint",
-    cloudModel: "cloud.model",
-    cloudFallback: "cloud.fallback"
+    ...settingKeys.app,
+    cloudEndpoint: settingKeys.cloud.endpoint,
+    cloudModel: settingKeys.cloud.model,
+    cloudFallback: settingKeys.cloud.fallback
 } as const;
 
 /**

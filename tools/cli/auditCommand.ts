@@ -1,13 +1,13 @@
 import type {Command} from "commander";
 import {z} from "zod";
-import {CloudContextLimitSchema, MaxTokensSchema, SeedSchema} from "../../core/common/api/limits.js";
-import {CleanroomError} from "../../core/common/errors.js";
-import type {AuditReport} from "../../core/node/cloud/audit/auditEndpoint.js";
-import {cloudApiKeyFromEnvironment} from "../cloudApiKeyFromEnvironment.js";
-import {formatTable} from "../formatTable.js";
-import {numberOption} from "../optionParsers.js";
-import {exitCodes, printJson, reportError} from "../output.js";
-import {StepProgress} from "../StepProgress.js";
+import {CloudContextLimitSchema, MaxTokensSchema, SeedSchema} from "../../src/core/common/api/limits.js";
+import {CleanroomError} from "../../src/core/common/errors.js";
+import type {AuditReport} from "../endpointAudit/auditEndpoint.js";
+import {cloudApiKeyFromEnvironment} from "../../src/cli/cloudApiKeyFromEnvironment.js";
+import {formatTable} from "../../src/cli/formatTable.js";
+import {numberOption} from "../../src/cli/optionParsers.js";
+import {exitCodes, printJson, reportError} from "../../src/cli/output.js";
+import {StepProgress} from "../../src/cli/StepProgress.js";
 
 const TenantsSchema = z.number().int().min(1).max(1000);
 const RequestsSchema = z.number().int().min(1).max(100_000);
@@ -42,7 +42,7 @@ export function registerAuditCommand(program: Command) {
                 ? null
                 : new StepProgress(process.stderr, {label: "audit", total: options.requests, unit: "requests"});
             try {
-                const {auditEndpoint} = await import("../../core/node/cloud/audit/auditEndpoint.js"); // the OpenAI client: only here
+                const {auditEndpoint} = await import("../endpointAudit/auditEndpoint.js"); // the OpenAI client: only here
                 const report = await auditEndpoint({
                     baseURL: options.endpoint, model: options.model, apiKey: cloudApiKeyFromEnvironment(),
                     tenants: options.tenants, requests: options.requests, concurrency: options.concurrency,

@@ -1,11 +1,11 @@
 import crypto from "node:crypto";
-import {CanaryScanner} from "../../../common/cloud/CanaryScanner.js";
-import {FingerprintIndex} from "../../../common/cloud/fingerprints.js";
-import {plantCanaries} from "../../../common/cloud/plantCanaries.js";
-import {hashCanary} from "../../../common/cloud/canary.js";
-import type {CanaryBook, PlantedCanary} from "../../../common/cloud/types.js";
-import {toWireError} from "../../../common/errors.js";
-import {CloudClient, type CloudChatMessage} from "../CloudClient.js";
+import {CanaryScanner} from "../../src/core/common/cloud/CanaryScanner.js";
+import {FingerprintIndex} from "../../src/core/common/cloud/fingerprints.js";
+import {plantCanaries} from "../../src/core/common/cloud/plantCanaries.js";
+import {hashCanary} from "../../src/core/common/cloud/canary.js";
+import type {CanaryBook, PlantedCanary} from "../../src/core/common/cloud/types.js";
+import {toWireError} from "../../src/core/common/errors.js";
+import {CloudClient, type CloudChatMessage} from "../../src/core/node/cloud/CloudClient.js";
 import {fillerText} from "./fillerText.js";
 
 export type AuditEndpointOptions = {

@@ -1,7 +1,7 @@
 import http from "node:http";
 import type {AddressInfo, Socket} from "node:net";
-import {plantCanaries} from "../../../common/cloud/plantCanaries.js";
-import {fillerText} from "../audit/fillerText.js";
+import {plantCanaries} from "../../src/core/common/cloud/plantCanaries.js";
+import {fillerText} from "../endpointAudit/fillerText.js";
 import {mangleText} from "./mangleText.js";
 import {PagePool, type StaleRun} from "./PagePool.js";
 import {SeededRandom} from "./SeededRandom.js";

@@ -1,4 +1,4 @@
-import type {RpcChannel} from "../../common/rpc/index.js";
+import type {RpcChannel} from "../core/common/rpc/index.js";
 
 /**
  * The parts of Electron's `MessagePortMain` the channel uses, described here so the core never

@@ -1,5 +1,5 @@
 import type {WebSocket} from "ws";
-import type {RpcChannel} from "../../common/rpc/index.js";
+import type {RpcChannel} from "../core/common/rpc/index.js";
 
 /**
  * A `ws` socket as an RPC channel: JSON text frames; frames that are not JSON are dropped. A

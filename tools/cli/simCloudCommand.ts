@@ -1,13 +1,13 @@
 import type {Command} from "commander";
 import {z} from "zod";
-import {SeedSchema} from "../../core/common/api/limits.js";
-import {fillerText} from "../../core/node/cloud/audit/fillerText.js";
-import {SeededRandom} from "../../core/node/cloud/sim/SeededRandom.js";
-import type {SharedCloudSimulator} from "../../core/node/cloud/sim/SharedCloudSimulator.js";
-import {simFaults, simModes, type SimFault, type SimMode} from "../../core/node/cloud/sim/types.js";
-import {InvalidOptionError} from "../InvalidOptionError.js";
-import {numberOption} from "../optionParsers.js";
-import {reportError} from "../output.js";
+import {SeedSchema} from "../../src/core/common/api/limits.js";
+import {fillerText} from "../endpointAudit/fillerText.js";
+import {SeededRandom} from "../cloudSim/SeededRandom.js";
+import type {SharedCloudSimulator} from "../cloudSim/SharedCloudSimulator.js";
+import {simFaults, simModes, type SimFault, type SimMode} from "../cloudSim/types.js";
+import {InvalidOptionError} from "../../src/cli/InvalidOptionError.js";
+import {numberOption} from "../../src/cli/optionParsers.js";
+import {reportError} from "../../src/cli/output.js";
 
 const PortSchema = z.number().int().min(0).max(65_535);
 const TokenCountSchema = z.number().int().min(1).max(100_000_000);
@@ -49,7 +49,7 @@ export function registerSimCloudCommand(program: Command) {
         .action(async (options: SimCloudCommandOptions) => {
             try {
                 const modelPath = options.model ?? process.env.CLEANROOM_MODEL;
-                const {SharedCloudSimulator} = await import("../../core/node/cloud/sim/SharedCloudSimulator.js"); // its server and model: only here
+                const {SharedCloudSimulator} = await import("../cloudSim/SharedCloudSimulator.js"); // its server and model: only here
                 const simulator = await SharedCloudSimulator.start({
                     port: options.port,
                     mode: options.mode,

@@ -1,5 +1,5 @@
 import type {LlamaContext, LlamaContextSequence, LlamaModel, Token} from "node-llama-cpp";
-import {loadLlama} from "../../engine/loadLlama.js";
+import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
 import {SeededRandom} from "./SeededRandom.js";
 
 export type SimGeneration = {

@@ -1,11 +1,10 @@
-import path from "node:path";
 import {parseArgs} from "node:util";
-import {appDataDir, defaultDatabasePath} from "../appPaths.js";
-import {openCoreHost, type CoreHost} from "../host/openCoreHost.js";
-import {resolveStartupModel} from "../host/resolveStartupModel.js";
-import {ParentPortSecretVault, type VaultMessage, type VaultReply} from "../secrets/ParentPortSecretVault.js";
+import {defaultDatabasePath} from "../core/node/appPaths.js";
+import {openCoreHost, type CoreHost} from "../core/node/host/openCoreHost.js";
+import {resolveStartupModel} from "../core/node/host/resolveStartupModel.js";
+import {ParentPortSecretVault, type VaultMessage, type VaultReply} from "../core/node/secrets/ParentPortSecretVault.js";
 import {messagePortChannel, type MessagePortLike} from "./messagePortChannel.js";
-import {serveCoreOverChannel} from "./serveCoreOverChannel.js";
+import {serveCoreOverChannel} from "../core/node/rpc/serveCoreOverChannel.js";
 
 /** What Electron gives a utility process as `process.parentPort`, described here so the core never imports Electron. */
 type ParentPortLike = {
@@ -53,7 +52,7 @@ async function main() {
     });
 
     const opened = await ready;
-    const model = resolveStartupModel({registryDefault: opened.defaultModelPath, folders: [path.join(appDataDir(), "models")], saved: opened.savedModelPath});
+    const model = resolveStartupModel({modelsDir: opened.modelsDir, folders: [opened.modelsDir], saved: opened.savedModelPath});
     if (model != null)
         await opened.service.models.load(model.path);
 }

@@ -1,0 +1,74 @@
+import type Database from "better-sqlite3";
+import type {Llama} from "node-llama-cpp";
+import {AuditLog} from "./audit/AuditLog.js";
+import {CanaryLedger} from "./cloud/CanaryLedger.js";
+import {LocalEngine, type LocalEngineOptions} from "./engine/LocalEngine.js";
+import {CloudSettingsStore} from "./settings/CloudSettingsStore.js";
+import {ConversationStore} from "./store/ConversationStore.js";
+import type {DeletionPurgerOptions} from "./store/DeletionPurger.js";
+import {SettingsStore} from "./store/SettingsStore.js";
+import {openDatabase} from "./store/openDatabase.js";
+import {CloudTurnService, type CloudAccess} from "./turns/CloudTurnService.js";
+import {LocalTurnService} from "./turns/LocalTurnService.js";
+
+export type CoreOptions = {
+    /** SQLite file, or ":memory:". */
+    database: string,
+    engine?: LocalEngineOptions,
+    /** How often a growing reply is written to the database. Defaults to `100` ms. */
+    streamSaveIntervalMs?: number,
+    /**
+     * How long `deleteConversation` keeps retrying a purge that another connection's read snapshot
+     * blocks, before it answers `purge: "pending"` (the purger goes on trying). Defaults to `500` ms.
+     */
+    deletionGraceMs?: number,
+    /** Passed to the store's `DeletionPurger` (how often a pending purge is retried). */
+    purge?: DeletionPurgerOptions,
+    cloud?: CloudAccess
+};
+
+/** The services a `Core` delegates to, all on one database. Built by `createCoreServices`; owned by the `Core` made from them. */
+export type CoreServices = {
+    database: Database.Database,
+    audit: AuditLog,
+    store: ConversationStore,
+    settings: SettingsStore,
+    cloudSettings: CloudSettingsStore,
+    engine: LocalEngine,
+    canaries: CanaryLedger,
+    localTurns: LocalTurnService,
+    cloudTurns: CloudTurnService,
+    /** See `CoreOptions.deletionGraceMs`. */
+    deletionGraceMs: number
+};
+
+export const defaultStreamSaveIntervalMs = 100;
+export const defaultDeletionGraceMs = 500;
+
+/**
+ * Wires the core's services in one place (VS Code's `createServices` idea): each gets what it
+ * depends on through its constructor. `llama` may be a function, called only when a model loads
+ * (front ends that never load one, such as `conversations list`, never start the native backend).
+ */
+export function createCoreServices(llama: Llama | (() => Promise<Llama>), options: CoreOptions): CoreServices {
+    const database = openDatabase(options.database);
+    const audit = new AuditLog(database);
+    const store = new ConversationStore(database, {audit, purge: options.purge});
+    const settings = new SettingsStore(database);
+    const cloudSettings = new CloudSettingsStore(settings, audit, options.cloud?.settingsOverride);
+    const engine = new LocalEngine(llama, audit, settings, options.engine);
+    const canaries = new CanaryLedger(database);
+    const streamSaveIntervalMs = options.streamSaveIntervalMs ?? defaultStreamSaveIntervalMs;
+    return {
+        database,
+        audit,
+        store,
+        settings,
+        cloudSettings,
+        engine,
+        canaries,
+        localTurns: new LocalTurnService({store, audit, engine, streamSaveIntervalMs}),
+        cloudTurns: new CloudTurnService({store, audit, canaries, settings: cloudSettings, access: options.cloud ?? {}, streamSaveIntervalMs}),
+        deletionGraceMs: options.deletionGraceMs ?? defaultDeletionGraceMs
+    };
+}

@@ -1,0 +1,38 @@
+import type {CloudSettings} from "./CloudSettingsStore.js";
+
+/**
+ * Every key the core writes, in one place: the database's settings table and the host's secret
+ * vault. Renaming one loses what users have stored under it, so they never change.
+ */
+export const settingKeys = {
+    /** The app's settings (AppSettingsStore). */
+    app: {
+        modelPath: "app.modelPath",
+        threads: "app.threads",
+        contextSize: "app.contextSize"
+    },
+    /** Where the shared cloud is (CloudSettingsStore, and the app's settings dialog through AppSettingsStore). */
+    cloud: {
+        endpoint: "cloud.endpoint",
+        model: "cloud.model",
+        contextLimit: "cloud.contextLimit",
+        fallback: "cloud.fallback"
+    } satisfies Record<keyof CloudSettings, string>,
+    /**
+     * The thread count measured for a model on this machine, llama.cpp build and libuv pool (LocalEngine).
+     * Keys of other tuner versions (and the unversioned `threads.tuned:…` of the first tuner) are left unread.
+     */
+    threadTuning: (tunerVersion: number, fingerprints: {model: string, machine: string, backend: string}) =>
+        `threads.tuned.v${tunerVersion}:${fingerprints.model}:${fingerprints.machine}:${fingerprints.backend}`,
+    /** The KV layout KvScrubber learned for a model, machine, llama.cpp build and context options (KvLayoutCache). */
+    kvLayout: (cacheVersion: number, fingerprints: {model: string, machine: string, backend: string}, contextOptions: Record<string, unknown>) =>
+        `kv.layout.v${cacheVersion}:${fingerprints.model}:${fingerprints.machine}:${fingerprints.backend}:${JSON.stringify(contextOptions)}`
+} as const;
+
+/** Names in the host's secret vault (the OS keychain in the app): never in the database. */
+export const secretNames = {
+    /** The cloud API key, with the origin it was given for (CloudKeyStore). */
+    cloudApiKey: "cloud.apiKey",
+    /** The install's key for fingerprints of the user's conversations (FingerprintKeyStore). */
+    fingerprintKey: "cloud.fingerprintKey"
+} as const;

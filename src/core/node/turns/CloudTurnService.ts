@@ -1,0 +1,160 @@
+import crypto from "node:crypto";
+import {FingerprintIndex} from "../../common/cloud/fingerprints.js";
+import {CleanroomError} from "../../common/errors.js";
+import type {CloudTurnResult, ConversationId} from "../../common/types.js";
+import type {AuditLog} from "../audit/AuditLog.js";
+import type {CanaryLedger} from "../cloud/CanaryLedger.js";
+import {CloudClient, type CloudChatMessage, type CloudClientOptions} from "../cloud/CloudClient.js";
+import {EndpointTokenizerCache} from "../cloud/EndpointTokenizerCache.js";
+import {runGuardedCloudTurn} from "../cloud/runGuardedCloudTurn.js";
+import type {CloudSettings, CloudSettingsStore} from "../settings/CloudSettingsStore.js";
+import type {ConversationStore} from "../store/ConversationStore.js";
+import {StreamingReply} from "./StreamingReply.js";
+import type {SendMessageCallbacks, TurnRequest} from "./types.js";
+
+/** How the core reaches the shared cloud. Endpoint, model and switches live in the settings. */
+export type CloudAccess = {
+    /**
+     * The API key for a request to `endpoint`: from the OS keychain in the app (only for the
+     * endpoint it was given for), from CLEANROOM_CLOUD_API_KEY in the CLI. Never stored by the core.
+     */
+    apiKey?: (endpoint: string) => Promise<string | null> | string | null,
+    /**
+     * The install's secret key for fingerprints of the user's conversations (HMAC-SHA-256, at
+     * least 16 bytes): from the secret vault in the app (`FingerprintKeyStore`). Defaults to 32
+     * random bytes made when the core starts, kept in memory only.
+     */
+    fingerprintKey?: () => Promise<Uint8Array> | Uint8Array,
+    clientOptions?: CloudClientOptions,
+    /** One more canary per this many characters of long messages. Defaults to `1500`. */
+    charsPerCanary?: number,
+    /** Characters a cloud reply streams behind the scanner's own scan-ahead (see `runGuardedCloudTurn`). Defaults to `0`. */
+    holdBackChars?: number,
+    /** Used instead of the stored settings (the CLI's --endpoint, --cloud-model), never saved. */
+    settingsOverride?: Partial<CloudSettings>
+};
+
+export type CloudTurnServiceOptions = {
+    store: ConversationStore,
+    audit: AuditLog,
+    canaries: CanaryLedger,
+    settings: CloudSettingsStore,
+    access: CloudAccess,
+    /** How often a growing reply is written to the database. */
+    streamSaveIntervalMs: number
+};
+
+/**
+ * Turns on the shared cloud, each wrapped in the canary protocol (`runGuardedCloudTurn`) with
+ * fingerprints of the user's other conversations. A blocked reply keeps only its verdict; a
+ * failed request leaves the conversation as it was.
+ */
+export class CloudTurnService {
+    private readonly _store: ConversationStore;
+    private readonly _audit: AuditLog;
+    private readonly _canaries: CanaryLedger;
+    private readonly _settings: CloudSettingsStore;
+    private readonly _access: CloudAccess;
+    private readonly _streamSaveIntervalMs: number;
+    /** Which cloud endpoints count tokens for us (`/tokenize`), learnt once per endpoint. */
+    private readonly _tokenizers = new EndpointTokenizerCache();
+    private readonly _processKey = new Uint8Array(crypto.randomBytes(32));
+
+    public constructor({store, audit, canaries, settings, access, streamSaveIntervalMs}: CloudTurnServiceOptions) {
+        this._store = store;
+        this._audit = audit;
+        this._canaries = canaries;
+        this._settings = settings;
+        this._access = access;
+        this._streamSaveIntervalMs = streamSaveIntervalMs;
+    }
+
+    public async run(request: TurnRequest, routeReason: string, callbacks: SendMessageCallbacks = {}): Promise<CloudTurnResult> {
+        const conversationId = request.conversation.id;
+        const settings = request.conversation.settings;
+        const cloud = this._settings.get();
+        const client = new CloudClient({
+            baseURL: cloud.endpoint!, model: cloud.model!, contextLimit: cloud.contextLimit,
+            apiKey: (await this._access.apiKey?.(cloud.endpoint!)) ?? null
+        }, {tokenizers: this._tokenizers, ...this._access.clientOptions});
+        const maxTokens = request.maxTokens ?? settings.sampling.maxTokens;
+        const messages: CloudChatMessage[] = [
+            ...(settings.systemPrompt.trim() !== "" ? [{role: "system" as const, content: settings.systemPrompt}] : []),
+            ...request.history.map((turn) => ({role: turn.role, content: turn.content})),
+            {role: "user", content: request.text}
+        ];
+        const fingerprints = await this._fingerprintsOfOthers(conversationId);
+        const requestId = crypto.randomUUID();
+
+        const {user, reply: replyMessage} = this._store.appendTurn(conversationId, request.text, {route: "cloud", routeReason});
+        callbacks.onStarted?.({userMessageId: user.id, assistantMessageId: replyMessage.id});
+
+        const reply = new StreamingReply(this._store, replyMessage.id, this._streamSaveIntervalMs);
+        let result;
+        try {
+            result = await runGuardedCloudTurn({
+                client,
+                ledger: this._canaries,
+                conversationId,
+                requestId,
+                messages,
+                maxTokens,
+                fingerprints: fingerprints.excluding(messages.map((message) => message.content)),
+                charsPerCanary: this._access.charsPerCanary,
+                holdBackChars: this._access.holdBackChars,
+                signal: callbacks.signal,
+                onText: (piece) => {
+                    reply.append(piece, 0);
+                    callbacks.onText?.(piece);
+                }
+            });
+        } catch (error) {
+            // A failed cloud turn leaves the conversation as it was: nothing half-written is kept as a reply.
+            this._store.deleteMessage(reply.messageId);
+            this._store.deleteMessage(user.id);
+            const wire = error instanceof CleanroomError ? error : new CleanroomError("CLOUD_REQUEST_FAILED", String(error));
+            this._audit.record({kind: "cloud.failed", conversationId, data: {requestId, code: wire.code, message: wire.message}});
+            throw wire;
+        }
+
+        const status = result.blocked ? "blocked" : "complete";
+        this._store.finishMessage(reply.messageId, {content: result.text, status, tokens: result.completionTokens, verdict: result.verdict});
+        this._audit.record({kind: "turn.cloud", conversationId, data: {
+            messageId: reply.messageId, requestId, routeReason, canariesPlanted: result.canariesPlanted, blocked: result.blocked,
+            verdict: result.verdict?.kind ?? null, promptTokensOurs: result.promptTokens.ours,
+            promptTokensReported: result.promptTokens.reported, model: result.model, finishReason: result.finishReason
+        }});
+        if (result.blocked)
+            this._audit.record({kind: "cloud.blocked", conversationId, data: {requestId, verdict: result.verdict}});
+        else if (result.verdict != null)
+            this._audit.record({kind: "cloud.flagged", conversationId, data: {requestId, verdict: result.verdict}});
+        for (const warning of result.warnings)
+            this._audit.record({kind: "cloud.warning", conversationId, data: {requestId, warning}});
+
+        return {
+            conversationId,
+            route: "cloud",
+            routeReason,
+            userMessageId: user.id,
+            assistantMessageId: reply.messageId,
+            reply: result.text,
+            status,
+            tokens: {prompt: result.promptTokens.ours, generated: result.completionTokens},
+            timings: {firstTokenMs: reply.firstPieceMs, totalMs: reply.elapsedMs()},
+            cloud: {
+                requestId, blocked: result.blocked, verdict: result.verdict, warnings: result.warnings,
+                canariesPlanted: result.canariesPlanted, promptTokens: result.promptTokens, model: result.model,
+                finishReason: result.finishReason
+            }
+        };
+    }
+
+    /** Fingerprints of the user's other conversations: their text must never come back in this one. */
+    private async _fingerprintsOfOthers(conversationId: ConversationId) {
+        const fingerprints = new FingerprintIndex({key: this._access.fingerprintKey != null ? await this._access.fingerprintKey() : this._processKey});
+        for (const other of this._store.list())
+            if (other.id !== conversationId)
+                fingerprints.addConversation(this._store.messages(other.id).map((message) => message.content));
+        return fingerprints;
+    }
+}

@@ -1,0 +1,123 @@
+import {CleanroomError} from "../../common/errors.js";
+import type {ConversationId, LocalTurnResult} from "../../common/types.js";
+import type {AuditLog} from "../audit/AuditLog.js";
+import type {ChatTurnInput, LocalEngine, PreparedPrompt} from "../engine/LocalEngine.js";
+import type {ConversationStore} from "../store/ConversationStore.js";
+import {StreamingReply} from "./StreamingReply.js";
+import type {SendMessageCallbacks, TurnRequest} from "./types.js";
+
+export type LocalTurnServiceOptions = {
+    store: ConversationStore,
+    audit: AuditLog,
+    engine: LocalEngine,
+    /** How often a growing reply is written to the database. */
+    streamSaveIntervalMs: number
+};
+
+/** Why the local engine cannot serve a turn: no model loaded, or a prompt larger than the context. */
+export type LocalTurnProblem = CleanroomError & {code: "CONTEXT_OVERFLOW" | "MODEL_NOT_LOADED"};
+
+/**
+ * Turns on the local engine: the prompt is built and checked against the context before
+ * anything is stored or evaluated; the reply is saved as it grows and finished as complete or
+ * interrupted; every step goes to the audit log.
+ */
+export class LocalTurnService {
+    private readonly _store: ConversationStore;
+    private readonly _audit: AuditLog;
+    private readonly _engine: LocalEngine;
+    private readonly _streamSaveIntervalMs: number;
+
+    public constructor({store, audit, engine, streamSaveIntervalMs}: LocalTurnServiceOptions) {
+        this._store = store;
+        this._audit = audit;
+        this._engine = engine;
+        this._streamSaveIntervalMs = streamSaveIntervalMs;
+    }
+
+    /** The prompt for `request`, or why the local engine cannot serve it (any other failure is thrown). */
+    public prepare(request: TurnRequest): {prepared: PreparedPrompt, problem: null} | {prepared: null, problem: LocalTurnProblem} {
+        try {
+            return {prepared: this._engine.preparePrompt(engineInputOf(request)), problem: null};
+        } catch (error) {
+            if (error instanceof CleanroomError && (error.code === "CONTEXT_OVERFLOW" || error.code === "MODEL_NOT_LOADED"))
+                return {prepared: null, problem: error as LocalTurnProblem};
+            throw error;
+        }
+    }
+
+    public async run(request: TurnRequest, prepared: PreparedPrompt, routeReason: string, callbacks: SendMessageCallbacks = {}): Promise<LocalTurnResult> {
+        const conversationId = request.conversation.id;
+        if (prepared.dropped.droppedMessages > 0)
+            this._audit.record({kind: "history.dropped", conversationId, data: {...prepared.dropped, policy: "drop-oldest"}});
+
+        const {user, reply: replyMessage} = this._store.appendTurn(conversationId, request.text, {route: "local", routeReason});
+        callbacks.onStarted?.({userMessageId: user.id, assistantMessageId: replyMessage.id});
+
+        const reply = new StreamingReply(this._store, replyMessage.id, this._streamSaveIntervalMs);
+        try {
+            const result = await this._engine.runTurn({
+                ...engineInputOf(request),
+                signal: callbacks.signal,
+                onPrefill: callbacks.onPrefill,
+                captureFirstTokenProbabilities: callbacks.captureFirstTokenProbabilities,
+                onText: (piece) => {
+                    reply.append(piece);
+                    callbacks.onText?.(piece);
+                }
+            }, prepared);
+
+            const status = result.finishReason === "aborted" ? "interrupted" : "complete";
+            this._store.finishMessage(reply.messageId, {content: result.text, status, tokens: result.tokens.length});
+            this._audit.record({kind: "turn.local", conversationId, data: {
+                messageId: reply.messageId, contextId: result.context.id, promptTokens: prepared.tokens.length,
+                evaluatedTokens: result.evaluatedPromptTokens, reusedTokens: result.reusedPromptTokens,
+                generatedTokens: result.tokens.length, finishReason: result.finishReason,
+                kvCells: result.context.kvCells, tokensInContext: result.context.tokensInContext
+            }});
+            for (const evicted of result.evicted)
+                this._audit.record({kind: "context.evicted", conversationId: evicted, data: {forConversation: conversationId}});
+
+            const generated = result.tokens.length;
+            return {
+                conversationId,
+                route: "local",
+                routeReason,
+                userMessageId: user.id,
+                assistantMessageId: reply.messageId,
+                reply: result.text,
+                status,
+                tokens: {prompt: prepared.tokens.length, evaluated: result.evaluatedPromptTokens, reused: result.reusedPromptTokens, generated},
+                finishReason: result.finishReason,
+                history: prepared.dropped,
+                isolation: {
+                    contextId: result.context.id, kvCells: result.context.kvCells,
+                    kvBytes: result.context.kvBytes, threads: result.context.threads
+                },
+                timings: {
+                    firstTokenMs: result.firstTokenMs,
+                    totalMs: reply.elapsedMs(),
+                    tokensPerSecond: generated > 1 && result.firstTokenMs != null
+                        ? (generated - 1) / ((result.decodeMs - result.firstTokenMs) / 1000)
+                        : null
+                },
+                ...(result.firstTokenProbabilities != null ? {firstTokenProbabilities: result.firstTokenProbabilities} : {})
+            };
+        } catch (error) {
+            this._store.finishMessage(reply.messageId, {content: reply.text, status: "interrupted", tokens: reply.pieces});
+            throw error;
+        }
+    }
+}
+
+function engineInputOf(request: TurnRequest): ChatTurnInput & {conversationId: ConversationId} {
+    return {
+        conversationId: request.conversation.id,
+        settings: request.conversation.settings,
+        history: request.history,
+        userText: request.text,
+        maxTokens: request.maxTokens,
+        temperature: request.temperature,
+        seed: request.seed
+    };
+}

@@ -1,0 +1,33 @@
+import type {Conversation, ConversationId, RouteRequest} from "../../common/types.js";
+
+export type SendMessageInput = {
+    conversationId: ConversationId,
+    text: string,
+    maxTokens?: number,
+    temperature?: number,
+    seed?: number | null,
+    /** `auto` (the default): local, unless the local engine cannot serve the turn and the cloud is allowed. */
+    route?: RouteRequest
+};
+
+export type SendMessageCallbacks = {
+    signal?: AbortSignal,
+    onText?: (text: string) => void,
+    /** Called once the user message and the (still empty) reply are stored. */
+    onStarted?: (ids: {userMessageId: number, assistantMessageId: number}) => void,
+    /** Local turns: called after each prefill step with the prompt tokens in the context and the prompt's length. */
+    onPrefill?: (tokensInContext: number, promptTokens: number) => void,
+    /** Local turns: keep the first generated token's probabilities (the self-test's differential check). */
+    captureFirstTokenProbabilities?: boolean
+};
+
+/** One turn as the turn services take it: the conversation, its usable history, and what was asked. */
+export type TurnRequest = {
+    conversation: Conversation,
+    /** Earlier turns the model may see, oldest first: complete replies, and interrupted ones with text. */
+    history: Array<{role: "user" | "assistant", content: string}>,
+    text: string,
+    maxTokens?: number,
+    temperature?: number,
+    seed?: number | null
+};

@@ -1,0 +1,59 @@
+import fs from "node:fs";
+import path from "node:path";
+import type {BrowserContext, Page} from "playwright-core";
+import {launchChromium} from "./launchChromium.js";
+import {startWebMode, type WebMode} from "./startWebMode.js";
+import {tempDir} from "./tempCore.js";
+import {repoRoot} from "./testModel.js";
+
+const screenshotsDir = path.join(repoRoot, "test-results", "e2e");
+
+export type E2eAppOptions = {
+    /** Names the app's home folder. */
+    label: string,
+    /** The app's home folder, when the test fills it first. Defaults to a new temp folder. */
+    home?: string,
+    /** Web mode's options besides `--db`, `--threads 1` and `--context-size`, e.g. `--model <gguf>` or `--no-model`. */
+    args: string[],
+    /** Tokens per context. Defaults to `2048`. */
+    contextSize?: number,
+    /** More environment for web mode (CLEANROOM_HOME is the app's home, CLEANROOM_MODEL is empty). */
+    env?: NodeJS.ProcessEnv,
+    /** Screenshot file names start with this. Defaults to none. */
+    screenshotPrefix?: string,
+    /** Full-page screenshots. Defaults to `false`. */
+    fullPage?: boolean
+};
+
+export type E2eApp = {
+    web: WebMode,
+    browser: BrowserContext,
+    page: Page,
+    /** The app's own folder: its database (`e2e.db`) and CLEANROOM_HOME. */
+    home: string,
+    database: string,
+    screenshot(name: string): Promise<void>,
+    close(): Promise<void>
+};
+
+/**
+ * The app as the e2e tests drive it: web mode on its own home folder and database, one thread (far
+ * faster on small machines), and a page in the real Chromium with a 60 s default timeout.
+ */
+export async function openE2eApp({label, home = tempDir(label), args, contextSize = 2048, env = {}, screenshotPrefix = "", fullPage = false}: E2eAppOptions): Promise<E2eApp> {
+    fs.mkdirSync(screenshotsDir, {recursive: true});
+    const database = path.join(home, "e2e.db");
+    const web = await startWebMode([...args, "--db", database, "--threads", "1", "--context-size", String(contextSize)],
+        {CLEANROOM_HOME: home, CLEANROOM_MODEL: "", ...env});
+    const browser = await launchChromium();
+    const page = await browser.newPage();
+    page.setDefaultTimeout(60_000);
+    return {
+        web, browser, page, home, database,
+        screenshot: async (name) => void await page.screenshot({path: path.join(screenshotsDir, `${screenshotPrefix}${name}.png`), fullPage}),
+        close: async () => {
+            await browser.close();
+            await web.stop();
+        }
+    };
+}
