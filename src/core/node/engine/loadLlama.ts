@@ -33,7 +33,8 @@ export function gpuSettingFromEnvironment(): GpuSetting {
 /**
  * The process's `Llama` (the native backend) for a GPU setting, loaded once per setting. Without
  * `gpu`: the one this process loaded first (every part of a process shares it), else
- * `CLEANROOM_GPU`, else `auto`.
+ * `CLEANROOM_GPU`, else `auto`. `processDefault: false` (tests that also use another backend):
+ * this call does not make its setting the process's.
  *
  * - `auto`: node-llama-cpp's own choice (Metal on macOS; CUDA, then Vulkan, on Linux and Windows).
  *   Where the binary it picks finds no usable device, the model runs on the CPU (`backend: null`).
@@ -46,9 +47,10 @@ export function gpuSettingFromEnvironment(): GpuSetting {
  * A CPU build made by `npm run build:llama` (OpenMP threads) is used when present and the CPU is
  * asked for (`off`), else the prebuilt binary; CLEANROOM_LLAMA_BUILD=prebuilt keeps the prebuilt binary.
  */
-export function loadLlama(gpu?: GpuSetting): Promise<Llama> {
+export function loadLlama(gpu?: GpuSetting, {processDefault = true}: {processDefault?: boolean} = {}): Promise<Llama> {
     const setting = gpu ?? primary ?? gpuSettingFromEnvironment();
-    primary ??= setting;
+    if (processDefault)
+        primary ??= setting;
     let llama = loaded.get(setting);
     if (llama == null) {
         llama = load(setting);
