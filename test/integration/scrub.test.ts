@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
-import type {LlamaModel} from "node-llama-cpp";
+import type {LlamaContextSequence, LlamaModel} from "node-llama-cpp";
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
 import {KvScrubber} from "../../src/core/node/engine/KvScrubber.js";
 import {PrivateScratchDir} from "../../src/core/node/engine/PrivateScratchDir.js";
@@ -37,18 +37,8 @@ describe.skipIf(modelPath == null)("KV scrub on the real model", () => {
             const context = await model.createContext(options);
             const sequence = context.getSequence();
             try {
-                let generated = 0;
-                for await (const token of sequence.evaluate(model.tokenize("The secret password is swordfish 4417. Once upon a time"), {temperature: 0})) {
-                    void token;
-                    if (++generated >= 40)
-                        break;
-                }
-
                 // Before: the conversation's KV holds real, non-zero data (so the check below can fail).
-                const before = path.join(tempDir("scrub"), "before.state");
-                await sequence.saveStateToFile(before);
-                const dirty = await readKvState(before);
-                fs.rmSync(before);
+                const dirty = await fillWithSecret(sequence, 40);
                 expect(dirty.nonZeroPayloadBytes).toBeGreaterThan(dirty.payloadBytes / 2);
 
                 const result = await scrubber.zeroAndVerify(sequence);
@@ -61,13 +51,7 @@ describe.skipIf(modelPath == null)("KV scrub on the real model", () => {
                 expect(fs.readdirSync(scratch.path)).toEqual([]);
 
                 // The context still works afterwards (clean), and greedy output is what a fresh one gives.
-                const tokens = [];
-                for await (const token of sequence.evaluate(model.tokenize("Once upon a time"), {temperature: 0})) {
-                    tokens.push(token);
-                    if (tokens.length >= 10)
-                        break;
-                }
-                expect(model.detokenize(tokens)).toContain("there was a little girl named Lily");
+                expect(await greedyContinuation(sequence)).toContain("there was a little girl named Lily");
             } finally {
                 await context.dispose();
             }
@@ -127,29 +111,14 @@ describe.skipIf(modelPath == null || vulkan == null)(`KV scrub with the KV on th
             const context = await model.createContext(options);
             const sequence = context.getSequence();
             try {
-                let generated = 0;
-                for await (const token of sequence.evaluate(model.tokenize("The secret password is swordfish 4417. Once upon a time"), {temperature: 0})) {
-                    void token;
-                    if (++generated >= 16)
-                        break;
-                }
-                const before = path.join(tempDir("scrub-vulkan"), "before.state");
-                await sequence.saveStateToFile(before);
-                const dirty = await readKvState(before);
-                fs.rmSync(before);
+                const dirty = await fillWithSecret(sequence, 16);
                 expect(dirty.nonZeroBytesPerLayer.every((bytes) => bytes > 0)).toBe(true);
 
                 const result = await scrubber.zeroAndVerify(sequence);
                 expect(result).toMatchObject({verified: true, nonZeroBytes: 0, kvCells: 256, cellsReadBack: 256, failure: null});
                 expect(result.bytesChecked).toBe(scrubber.kvBytes);
 
-                const tokens = [];
-                for await (const token of sequence.evaluate(model.tokenize("Once upon a time"), {temperature: 0})) {
-                    tokens.push(token);
-                    if (tokens.length >= 10)
-                        break;
-                }
-                expect(model.detokenize(tokens)).toContain("there was a little girl named Lily");
+                expect(await greedyContinuation(sequence)).toContain("there was a little girl named Lily");
             } finally {
                 await context.dispose();
             }
@@ -193,4 +162,32 @@ function servicesOfModel(core: Awaited<ReturnType<typeof createTestCore>>["core"
     if (info == null)
         throw new Error("no model loaded");
     return info;
+}
+
+/** Evaluates a secret and `tokens` generated after it, then reads the sequence's KV state back (what a scrub must erase). */
+async function fillWithSecret(sequence: LlamaContextSequence, tokens: number) {
+    let generated = 0;
+    for await (const token of sequence.evaluate(sequence.model.tokenize("The secret password is swordfish 4417. Once upon a time"), {temperature: 0})) {
+        void token;
+        if (++generated >= tokens)
+            break;
+    }
+    const before = path.join(tempDir("scrub"), "before.state");
+    await sequence.saveStateToFile(before);
+    try {
+        return await readKvState(before);
+    } finally {
+        fs.rmSync(before);
+    }
+}
+
+/** Ten greedy tokens after "Once upon a time". */
+async function greedyContinuation(sequence: LlamaContextSequence) {
+    const tokens = [];
+    for await (const token of sequence.evaluate(sequence.model.tokenize("Once upon a time"), {temperature: 0})) {
+        tokens.push(token);
+        if (tokens.length >= 10)
+            break;
+    }
+    return sequence.model.detokenize(tokens);
 }
