@@ -30,6 +30,8 @@ export type ProcessTimesReport = {
         /** Tokens each generated in its last run: both stop at the budget or at the end of the reply. */
         generatedTokens: {cleanroom: number | null, plainScript: number | null}
     }>,
+    /** One turn on the first model with `--gpu auto` (the default) against `--gpu off`: what looking for a GPU costs a process, and where auto ran. */
+    gpuAuto: {auto: Timing, off: Timing, extraMs: number, autoRanOn: string | null} | null,
     commands: Record<string, string>
 };
 
@@ -114,7 +116,28 @@ export async function measureProcessTimes(options: ProcessTimesOptions): Promise
             commands[`turn ${model.name}`] = `node bin/cleanroom.cjs ${chatArgs.map((arg) => (arg === database ? "<app.db>" : /\s/.test(arg) ? JSON.stringify(arg) : arg)).join(" ")}` +
                 `  vs  node bench/plainTurn.mjs ${model.path} ${JSON.stringify(options.prompt)} ${common.join(" ")}`;
         }
-        return {help: {compiled, source, goalMs: 500}, turns, commands};
+        // `--gpu auto` against `--gpu off`, one turn on the first model, each process in its own home.
+        let gpuAuto: ProcessTimesReport["gpuAuto"] = null;
+        const first = options.models[0];
+        if (first != null) {
+            options.log(`  process times: one turn, ${first.name}, --gpu auto against --gpu off`);
+            const gpuArgs = (gpu: string) => ["chat", "--model", first.path, "--prompt", options.prompt, "--max-tokens", String(options.maxTokens), "--temperature", "0",
+                "--threads", String(options.threads), "--context-size", String(options.contextSize), "--db", path.join(home, `gpu-${gpu}.db`), "--json", "--gpu", gpu];
+            let autoRanOn: string | null = null;
+            const [auto, off] = alternate(
+                () => {
+                    const ms = time(process.execPath, [launcher, ...gpuArgs("auto")]);
+                    const turn = JSON.parse(outputs.at(-1) ?? "{}") as {gpu?: string | null, gpuDevice?: string | null, gpuLayers?: number};
+                    autoRanOn = turn.gpu == null ? "CPU" : `${turn.gpu} ${turn.gpuDevice ?? ""} (${turn.gpuLayers ?? 0} layers)`;
+                    return ms;
+                },
+                () => time(process.execPath, [launcher, ...gpuArgs("off")])
+            );
+            gpuAuto = {auto, off, extraMs: round(auto.medianMs - off.medianMs, 1), autoRanOn};
+            commands.gpuAuto = `node bin/cleanroom.cjs chat --model ${first.path} --prompt ${JSON.stringify(options.prompt)} --max-tokens ${options.maxTokens} --temperature 0 ` +
+                `--threads ${options.threads} --context-size ${options.contextSize} --db <app.db> --json --gpu auto  vs  the same with --gpu off`;
+        }
+        return {help: {compiled, source, goalMs: 500}, turns, gpuAuto, commands};
     } finally {
         fs.rmSync(home, {recursive: true, force: true});
     }

@@ -5,7 +5,7 @@ import {Command} from "commander";
 import {Core} from "../src/core/node/Core.js";
 import {createCoreServices} from "../src/core/node/createCoreServices.js";
 import {describeLlamaBuild} from "../src/core/node/engine/describeLlamaBuild.js";
-import {loadLlama} from "../src/core/node/engine/loadLlama.js";
+import {llamaGpuChoice, loadLlama} from "../src/core/node/engine/loadLlama.js";
 import {relaunchWithCoreThreadpool} from "../src/core/node/engine/relaunchWithCoreThreadpool.js";
 import {startupThreadpoolSize} from "../src/core/node/engine/startupThreadpoolSize.js";
 import {measureThreads, pickBestThreads} from "../src/core/node/engine/ThreadTuner.js";
@@ -34,7 +34,7 @@ const program = new Command()
     .option("--thread-repeats <n>", "processes per configuration, model and count, alternating", (value) => Number(value), 2)
     .option("--no-threads", "skip the thread matrix (minutes: one process per configuration)")
     .option("--gpu <backend>", "add a GPU configuration to the thread matrix: vulkan, cuda or metal (slow on a software device: " +
-        "llvmpipe needs GGML_VK_VISIBLE_DEVICES=0)")
+        "the engine names Mesa's llvmpipe itself when it is the only Vulkan device); default: the GPU auto finds usable, if any")
     .option("--process-runs <n>", "whole-process runs of --help and of one turn, per command (median)", (value) => Number(value), 5)
     .option("--no-process-times", "skip the whole-process times (--help, one turn against a plain node-llama-cpp script)");
 program.parse();
@@ -154,7 +154,8 @@ async function main() {
         : name === "synthetic-86m" ? {name, path: ensureSyntheticModel(options.model)} : {name: path.basename(name, ".gguf"), path: name});
     const threadMatrix: ThreadMatrixReport | null = options.threads ? await runThreadMatrix({
         models: matrixModels, threads: threadCounts, repeats: options.threadRepeats, tokens: 64, prefillTokens: 1000, maxMs: 3000,
-        localBuild: describeLlamaBuild(llama).startsWith("local"), gpu: options.gpu ?? null, log
+        // The GPU configuration: --gpu, else the backend `auto` found usable here (none: CPU only).
+        localBuild: describeLlamaBuild(llama).startsWith("local"), gpu: options.gpu ?? (await llamaGpuChoice(llama)).backend, log
     }) : null;
 
     // 7. Whole processes: `cleanroom --help`, and one turn against a plain node-llama-cpp script doing the same turn.
@@ -243,7 +244,9 @@ function formatProcessTimes(times: ProcessTimesReport, runs: number) {
         `  cleanroom --help (goal < ${seconds(times.help.goalMs)})  compiled ${seconds(times.help.compiled.medianMs)}; from source under tsx ${seconds(times.help.source.medianMs)}`,
         ...Object.entries(times.turns).map(([name, turn]) =>
             `  one turn, ${name}, up to 200 tokens (goal <= ${turn.goalRatio}x)  Cleanroom ${seconds(turn.cleanroom.medianMs)} (${turn.generatedTokens.cleanroom} tokens), ` +
-            `plain node-llama-cpp script ${seconds(turn.plainScript.medianMs)} (${turn.generatedTokens.plainScript} tokens): ${turn.ratio}x`)
+            `plain node-llama-cpp script ${seconds(turn.plainScript.medianMs)} (${turn.generatedTokens.plainScript} tokens): ${turn.ratio}x`),
+        ...(times.gpuAuto == null ? [] : [`  one turn, --gpu auto (ran on: ${times.gpuAuto.autoRanOn ?? "?"}) ${seconds(times.gpuAuto.auto.medianMs)} ` +
+            `against --gpu off ${seconds(times.gpuAuto.off.medianMs)}: looking for a GPU adds ${seconds(times.gpuAuto.extraMs)} per process`])
     ];
 }
 

@@ -41,15 +41,16 @@ export type ThreadMatrixReport = {
 const childEntry = path.join(path.dirname(fileURLToPath(import.meta.url)), "threadsChild.ts");
 
 export function threadConfigurations(localBuild: boolean, gpu: string | null = null): ThreadConfiguration[] {
-    const prebuilt = {CLEANROOM_LLAMA_BUILD: "prebuilt"};
+    // The CPU configurations run the CPU binary (--gpu off), as before GPU offload: `auto` may load a GPU binary that finds no device.
+    const prebuilt = {CLEANROOM_LLAMA_BUILD: "prebuilt", CLEANROOM_GPU: "off"};
     return [
         {id: "before", label: "before: prebuilt, libuv pool 4", env: {...prebuilt, UV_THREADPOOL_SIZE: undefined}},
         {id: "prebuilt", label: "now: prebuilt, pool 1", env: {...prebuilt, UV_THREADPOOL_SIZE: "1"}},
         ...(localBuild ? [
-            {id: "local", label: "now: build:llama (OpenMP), pool 1", env: {CLEANROOM_LLAMA_BUILD: undefined, UV_THREADPOOL_SIZE: "1"}},
-            {id: "localPool4", label: "build:llama (OpenMP), pool 4", env: {CLEANROOM_LLAMA_BUILD: undefined, UV_THREADPOOL_SIZE: undefined}}
+            {id: "local", label: "now: build:llama (OpenMP), pool 1", env: {CLEANROOM_LLAMA_BUILD: undefined, CLEANROOM_GPU: "off", UV_THREADPOOL_SIZE: "1"}},
+            {id: "localPool4", label: "build:llama (OpenMP), pool 4", env: {CLEANROOM_LLAMA_BUILD: undefined, CLEANROOM_GPU: "off", UV_THREADPOOL_SIZE: undefined}}
         ] : []),
-        // CLEANROOM_GPU: what the engine of this build reads to offload (it reports the layers it did).
+        // CLEANROOM_GPU: the engine's --gpu (it offloads as its fit estimate says, and reports the layers it did).
         ...(gpu != null ? [{id: "gpu", label: `GPU: ${gpu}, pool 1`, env: {...prebuilt, UV_THREADPOOL_SIZE: "1", CLEANROOM_GPU: gpu}, gpu}] : [])
     ];
 }
@@ -179,6 +180,6 @@ export function formatThreadMatrix(report: ThreadMatrixReport, threads: number[]
     for (const {label, gpu} of report.configurations)
         if (gpu != null)
             lines.push(`${label}: ${gpu.device ?? "no device"}; plain node-llama-cpp offloaded ${gpu.plainGpuLayers} layers, Cleanroom ${gpu.cleanroomGpuLayers}` +
-                `${gpu.cleanroomGpuLayers === 0 ? " (this build's engine runs on the CPU: its figures there are CPU figures)" : ""}; llama-bench: no GPU build`);
+                `${gpu.cleanroomGpuLayers === 0 ? " (Cleanroom's fit estimate offloaded nothing: its figures there are CPU figures)" : ""}; llama-bench: no GPU build`);
     return lines;
 }

@@ -208,7 +208,7 @@ export function App({client}: {client: AppCoreClient}) {
                     cloud={cloudAccessOf(models.settings)} onSend={send} onStop={() => void chat.stop()}
                     onRegenerate={(route) => void chat.regenerate(route)} onSetPolicy={setPolicy} />
             </div>
-            <IsolationPanel report={isolation.report} previous={previous} />
+            <IsolationPanel report={isolation.report} previous={previous} model={models.model.info} />
             {settingsDialog}
         </div>
     );

@@ -1,3 +1,4 @@
+import type {GpuSetting} from "../core/common/api/types.js";
 import {isCleanroomError} from "../core/common/errors.js";
 import {Core, type CloudAccess} from "../core/node/Core.js";
 import {defaultDatabasePath, defaultModelsDir} from "../core/node/appPaths.js";
@@ -11,6 +12,8 @@ export type CoreCliOptions = {
     db?: string,
     threads?: number,
     contextSize?: number,
+    /** `--gpu`. Defaults to `$CLEANROOM_GPU`, else `auto` (see `loadLlama`). */
+    gpu?: GpuSetting,
     poolBudget?: number,
     cloud?: CloudAccess,
     /** How errors are printed (see `reportError`). */
@@ -23,7 +26,7 @@ export async function openCore(options: CoreCliOptions): Promise<Core> {
         contextSize: options.contextSize,
         pool: options.poolBudget != null ? {budgetBytes: options.poolBudget} : undefined
     };
-    const core = Core.create(await loadLlama(), {
+    const core = Core.create(await loadLlama(options.gpu), {
         database: options.db ?? defaultDatabasePath(),
         engine,
         cloud: {apiKey: () => cloudApiKeyFromEnvironment(), ...options.cloud}

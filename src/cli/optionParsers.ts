@@ -1,4 +1,6 @@
 import type {z} from "zod";
+import {GpuSettingSchema} from "../core/common/api/schemas.js";
+import type {GpuSetting} from "../core/common/api/types.js";
 import {InvalidOptionError} from "./InvalidOptionError.js";
 
 /**
@@ -48,3 +50,13 @@ export function describeNumberRule(schema: z.ZodNumber) {
         return `${kind} of at least ${min}`;
     return max != null ? `${kind} of at most ${max}` : kind;
 }
+
+/** `--gpu auto|metal|cuda|vulkan|off`, checked with the app setting's own schema. */
+export function gpuOption(given: string): GpuSetting {
+    const parsed = GpuSettingSchema.safeParse(given.trim());
+    if (!parsed.success)
+        throw new InvalidOptionError("--gpu", given, `one of ${GpuSettingSchema.options.join(", ")}`, {mustBe: true});
+    return parsed.data;
+}
+
+export const gpuOptionDescription = "where the model runs: auto (a usable GPU, else the CPU), metal, cuda, vulkan, or off (the CPU); default $CLEANROOM_GPU, else auto";

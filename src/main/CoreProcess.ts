@@ -1,5 +1,6 @@
 import {utilityProcess, type MessagePortMain, type UtilityProcess} from "electron";
 import {EventRelay} from "lifecycle-utils";
+import type {GpuSetting} from "../core/common/api/types.js";
 import {coreProcessEnv} from "../core/common/coreProcessEnv.js";
 import type {KeyVault, VaultRequest} from "./KeyVault.js";
 
@@ -9,6 +10,8 @@ export type CoreProcessOptions = {
     /** SQLite file of the app. */
     databasePath: string,
     vault: KeyVault,
+    /** `--gpu` given to the app: overrides the GPU setting for this run. Defaults to the setting. */
+    gpu?: GpuSetting,
     /** Delay before restarting a core that died. Defaults to `1000` ms, doubling up to 30 s. */
     restartDelayMs?: number
 };
@@ -35,9 +38,9 @@ export class CoreProcess {
     }
 
     public start() {
-        const {entryPath, databasePath, vault} = this._options;
+        const {entryPath, databasePath, vault, gpu} = this._options;
         const child = utilityProcess.fork(entryPath, [
-            "--db", databasePath, "--key-storage", vault.storage, "--key-warning", vault.warning ?? ""
+            "--db", databasePath, "--key-storage", vault.storage, "--key-warning", vault.warning ?? "", ...(gpu != null ? ["--gpu", gpu] : [])
         ], {serviceName: "Cleanroom core", stdio: "inherit", env: {...coreProcessEnv, ...process.env}}); // a UV_THREADPOOL_SIZE the user set is kept
         this._child = child;
 

@@ -3,6 +3,8 @@ import {app, type BrowserWindow} from "electron";
 import {registerAppScheme, serveRenderer} from "./appProtocol.js";
 import {connectRendererToCore} from "./connectRendererToCore.js";
 import {CoreProcess} from "./CoreProcess.js";
+import {GpuSettingSchema} from "../core/common/api/schemas.js";
+import type {GpuSetting} from "../core/common/api/types.js";
 import {createSecureWindow, denyAllPermissionsByDefault} from "./createSecureWindow.js";
 import {KeyVault} from "./KeyVault.js";
 
@@ -45,7 +47,8 @@ if (!app.requestSingleInstanceLock()) {
         core = new CoreProcess({
             entryPath: paths.coreEntry,
             databasePath: path.join(app.getPath("userData"), "cleanroom.db"),
-            vault
+            vault,
+            gpu: gpuFlag(process.argv)
         });
         core.start();
         window = createSecureWindow(paths.preload);
@@ -62,4 +65,18 @@ if (!app.requestSingleInstanceLock()) {
         void core.stop().finally(() => app.quit());
     });
     app.on("window-all-closed", () => app.quit());
+}
+
+/** `--gpu <setting>` (or `--gpu=<setting>`) on the app's command line; a value that is not a setting is ignored, with a line saying so. */
+function gpuFlag(argv: string[]): GpuSetting | undefined {
+    const index = argv.findIndex((arg) => arg === "--gpu" || arg.startsWith("--gpu="));
+    if (index < 0)
+        return undefined;
+    const given = argv[index]!.startsWith("--gpu=") ? argv[index]!.slice("--gpu=".length) : argv[index + 1];
+    const parsed = GpuSettingSchema.safeParse(given);
+    if (!parsed.success) {
+        process.stderr.write(`cleanroom: --gpu must be one of ${GpuSettingSchema.options.join(", ")}; "${given ?? ""}" is ignored.\n`);
+        return undefined;
+    }
+    return parsed.data;
 }

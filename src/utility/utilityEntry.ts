@@ -1,4 +1,5 @@
 import {parseArgs} from "node:util";
+import {GpuSettingSchema} from "../core/common/api/schemas.js";
 import {defaultDatabasePath} from "../core/node/appPaths.js";
 import {openCoreHost, type CoreHost} from "../core/node/host/openCoreHost.js";
 import {resolveStartupModel} from "../core/node/host/resolveStartupModel.js";
@@ -28,12 +29,14 @@ async function main() {
     const {values} = parseArgs({options: {
         "db": {type: "string"},
         "key-storage": {type: "string"},
-        "key-warning": {type: "string"}
+        "key-warning": {type: "string"},
+        "gpu": {type: "string"}
     }});
+    const gpu = GpuSettingSchema.safeParse(values.gpu);
     const vault = new ParentPortSecretVault((message: VaultMessage) => parentPort.postMessage(message),
         values["key-storage"] ?? "unavailable", values["key-warning"] != null && values["key-warning"] !== "" ? values["key-warning"] : null);
 
-    const ready: Promise<CoreHost> = openCoreHost({database: values.db ?? defaultDatabasePath(), vault});
+    const ready: Promise<CoreHost> = openCoreHost({database: values.db ?? defaultDatabasePath(), vault, gpu: gpu.success ? gpu.data : undefined});
 
     parentPort.on("message", ({data, ports}) => {
         const message = data as ParentMessage;

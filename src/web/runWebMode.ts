@@ -1,6 +1,8 @@
 import path from "node:path";
 import {fileURLToPath} from "node:url";
 import {parseArgs} from "node:util";
+import {GpuSettingSchema} from "../core/common/api/schemas.js";
+import type {GpuSetting} from "../core/common/api/types.js";
 import {defaultDatabasePath} from "../core/node/appPaths.js";
 import {openCoreHost} from "../core/node/host/openCoreHost.js";
 import {resolveStartupModel} from "../core/node/host/resolveStartupModel.js";
@@ -8,7 +10,7 @@ import {ensureRendererBuilt} from "./ensureRendererBuilt.js";
 import {startWebServer} from "./server.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const usage = "usage: npm run web -- [--port P] [--db <file>] [--model <gguf> | --no-model] [--threads N] [--context-size N] " +
+const usage = "usage: npm run web -- [--port P] [--db <file>] [--model <gguf> | --no-model] [--threads N] [--context-size N] [--gpu auto|metal|cuda|vulkan|off] " +
     "[--models-dir <folder>] [--catalog <catalog.json>] [--allow-loopback-downloads]";
 
 /**
@@ -23,6 +25,7 @@ export async function runWebMode(args: string[]): Promise<{url: string | null}> 
         "no-model": {type: "boolean"},
         "threads": {type: "string"},
         "context-size": {type: "string"},
+        "gpu": {type: "string"},
         "models-dir": {type: "string"},
         "catalog": {type: "string"},
         // Tests and a mirror on this machine: downloads may then also reach 127.0.0.1 and ::1, over http too.
@@ -39,6 +42,7 @@ export async function runWebMode(args: string[]): Promise<{url: string | null}> 
         database: values.db ?? defaultDatabasePath(),
         threads: wholeNumber("--threads", values.threads),
         contextSize: wholeNumber("--context-size", values["context-size"]),
+        gpu: gpuSetting(values.gpu),
         modelsDir: values["models-dir"] != null ? path.resolve(values["models-dir"]) : undefined,
         catalogPath: values.catalog != null ? path.resolve(values.catalog) : undefined,
         downloader: {fetcher: {allowLoopback: values["allow-loopback-downloads"] === true}}
@@ -86,4 +90,14 @@ function wholeNumber(name: string, value: string | undefined): number | undefine
 export function reportWebModeFailure(error: unknown) {
     process.stderr.write(`cleanroom web: ${error instanceof Error ? error.message : String(error)}\n${usage}\n`);
     process.exit(1);
+}
+
+function gpuSetting(value: string | undefined): GpuSetting | undefined {
+    if (value == null)
+        return undefined;
+
+    const parsed = GpuSettingSchema.safeParse(value);
+    if (!parsed.success)
+        throw new Error(`--gpu must be one of ${GpuSettingSchema.options.join(", ")}, not "${value}".`);
+    return parsed.data;
 }

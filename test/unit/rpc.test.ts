@@ -73,6 +73,8 @@ describe("contract validation at the core's door", () => {
         await expectRefused("settings.set", {contextSize: 10});
         await expectRefused("settings.set", {cloudEndpoint: "ftp://example.com"});
         await expectRefused("settings.set", {cloudFallback: "yes"});
+        await expectRefused("settings.set", {gpu: "nvidia"});
+        await expectRefused("settings.set", {gpu: null});
         await expectRefused("model.load", {path: ""});
         await expectRefused("audit.events", {limit: -1});
         await expectRefused("no.such.method", {});
@@ -101,6 +103,23 @@ describe("contract validation at the core's door", () => {
         if (!result.ok) {
             expect(result.error.message).toMatch(/settings\.set/);
             expect(result.error.message).toMatch(/threads/);
+        }
+    });
+});
+
+describe("the GPU setting", () => {
+    it("is auto until changed, and a change is reported as applying when the core next starts", async () => {
+        expect((await client.call("settings.get", {})).gpu).toBe("auto");
+        const statuses: Array<ApiEventPayload<"core.status">> = [];
+        const stop = client.subscribe("core.status", (status) => statuses.push(status));
+        try {
+            expect((await client.call("settings.set", {gpu: "vulkan"})).gpu).toBe("vulkan");
+            await expect.poll(() => statuses.at(-1)?.pendingRestart).toContain("gpu");
+            expect((await client.call("settings.get", {})).gpu).toBe("vulkan");
+            await client.call("settings.set", {gpu: "auto"});
+            await expect.poll(() => statuses.at(-1)?.pendingRestart).toEqual([]);
+        } finally {
+            stop();
         }
     });
 });

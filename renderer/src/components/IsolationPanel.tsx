@@ -1,4 +1,4 @@
-import type {CanaryCounts, IsolationReport} from "../../../src/core/common/api/index.js";
+import type {CanaryCounts, IsolationReport, ModelStatus} from "../../../src/core/common/api/index.js";
 import type {ScrubReport} from "../../../src/core/common/types.js";
 import {formatBytes, formatCount, formatTime, shortId} from "../format.js";
 import {AuditTimeline} from "./AuditTimeline.js";
@@ -6,10 +6,11 @@ import {AuditTimeline} from "./AuditTimeline.js";
 export type PreviousSession = {title: string, scrub: ScrubReport, at: number};
 
 /** What isolation looks like for the open conversation: its context, scrubs, routes, canaries and audit trail. */
-export function IsolationPanel({report, previous}: {report: IsolationReport | null, previous: PreviousSession | null}) {
+export function IsolationPanel({report, previous, model}: {report: IsolationReport | null, previous: PreviousSession | null, model: ModelStatus["info"]}) {
     return (
         <section className="isolation" aria-label="Isolation">
             <h2 className="panel-title">Isolation</h2>
+            {model != null && <BackendCard info={model} />}
             {previous != null && (
                 <div className={`card scrub-card ${previous.scrub.verified ? "ok" : "fault"}`} aria-label="Previous session">
                     <div className="card-title">Previous session · {previous.title}</div>
@@ -71,6 +72,29 @@ function ReportBody({report}: {report: IsolationReport}) {
 
             <AuditTimeline events={report.events} />
         </>
+    );
+}
+
+/** Where the model and its KV live, and whether the scrub's read-back is proved to read the KV from there. */
+function BackendCard({info}: {info: NonNullable<ModelStatus["info"]>}) {
+    const tone = info.kvReadBack === "unverified" ? "fault" : "ok";
+    return (
+        <div className={`card ${tone}`} aria-label="Backend">
+            <div className="card-title">Backend</div>
+            <dl className="facts">
+                <dt>Runs on</dt><dd>{info.gpu == null ? "CPU" : `${info.gpu} · ${info.gpuDevice ?? "unnamed device"}`}</dd>
+                <dt>Layers offloaded</dt><dd>{info.gpuLayers} / {info.modelLayers}</dd>
+                <dt>KV read-back</dt>
+                <dd className={info.kvReadBack === "unverified" ? "fault-text" : undefined}>
+                    {info.kvReadBack === "host" ? "from RAM" : info.kvReadBack === "verified" ? "from the device, verified" : "from the device: NOT verified"}
+                </dd>
+            </dl>
+            {info.kvReadBack === "unverified" && (
+                <p className="small fault-text" role="alert">
+                    The KV read-back from the GPU could not be verified ({info.kvReadBackProblem ?? "unknown"}): no scrub on this device is reported verified.
+                </p>
+            )}
+        </div>
     );
 }
 

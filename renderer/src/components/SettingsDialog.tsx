@@ -1,9 +1,11 @@
 import {useEffect, useState} from "react";
-import type {ApiInput, AppSettings, ModelStatus} from "../../../src/core/common/api/index.js";
+import type {ApiInput, AppSettings, GpuSetting, ModelStatus} from "../../../src/core/common/api/index.js";
 import type {Conversation, ConversationPolicy} from "../../../src/core/common/types.js";
 import {Switch} from "./Switch.js";
 
-type Draft = {modelPath: string, threads: string, contextSize: string, cloudEndpoint: string, cloudModel: string, cloudApiKey: string};
+type Draft = {modelPath: string, threads: string, contextSize: string, gpu: GpuSetting, cloudEndpoint: string, cloudModel: string, cloudApiKey: string};
+
+const gpuSettings: GpuSetting[] = ["auto", "metal", "cuda", "vulkan", "off"];
 
 /** Model, engine and cloud settings, and the open conversation's policy. */
 export function SettingsDialog({settings, model, pendingRestart, conversation, onSave, onLoadModel, onSetPolicy, onOpenModels, onClose}: {
@@ -33,6 +35,7 @@ export function SettingsDialog({settings, model, pendingRestart, conversation, o
             await onSave({
                 threads: optionalNumber(draft.threads),
                 contextSize: optionalNumber(draft.contextSize),
+                gpu: draft.gpu,
                 cloudEndpoint: draft.cloudEndpoint.trim() === "" ? null : draft.cloudEndpoint.trim(),
                 cloudModel: draft.cloudModel.trim() === "" ? null : draft.cloudModel.trim(),
                 ...(draft.cloudApiKey !== "" ? {cloudApiKey: draft.cloudApiKey} : {})
@@ -78,8 +81,19 @@ export function SettingsDialog({settings, model, pendingRestart, conversation, o
                             <span>Context size (tokens)</span>
                             <input {...field("contextSize")} inputMode="numeric" placeholder="model default" />
                         </label>
+                        <label className="field">
+                            <span>GPU</span>
+                            <select value={draft.gpu} aria-label="GPU"
+                                onChange={(event) => setDraft((current) => ({...current, gpu: gpuSettings.find((gpu) => gpu === event.target.value) ?? "auto"}))}>
+                                <option value="auto">auto (a usable GPU, else the CPU)</option>
+                                <option value="metal">Metal</option>
+                                <option value="cuda">CUDA</option>
+                                <option value="vulkan">Vulkan</option>
+                                <option value="off">off (CPU only)</option>
+                            </select>
+                        </label>
                     </div>
-                    {pendingRestart.length > 0 && <p className="notice">Threads and context size apply when the core next starts.</p>}
+                    {pendingRestart.length > 0 && <p className="notice">Threads, context size and GPU apply when the core next starts.</p>}
                 </fieldset>
 
                 <fieldset>
@@ -131,6 +145,7 @@ function draftOf(settings: AppSettings): Draft {
         modelPath: settings.modelPath ?? "",
         threads: settings.threads == null ? "" : String(settings.threads),
         contextSize: settings.contextSize == null ? "" : String(settings.contextSize),
+        gpu: settings.gpu,
         cloudEndpoint: settings.cloud.endpoint ?? "",
         cloudModel: settings.cloud.model ?? "",
         cloudApiKey: ""
@@ -148,5 +163,6 @@ function modelLine(model: ModelStatus | null): string {
         return "Loading…";
     if (model.state === "error")
         return `Failed: ${model.error?.message ?? "unknown error"}`;
-    return `Loaded: ${model.info?.architecture ?? "model"} · ${model.info?.contextSize ?? "?"} tokens · ${model.info?.threads ?? "?"} threads`;
+    const where = model.info == null ? "" : model.info.gpu == null ? " · CPU" : ` · ${model.info.gpu} ${model.info.gpuLayers}/${model.info.modelLayers} layers`;
+    return `Loaded: ${model.info?.architecture ?? "model"} · ${model.info?.contextSize ?? "?"} tokens · ${model.info?.threads ?? "?"} threads${where}`;
 }

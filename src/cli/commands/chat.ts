@@ -7,8 +7,10 @@ import {catchScrubFault} from "../../core/common/catchScrubFault.js";
 import {CleanroomError, isCleanroomError} from "../../core/common/errors.js";
 import {titleFromText} from "../../core/common/titleFromText.js";
 import {ConversationIdSchema, ConversationSettingsSchema, type CloudTurnResult, type ScrubReport} from "../../core/common/types.js";
+import type {GpuSetting} from "../../core/common/api/types.js";
 import type {Core} from "../../core/node/Core.js";
-import {numberOption, textOption} from "../optionParsers.js";
+import type {LoadedModelInfo} from "../../core/node/engine/LocalEngine.js";
+import {gpuOption, gpuOptionDescription, numberOption, textOption} from "../optionParsers.js";
 import {exitCodes, printJson, reportError} from "../output.js";
 
 type ChatOptions = {
@@ -22,6 +24,7 @@ type ChatOptions = {
     system?: string,
     threads?: number,
     contextSize?: number,
+    gpu?: GpuSetting,
     json?: boolean,
     cloud?: boolean,
     endpoint?: string,
@@ -45,6 +48,7 @@ export function registerChatCommand(program: Command) {
         .option("--threads <n>", "override the measured thread count", numberOption("--threads", ThreadsSchema))
         .option("--context-size <n>", "tokens per conversation context (rounded up to a multiple of 256)",
             numberOption("--context-size", ContextSizeSchema))
+        .option("--gpu <backend>", gpuOptionDescription, gpuOption)
         .option("--cloud", "send this turn to the shared cloud (canary-checked); the conversation must allow it")
         .option("--endpoint <base-url>", "OpenAI-compatible base URL for --cloud (key: $CLEANROOM_CLOUD_API_KEY)")
         .option("--cloud-model <name>", "model name at the endpoint")
@@ -60,7 +64,7 @@ export function registerChatCommand(program: Command) {
                 if (options.cloud === true) {
                     if (options.endpoint == null || options.cloudModel == null || options.prompt == null)
                         throw new CleanroomError("INVALID_INPUT", "--cloud needs --endpoint <base-url>, --cloud-model <name> and --prompt <text>.");
-                    core = await openCore({db: options.db, threads: options.threads, contextSize: options.contextSize, json, cloud: {settingsOverride: {
+                    core = await openCore({db: options.db, threads: options.threads, contextSize: options.contextSize, gpu: options.gpu, json, cloud: {settingsOverride: {
                         endpoint: options.endpoint, model: options.cloudModel, fallback: true, contextLimit: options.contextLimit ?? null
                     }}});
                     if (modelPath != null)
@@ -74,11 +78,11 @@ export function registerChatCommand(program: Command) {
                 if (json && options.prompt == null)
                     throw new CleanroomError("INVALID_INPUT", "--json needs --prompt <text>: interactive chat prints text, not JSON.", {option: "--json"});
 
-                core = await openCore({db: options.db, threads: options.threads, contextSize: options.contextSize, json});
-                await core.loadModel(modelPath);
+                core = await openCore({db: options.db, threads: options.threads, contextSize: options.contextSize, gpu: options.gpu, json});
+                const info = await core.loadModel(modelPath);
                 const conversationId = ensureConversation(core, options);
                 if (options.prompt != null)
-                    await singleTurn(core, conversationId, options, json);
+                    await singleTurn(core, conversationId, options, json, info);
                 else
                     await interactive(core, conversationId, options);
             } catch (error) {
@@ -102,7 +106,7 @@ function ensureConversation(core: Core, options: ChatOptions, policy: "local" | 
     }).id;
 }
 
-async function singleTurn(core: Core, conversationId: string, options: ChatOptions, json: boolean) {
+async function singleTurn(core: Core, conversationId: string, options: ChatOptions, json: boolean, info: LoadedModelInfo) {
     const result = await core.sendMessage({
         conversationId, text: options.prompt!, maxTokens: options.maxTokens, temperature: options.temperature, seed: options.seed
     }, {onText: json ? undefined : (piece) => process.stdout.write(piece)});
@@ -125,7 +129,11 @@ async function singleTurn(core: Core, conversationId: string, options: ChatOptio
             tokens: result.tokens,
             history: result.history,
             timings: result.timings,
-            isolation: {...result.isolation, scrub}
+            // Where the model ran: the GPU backend (null: the CPU), its device, the layers offloaded.
+            gpu: info.gpu,
+            gpuDevice: info.gpuDevice,
+            gpuLayers: info.gpuLayers,
+            isolation: {...result.isolation, scrub, kvReadBack: info.kvReadBack}
         });
     else {
         process.stdout.write("\n");

@@ -2,7 +2,8 @@ import type {Command} from "commander";
 import type {ProbeResult} from "../../core/node/selftest/probe.js";
 import {exitCodes, printJson, reportError} from "../output.js";
 import {formatTable} from "../formatTable.js";
-import {numberOption} from "../optionParsers.js";
+import {gpuOption, gpuOptionDescription, numberOption} from "../optionParsers.js";
+import type {GpuSetting} from "../../core/common/api/types.js";
 import {ContextSizeSchema, MaxTokensSchema, ThreadsSchema} from "../../core/common/api/limits.js";
 import {runCliForOutput} from "../cliCommand.js";
 import {CleanroomError} from "../../core/common/errors.js";
@@ -13,8 +14,9 @@ export function registerSelfTestCommand(program: Command) {
         .option("--model <gguf>", "GGUF model file (default: $CLEANROOM_MODEL)")
         .option("--threads <n>", "thread count (default: measured)", numberOption("--threads", ThreadsSchema))
         .option("--context-size <n>", "tokens per context", numberOption("--context-size", ContextSizeSchema))
+        .option("--gpu <backend>", gpuOptionDescription, gpuOption)
         .option("--json", "JSON output")
-        .action(async (options: {model?: string, threads?: number, contextSize?: number, json?: boolean}) => {
+        .action(async (options: {model?: string, threads?: number, contextSize?: number, gpu?: GpuSetting, json?: boolean}) => {
             const json = options.json === true;
             try {
                 const [{resolveModelPath}, {runSelfTest}] = await Promise.all([import("../openCore.js"), import("../../core/node/selftest/runSelfTest.js")]);
@@ -26,16 +28,21 @@ export function registerSelfTestCommand(program: Command) {
                     modelPath,
                     threads: options.threads,
                     contextSize: options.contextSize,
+                    gpu: options.gpu,
                     probeInFreshProcess: async (request) => JSON.parse(await runCliForOutput([
-                        "selftest-probe", "--model", modelPath, "--threads", String(request.threads),
+                        "selftest-probe", "--model", modelPath, "--threads", String(request.threads), "--gpu", request.gpu,
                         "--context-size", String(request.contextSize), "--system", request.systemPrompt,
                         "--prompt", request.prompt, "--max-tokens", String(request.maxTokens)
                     ])) as ProbeResult
                 });
                 if (json)
                     printJson({passed: report.passed, checks: report.checks.map(({name, passed, detail}) => ({name, passed, detail})),
-                        model: report.model, threads: report.threads, contextSize: report.contextSize});
+                        model: report.model, threads: report.threads, contextSize: report.contextSize,
+                        gpu: report.gpu, gpuDevice: report.gpuDevice, gpuLayers: report.gpuLayers, modelLayers: report.modelLayers, kvReadBack: report.kvReadBack});
                 else {
+                    process.stdout.write(report.gpu == null ? "Backend: CPU (no layer offloaded).\n"
+                        : `Backend: ${report.gpu} on ${report.gpuDevice ?? "an unnamed device"}, ${report.gpuLayers} of ${report.modelLayers} layers offloaded; ` +
+                            `KV read-back from the device ${report.kvReadBack === "verified" ? "verified" : "NOT verified"}.\n`);
                     process.stdout.write(formatTable([{header: "CHECK"}, {header: "RESULT"}, {header: "DETAIL"}],
                         report.checks.map((check) => [check.name, check.passed ? "PASS" : "FAIL", check.detail])));
                     process.stdout.write(report.passed ? "All isolation checks passed.\n" : "Isolation self-test FAILED.\n");
@@ -55,11 +62,12 @@ export function registerSelfTestCommand(program: Command) {
         .requiredOption("--system <text>")
         .requiredOption("--prompt <text>")
         .requiredOption("--max-tokens <n>", "", numberOption("--max-tokens", MaxTokensSchema))
-        .action(async (options: {model: string, threads: number, contextSize: number, system: string, prompt: string, maxTokens: number}) => {
+        .option("--gpu <backend>", "", gpuOption)
+        .action(async (options: {model: string, threads: number, contextSize: number, gpu?: GpuSetting, system: string, prompt: string, maxTokens: number}) => {
             const [{Core}, {loadLlama}, {probeGreedyReply}] = await Promise.all([
                 import("../../core/node/Core.js"), import("../../core/node/engine/loadLlama.js"), import("../../core/node/selftest/probe.js")
             ]);
-            const core = Core.create(await loadLlama(), {
+            const core = Core.create(await loadLlama(options.gpu), {
                 database: ":memory:", engine: {threads: options.threads, contextSize: options.contextSize, pool: {idleTimeoutMs: 0}}
             });
             try {

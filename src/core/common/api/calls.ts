@@ -2,7 +2,7 @@ import {z} from "zod";
 import {CatalogIdSchema, RegisteredModelIdSchema, RegisteredModelSchema} from "../models.js";
 import {ConversationIdSchema, ConversationPolicySchema, RouteRequestSchema} from "../types.js";
 import {
-    AppSettingsSchema, AuditEventSchema, CloudEndpointSchema, ContextSizeSettingSchema, ConversationSchema,
+    AppSettingsSchema, AuditEventSchema, CloudEndpointSchema, ContextSizeSettingSchema, ConversationSchema, GpuSettingSchema,
     ConversationSummarySchema, DetectedModelsSchema, DownloadIdSchema, IsolationReportSchema, MessageSchema, ModelLibrarySchema,
     ModelStatusSchema, ScrubReportSchema, ThreadsSettingSchema, TurnStartedSchema
 } from "./schemas.js";
@@ -101,6 +101,7 @@ export const coreCalls = {
             modelPath: z.string().min(1).max(4096).nullable().optional(),
             threads: ThreadsSettingSchema.optional(),
             contextSize: ContextSizeSettingSchema.optional(),
+            gpu: GpuSettingSchema.optional(),
             cloudEndpoint: CloudEndpointSchema.optional(),
             cloudModel: z.string().min(1).max(256).nullable().optional(),
             cloudFallback: z.boolean().optional(),

@@ -120,6 +120,20 @@ export const IsolationReportSchema = z.object({
 });
 
 export const ThreadsSettingSchema = ThreadsSchema.nullable();
+/**
+ * Where the model runs: `auto` offloads to a GPU wherever node-llama-cpp finds a usable one (Metal,
+ * CUDA, Vulkan) and runs on the CPU where it finds none; a backend by name must be usable or the
+ * core refuses to start on it; `off` is the CPU only. The app's setting and the `--gpu` flag.
+ */
+export const GpuSettingSchema = z.enum(["auto", "metal", "cuda", "vulkan", "off"]);
+/** The GPU backend a model runs on, `null` on the CPU. */
+export const GpuBackendSchema = z.enum(["metal", "cuda", "vulkan"]).nullable();
+/**
+ * Whether a scrub's read-back reads the KV state from the device that holds it: `verified` when the
+ * engine saw the read-back return what the device computed (a token evaluated on it); `unverified`
+ * when it could not (every scrub on it is then reported unverified); `host` when the KV is in RAM.
+ */
+export const KvReadBackSchema = z.enum(["host", "verified", "unverified"]);
 export const ContextSizeSettingSchema = ContextSizeSchema.nullable();
 /** An OpenAI-compatible base URL: https://, or http:// to this machine only (`cloudEndpointProblem`). */
 export const CloudEndpointSchema = z.url({protocol: /^https?$/}).max(2048).superRefine((endpoint, context) => {
@@ -133,6 +147,8 @@ export const AppSettingsSchema = z.object({
     modelPath: z.string().min(1).max(4096).nullable(),
     threads: ThreadsSettingSchema,
     contextSize: ContextSizeSettingSchema,
+    /** Defaults to `auto`; applies when the core next starts. */
+    gpu: GpuSettingSchema,
     cloud: z.object({
         endpoint: CloudEndpointSchema,
         model: z.string().min(1).max(256).nullable(),
@@ -174,7 +190,21 @@ export const ModelInfoSchema = z.object({
     uvThreadpoolSize: z.number().int(),
     kvBytesPerContext: z.number(),
     poolBudgetBytes: z.number(),
-    poolCapacity: z.number().int()
+    poolCapacity: z.number().int(),
+    /** What was asked for (the setting or `--gpu`). */
+    gpuRequested: GpuSettingSchema,
+    /** The backend the model's offloaded layers run on; `null`: the CPU (nothing offloaded). */
+    gpu: GpuBackendSchema,
+    /** The GPU device's name, e.g. `llvmpipe (LLVM 15.0.6, 256 bits)`; `null` on the CPU. */
+    gpuDevice: z.string().nullable(),
+    /** Layers offloaded to the GPU, as node-llama-cpp's fit estimate chose them (VRAM for the model and one context). */
+    gpuLayers: z.number().int(),
+    /** The model's layers (blocks), so `gpuLayers` reads as "6 of 6". */
+    modelLayers: z.number().int(),
+    /** Whether the scrub's read-back is proved to read the KV from the device that holds it (see `KvReadBackSchema`). */
+    kvReadBack: KvReadBackSchema,
+    /** Why `kvReadBack` is `unverified`; else `null`. */
+    kvReadBackProblem: z.string().nullable()
 });
 
 export const ModelStatusSchema = z.object({

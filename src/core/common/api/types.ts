@@ -20,6 +20,9 @@ export type CallResult<T = unknown> = {ok: true, value: T} | {ok: false, error: 
 export type ApiHandlers = {[M in ApiMethod]: (input: ApiParsedInput<M>) => Promise<ApiOutput<M>>};
 
 export type AppSettings = z.infer<typeof schemas.AppSettingsSchema>;
+export type GpuSetting = z.infer<typeof schemas.GpuSettingSchema>;
+export type GpuBackend = z.infer<typeof schemas.GpuBackendSchema>;
+export type KvReadBack = z.infer<typeof schemas.KvReadBackSchema>;
 export type ModelStatus = z.infer<typeof schemas.ModelStatusSchema>;
 export type CoreStatus = z.infer<typeof schemas.CoreStatusSchema>;
 export type IsolationReport = z.infer<typeof schemas.IsolationReportSchema>;

@@ -1,6 +1,7 @@
 import type {LlamaContextSequence, LlamaModel, LlamaContextOptions, Token} from "node-llama-cpp";
+import type {KvReadBack} from "../../common/api/types.js";
 import type {KvLayoutCache} from "./KvLayoutCache.js";
-import {readKvLayout, readKvState, writeZeroKvState, type KvLayout} from "./KvStateFile.js";
+import {readKvState, writeZeroKvState, type KvLayout} from "./KvStateFile.js";
 import type {PrivateScratchDir} from "./PrivateScratchDir.js";
 
 /**
@@ -26,10 +27,19 @@ export type KvScrubberOptions = {
     /** Keeps the learned layout for the next load, and gives it back. Defaults to none: learned at every load. */
     cache?: KvLayoutCache | null,
     /** Called once a contradicted cached layout was discarded and the layout learned again, with the contradiction. */
-    onRelearned?: (contradiction: string) => void
+    onRelearned?: (contradiction: string) => void,
+    /**
+     * Layers the model offloaded to a GPU (`LlamaModel.gpuLayers`): the KV of the last ones lives in
+     * device memory, and the read-back must be proved to read it from there (`kvReadBack`).
+     * Defaults to `0`: every layer's KV is in RAM.
+     */
+    gpuLayers?: number
 };
 
 type Learned = {layout: KvLayout, kvCells: number, fillToken: number};
+
+/** Whether the read-back reads the device's KV, and if not why (see `KvScrubber.kvReadBack`). */
+export type KvReadBackProof = {kvReadBack: KvReadBack, problem: string | null, deviceLayers: number[]};
 
 /**
  * Zeroes every KV cell of a sequence and proves it: loads an all-zero state that fills the
@@ -46,10 +56,12 @@ export class KvScrubber {
     private readonly _scratch: PrivateScratchDir;
     private readonly _cache: KvLayoutCache | null;
     private readonly _onRelearned: (contradiction: string) => void;
+    private readonly _readBack: KvReadBackProof;
 
     private constructor(learned: Learned, source: "learned" | "cached", model: LlamaModel, contextOptions: LlamaContextOptions, scratch: PrivateScratchDir,
-        {cache = null, onRelearned = () => undefined}: KvScrubberOptions) {
+        readBack: KvReadBackProof, {cache = null, onRelearned = () => undefined}: KvScrubberOptions) {
         this._learned = learned;
+        this._readBack = readBack;
         this._source = source;
         this._model = model;
         this._contextOptions = contextOptions;
@@ -70,6 +82,16 @@ export class KvScrubber {
         return this.layout.bytesPerCell * this.kvCells;
     }
 
+    /**
+     * `host`: the KV is in RAM. `verified`: some of it is in device memory, and the read-back was seen
+     * to return what the device computed (a neutral token evaluated on a throwaway context: every
+     * offloaded layer's K/V read back non-zero), so an all-zero read-back means zeros on the device.
+     * `unverified`: that could not be seen; every scrub is then reported unverified (`SCRUB_UNVERIFIED`).
+     */
+    public get kvReadBack(): KvReadBackProof {
+        return this._readBack;
+    }
+
     /** Whether the layout in use was learned in this process or taken from the cache (and not contradicted yet). */
     public get layoutSource(): "learned" | "cached" {
         return this._source;
@@ -82,13 +104,39 @@ export class KvScrubber {
      * must be refused, or the zeroing would not cover the whole cache.
      */
     public static async learn(model: LlamaModel, contextOptions: LlamaContextOptions, scratch: PrivateScratchDir, options: KvScrubberOptions = {}): Promise<KvScrubber> {
+        const gpuLayers = options.gpuLayers ?? 0;
         const cached = options.cache?.read() ?? null;
-        if (cached != null)
-            return new KvScrubber(cached, "cached", model, contextOptions, scratch, options);
+        if (cached != null) {
+            // The layout may come from the cache; whether the device's KV reads back is seen at every load.
+            const readBack = gpuLayers > 0
+                ? KvScrubber.proveDeviceReadBack(await readBackOneToken(model, contextOptions, scratch), gpuLayers)
+                : hostReadBack;
+            return new KvScrubber(cached, "cached", model, contextOptions, scratch, readBack, options);
+        }
 
-        const learned = await learnOnThrowawayContext(model, contextOptions, scratch);
+        const {learned, nonZeroBytesPerLayer} = await learnOnThrowawayContext(model, contextOptions, scratch);
         options.cache?.write({...learned, learnedAt: Date.now()});
-        return new KvScrubber(learned, "learned", model, contextOptions, scratch, options);
+        const readBack = gpuLayers > 0 ? KvScrubber.proveDeviceReadBack(nonZeroBytesPerLayer, gpuLayers) : hostReadBack;
+        return new KvScrubber(learned, "learned", model, contextOptions, scratch, readBack, options);
+    }
+
+    /**
+     * Judges a state read back from a context that evaluated one neutral token: llama.cpp offloads
+     * the last `gpuLayers` layers (the output layer counts as one), and each of their KV layers must
+     * read back non-zero, or the read-back does not return what the device holds.
+     * @internal static so that a test can force its failure (see test/helpers/forceDeviceReadBackFault.ts)
+     */
+    public static proveDeviceReadBack(nonZeroBytesPerLayer: number[], gpuLayers: number): KvReadBackProof {
+        const layers = nonZeroBytesPerLayer.length;
+        const first = Math.max(layers + 1 - gpuLayers, 0);
+        const deviceLayers = Array.from({length: Math.max(layers - first, 0)}, (_, index) => first + index);
+        const blank = deviceLayers.filter((layer) => nonZeroBytesPerLayer[layer] === 0);
+        if (layers === 0)
+            return {kvReadBack: "unverified", problem: "the state read back held no KV layer", deviceLayers};
+        if (blank.length > 0)
+            return {kvReadBack: "unverified", deviceLayers,
+                problem: `a token evaluated on the device read back as zeros in offloaded layer${blank.length > 1 ? "s" : ""} ${blank.join(", ")}`};
+        return {kvReadBack: "verified", problem: null, deviceLayers};
     }
 
     /**
@@ -100,7 +148,7 @@ export class KvScrubber {
             return;
         this._relearning ??= (async () => {
             this._cache?.discard();
-            this._learned = await learnOnThrowawayContext(this._model, this._contextOptions, this._scratch);
+            this._learned = (await learnOnThrowawayContext(this._model, this._contextOptions, this._scratch)).learned;
             this._source = "learned";
             this._cache?.write({...this._learned, learnedAt: Date.now()});
             this._onRelearned(contradiction);
@@ -170,6 +218,10 @@ export class KvScrubber {
             else if (readBack.nonZeroPayloadBytes !== 0) {
                 result.failure = `${readBack.nonZeroPayloadBytes} non-zero bytes remain`;
                 contradicted = false;
+            } else if (this._readBack.kvReadBack === "unverified") {
+                // Zeros read back, but from a read-back not seen to return what the device holds: no proof.
+                result.failure = `the KV read-back from the GPU could not be verified (${this._readBack.problem ?? "unknown"}), so zeros read back prove nothing`;
+                contradicted = false;
             } else {
                 result.verified = true;
                 contradicted = false;
@@ -187,28 +239,45 @@ export class KvScrubber {
     }
 }
 
-async function learnOnThrowawayContext(model: LlamaModel, contextOptions: LlamaContextOptions, scratch: PrivateScratchDir): Promise<Learned> {
+const hostReadBack: KvReadBackProof = {kvReadBack: "host", problem: null, deviceLayers: []};
+
+async function learnOnThrowawayContext(model: LlamaModel, contextOptions: LlamaContextOptions, scratch: PrivateScratchDir) {
     const context = await model.createContext({...contextOptions, sequences: 1});
     try {
         const sequence = context.getSequence();
-        const neutralToken = (model.tokens.bos ?? model.tokenize(" ")[0] ?? 0) as Token;
-        await sequence.evaluateWithoutGeneratingNewTokens([neutralToken]);
-
-        const referencePath = scratch.newFilePath("layout");
-        let layout: KvLayout;
-        try {
-            await sequence.saveStateToFile(referencePath);
-            layout = await readKvLayout(referencePath);
-        } finally {
-            scratch.removeFile(referencePath);
-        }
-
+        const {neutralToken, layout, nonZeroBytesPerLayer} = await evaluateAndReadBack(sequence, scratch);
         const kvCells = context.contextSize;
         await sequence.clearHistory();
         await proveCapacity(sequence, layout, kvCells, scratch);
-        return {layout, kvCells, fillToken: neutralToken};
+        return {learned: {layout, kvCells, fillToken: neutralToken} satisfies Learned, nonZeroBytesPerLayer};
     } finally {
         await context.dispose();
+    }
+}
+
+/** A throwaway context fed one neutral token: the non-zero bytes of each layer's KV as read back. */
+async function readBackOneToken(model: LlamaModel, contextOptions: LlamaContextOptions, scratch: PrivateScratchDir) {
+    const context = await model.createContext({...contextOptions, sequences: 1});
+    try {
+        return (await evaluateAndReadBack(context.getSequence(), scratch)).nonZeroBytesPerLayer;
+    } finally {
+        await context.dispose();
+    }
+}
+
+async function evaluateAndReadBack(sequence: LlamaContextSequence, scratch: PrivateScratchDir) {
+    const model = sequence.model;
+    const neutralToken = (model.tokens.bos ?? model.tokenize(" ")[0] ?? 0) as Token;
+    await sequence.evaluateWithoutGeneratingNewTokens([neutralToken]);
+    const referencePath = scratch.newFilePath("layout");
+    try {
+        await sequence.saveStateToFile(referencePath);
+        const reference = await readKvState(referencePath);
+        if (reference.layout == null)
+            throw new Error("the reference state holds no KV cell to learn the layout from");
+        return {neutralToken, layout: reference.layout, nonZeroBytesPerLayer: reference.nonZeroBytesPerLayer};
+    } finally {
+        scratch.removeFile(referencePath);
     }
 }
 

@@ -40,6 +40,8 @@ export type KvStateSummary = {
     layout: KvLayout | null,
     payloadBytes: number,
     nonZeroPayloadBytes: number,
+    /** Non-zero K plus V payload bytes of each layer, in layer order. */
+    nonZeroBytesPerLayer: number[],
     positions: {first: number | null, last: number | null, ascending: boolean}
 };
 
@@ -182,7 +184,7 @@ export async function readKvState(path: string): Promise<KvStateSummary> {
             throw new KvStateFormatError(`${streams} streams in a single-sequence state`);
 
         const summary: KvStateSummary = {
-            version, tokenCount, streams, cellCount: 0, layout: null, payloadBytes: 0, nonZeroPayloadBytes: 0,
+            version, tokenCount, streams, cellCount: 0, layout: null, payloadBytes: 0, nonZeroPayloadBytes: 0, nonZeroBytesPerLayer: [],
             positions: {first: null, last: null, ascending: true}
         };
         if (streams === 0)
@@ -217,11 +219,13 @@ export async function readKvState(path: string): Promise<KvStateSummary> {
         for (let layer = 0; layer < layerCount; layer++) {
             const kType = await reader.i32();
             const kRowBytes = await reader.u64();
-            summary.nonZeroPayloadBytes += await reader.countNonZero(kRowBytes * cellCount);
+            const nonZeroK = await reader.countNonZero(kRowBytes * cellCount);
+            summary.nonZeroPayloadBytes += nonZeroK;
+            summary.nonZeroBytesPerLayer.push(nonZeroK);
             summary.payloadBytes += kRowBytes * cellCount;
             layers.push({kType, kRowBytes, vType: -1, vCellBytes: 0});
         }
-        for (const layer of layers) {
+        for (const [index, layer] of layers.entries()) {
             layer.vType = await reader.i32();
             if (!vTransposed) {
                 layer.vCellBytes = await reader.u64();
@@ -230,7 +234,9 @@ export async function readKvState(path: string): Promise<KvStateSummary> {
                 layer.vEmbd = await reader.u32();
                 layer.vCellBytes = layer.vElementBytes * layer.vEmbd;
             }
-            summary.nonZeroPayloadBytes += await reader.countNonZero(layer.vCellBytes * cellCount);
+            const nonZeroV = await reader.countNonZero(layer.vCellBytes * cellCount);
+            summary.nonZeroPayloadBytes += nonZeroV;
+            summary.nonZeroBytesPerLayer[index]! += nonZeroV;
             summary.payloadBytes += layer.vCellBytes * cellCount;
         }
 

@@ -13,6 +13,7 @@ import {KvLayoutCache} from "./KvLayoutCache.js";
 import {KvScrubber} from "./KvScrubber.js";
 import {PrivateScratchDir} from "./PrivateScratchDir.js";
 import {describeLlamaBuild} from "./describeLlamaBuild.js";
+import {llamaGpuChoice} from "./loadLlama.js";
 import {startupThreadpoolSize} from "./startupThreadpoolSize.js";
 import {machineFingerprint, measureThreads, modelFingerprint, pickBestThreads, threadTunerVersion, type ThreadTuning} from "./ThreadTuner.js";
 import {validateModelFile, type ModelFileFacts} from "./validateModelFile.js";
@@ -104,9 +105,13 @@ export class LocalEngine {
         await this.unloadModel();
         const llama = await this._llama();
         const facts = await validateModelFile(llama, modelPath);
+        const gpu = await llamaGpuChoice(llama);
+        const fitContextSize = Math.min(this._options.contextSize ?? defaultMaxContextSize, facts.trainContextSize ?? defaultMaxContextSize);
         let model: LlamaModel;
         try {
-            model = await llama.loadModel({modelPath, gpuLayers: 0});
+            // On a GPU: as many layers as node-llama-cpp's estimate fits in free VRAM beside one
+            // conversation's context (never a blind "max"); RAM is checked by its load and the pool's budget.
+            model = await llama.loadModel({modelPath, gpuLayers: gpu.backend == null ? 0 : {fitContext: {contextSize: fitContextSize}}});
         } catch (error) {
             throw new ModelLoadError("MODEL_LOAD_FAILED", `llama.cpp could not load the model: ${error instanceof Error ? error.message : String(error)}`, {path: modelPath}, error);
         }
@@ -122,10 +127,11 @@ export class LocalEngine {
             try {
                 // Learned once per model, context options, machine and build; each scrub proves it again.
                 const cache = this._settings == null ? null : new KvLayoutCache(this._settings, {
-                    model: modelFingerprint(modelPath), machine: machineFingerprint(), backend: describeLlamaBuild(llama), contextOptions
+                    model: modelFingerprint(modelPath), machine: machineFingerprint(), backend: describeBackend(model), contextOptions
                 });
                 scrubber = await KvScrubber.learn(model, contextOptions, scratch, {
                     cache,
+                    gpuLayers: gpu.backend == null ? 0 : model.gpuLayers,
                     onRelearned: (contradiction) => {
                         this._audit.record({kind: "kv.layout.discarded", data: {contradiction}});
                         if (this._info != null && this._pool === pool)
@@ -136,7 +142,7 @@ export class LocalEngine {
                 scratch.dispose();
                 throw error;
             }
-            const estimate = model.fileInsights.estimateContextResourceRequirements({contextSize: scrubber.kvCells, sequences: 1, modelGpuLayers: 0});
+            const estimate = model.fileInsights.estimateContextResourceRequirements({contextSize: scrubber.kvCells, sequences: 1, modelGpuLayers: model.gpuLayers});
             const contextBytes = Math.max(estimate.cpuRam, scrubber.kvBytes);
             const pool = new ContextPool(model, contextOptions, scrubber, contextBytes, this._options.pool);
             pool.onSessionEnding.createListener(({conversationId, contextId, reason}) =>
@@ -166,13 +172,27 @@ export class LocalEngine {
                 uvThreadpoolSize: startupThreadpoolSize(),
                 kvBytesPerContext: scrubber.kvBytes,
                 poolBudgetBytes: pool.budgetBytes,
-                poolCapacity: pool.capacity
+                poolCapacity: pool.capacity,
+                gpuRequested: gpu.requested,
+                gpu: model.gpuLayers > 0 ? gpu.backend : null,
+                gpuDevice: model.gpuLayers > 0 ? gpu.device : null,
+                gpuLayers: model.gpuLayers,
+                modelLayers: model.fileInsights.totalLayers,
+                kvReadBack: scrubber.kvReadBack.kvReadBack,
+                kvReadBackProblem: scrubber.kvReadBack.problem
             };
             this._audit.record({kind: "model.loaded", data: {
                 architecture: facts.architecture, fileBytes: facts.fileBytes, contextSize: scrubber.kvCells, threads,
                 threadsSource: source, llamaBuild: describeLlamaBuild(llama), uvThreadpoolSize: startupThreadpoolSize(), kvBytesPerContext: scrubber.kvBytes, poolCapacity: pool.capacity,
-                kvLayers: scrubber.layout.layers.length, kvTransposed: scrubber.layout.vTransposed, kvLayoutSource: scrubber.layoutSource
+                kvLayers: scrubber.layout.layers.length, kvTransposed: scrubber.layout.vTransposed, kvLayoutSource: scrubber.layoutSource,
+                gpuRequested: gpu.requested, gpu: this._info.gpu ?? "cpu", gpuDevice: this._info.gpuDevice ?? "", gpuLayers: model.gpuLayers,
+                modelLayers: this._info.modelLayers, kvReadBack: scrubber.kvReadBack.kvReadBack, kvDeviceLayers: scrubber.kvReadBack.deviceLayers.length,
+                ...(gpu.vulkanDevices != null ? {vulkanDevices: gpu.vulkanDevices.reason} : {})
             }});
+            if (scrubber.kvReadBack.kvReadBack === "unverified")
+                this._audit.record({kind: "security.fault", data: {
+                    what: `the KV read-back from the GPU could not be verified (${scrubber.kvReadBack.problem ?? "unknown"}): every scrub on this model is reported unverified`
+                }});
             return this._info;
         } catch (error) {
             await model.dispose();
@@ -337,7 +357,7 @@ export class LocalEngine {
         // another count fastest.
         const fingerprints = {
             model: modelFingerprint(modelPath), machine: machineFingerprint(),
-            backend: `${describeLlamaBuild(model.llama)} pool ${startupThreadpoolSize()}`
+            backend: `${describeBackend(model)} pool ${startupThreadpoolSize()}`
         };
         const key = settingKeys.threadTuning(threadTunerVersion, fingerprints);
         const cached = this._settings?.get<ThreadTuning>(key);
@@ -368,6 +388,11 @@ export class LocalEngine {
 
         return this._pool;
     }
+}
+
+/** The binary and how many layers run on its GPU: thread counts and KV layouts are kept per backend. */
+function describeBackend(model: LlamaModel) {
+    return model.gpuLayers > 0 ? `${describeLlamaBuild(model.llama)} gpu ${model.gpuLayers}` : describeLlamaBuild(model.llama);
 }
 
 function textOfTrigger(trigger: LlamaText): string | null {

@@ -1,4 +1,5 @@
 import {AsyncDisposeAggregator} from "lifecycle-utils";
+import type {GpuSetting} from "../../common/api/types.js";
 import type {SecretVault} from "../../common/secrets.js";
 import {Core} from "../Core.js";
 import {loadLlama} from "../engine/loadLlama.js";
@@ -20,6 +21,8 @@ export type CoreHostOptions = {
     threads?: number,
     /** Overrides the saved context size. Defaults to the saved one, else the core's default. */
     contextSize?: number,
+    /** Overrides the saved GPU setting (`--gpu`). Defaults to the saved one (`auto` unless changed). */
+    gpu?: GpuSetting,
     pool?: ContextPoolOptions,
     /** Defaults to a `MemorySecretVault`. */
     vault?: SecretVault,
@@ -52,8 +55,9 @@ export async function openCoreHost(options: CoreHostOptions): Promise<CoreHost> 
     const fingerprintKeys = new FingerprintKeyStore(vault);
     const threads = options.threads ?? saved.threads ?? undefined;
     const contextSize = options.contextSize ?? saved.contextSize ?? undefined;
+    const gpu = options.gpu ?? saved.gpu;
 
-    const core = Core.create(await loadLlama(), {
+    const core = Core.create(await loadLlama(gpu), {
         database: options.database,
         engine: {threads, contextSize, pool: options.pool},
         // The key is read from the host's vault for each cloud turn, only for the origin it was given for; the core never stores it.
@@ -62,7 +66,7 @@ export async function openCoreHost(options: CoreHostOptions): Promise<CoreHost> 
     const modelsDir = options.modelsDir ?? defaultModelsDir();
     const service = createCoreService(core, {
         vault,
-        runningEngine: {threads: saved.threads, contextSize: saved.contextSize},
+        runningEngine: {threads: saved.threads, contextSize: saved.contextSize, gpu},
         models: {dir: modelsDir, catalogPath: options.catalogPath, appsHome: options.appsHome, downloader: options.downloader}
     });
     // Closing runs once (a second call gets the same promise): replies stopped first, then the core (every session scrubbed).

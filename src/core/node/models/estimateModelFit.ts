@@ -1,6 +1,7 @@
 import os from "node:os";
 import {GgufInsights, readGgufFileInfo, type Llama} from "node-llama-cpp";
 import type {CatalogEntry, ModelFit} from "../../common/models.js";
+import {llamaGpuChoice} from "../engine/loadLlama.js";
 
 export type ModelFitOptions = {
     /** RAM in the machine. Defaults to `os.totalmem()`. */
@@ -49,11 +50,13 @@ export async function estimateModelFit(llama: Llama, modelPath: string, options:
         contextRam: (contextSize) => insights.estimateContextResourceRequirements({contextSize, modelGpuLayers: 0, sequences: 1}).cpuRam,
         contextVram: (contextSize) => insights.estimateContextResourceRequirements({contextSize, modelGpuLayers: gpuLayers, sequences: 1}).gpuVram
     };
+    // A GPU binary that found no usable device (`auto` on a machine without a GPU) runs on the CPU: no VRAM verdict.
+    const onGpu = (await llamaGpuChoice(llama)).backend != null;
     let freeVramBytes = options.freeVramBytes ?? null;
-    if (llama.gpu !== false && freeVramBytes == null)
+    if (onGpu && freeVramBytes == null)
         freeVramBytes = (await llama.getVramState()).free;
 
-    return fitFromMemoryModel(memory, "gguf", llama.gpu !== false ? freeVramBytes : null, options);
+    return fitFromMemoryModel(memory, "gguf", onGpu ? freeVramBytes : null, options);
 }
 
 /**

@@ -1,6 +1,6 @@
 import {DisposeAggregator} from "lifecycle-utils";
 import {CleanroomError, InvalidInputError, toWireError} from "../../common/errors.js";
-import {coreCalls, isApiMethod, type ApiHandlers, type AppSettings, type CallResult, type ModelStatus} from "../../common/api/index.js";
+import {coreCalls, isApiMethod, type ApiHandlers, type AppSettings, type CallResult, type GpuSetting, type ModelStatus} from "../../common/api/index.js";
 import type {SecretVault} from "../../common/secrets.js";
 import type {Core} from "../Core.js";
 import {ModelLibrary, type ModelLibraryOptions} from "../models/ModelLibrary.js";
@@ -14,9 +14,9 @@ export type CoreServiceOptions = {
     vault?: SecretVault,
     /**
      * The engine settings the running core was started with; settings that differ are reported
-     * as pending until the core restarts. Defaults to `{threads: null, contextSize: null}`.
+     * as pending until the core restarts. Defaults to `{threads: null, contextSize: null, gpu: "auto"}`.
      */
-    runningEngine?: {threads: number | null, contextSize: number | null},
+    runningEngine?: {threads: number | null, contextSize: number | null, gpu?: GpuSetting},
     /**
      * The models folder (and catalog, and where other apps' models are looked for) behind the
      * `models.*` calls. Without it those calls answer MODELS_UNAVAILABLE, and nothing touches the disk.
@@ -41,12 +41,13 @@ export type CoreService = {
 export function createCoreService(core: Core, options: CoreServiceOptions = {}): CoreService {
     const events = new CoreEventEmitter();
     const settings = core.openAppSettings(options.vault ?? new MemorySecretVault());
-    const runningEngine = options.runningEngine ?? {threads: null, contextSize: null};
+    const runningEngine = {gpu: "auto" as GpuSetting, ...options.runningEngine ?? {threads: null, contextSize: null}};
     const turns = new TurnRunner(core, events);
 
     const pendingRestart = (current: AppSettings) => [
         ...(current.threads !== runningEngine.threads ? ["threads"] : []),
-        ...(current.contextSize !== runningEngine.contextSize ? ["contextSize"] : [])
+        ...(current.contextSize !== runningEngine.contextSize ? ["contextSize"] : []),
+        ...(current.gpu !== runningEngine.gpu ? ["gpu"] : [])
     ];
     const emitStatus = async (model: ModelStatus) => {
         events.emit("core.status", {state: "ready", model, pendingRestart: pendingRestart(await settings.get()), message: null});

@@ -2,12 +2,18 @@ import crypto from "node:crypto";
 import {CleanroomError, ContextOverflowError} from "../../common/errors.js";
 import {Core} from "../Core.js";
 import {createCoreServices} from "../createCoreServices.js";
+import type {GpuSetting} from "../../common/api/types.js";
 import type {LoadedModelInfo} from "../engine/LocalEngine.js";
 import {loadLlama} from "../engine/loadLlama.js";
 import {compareProbes, probeGreedyReply, type ProbeRequest, type ProbeResult} from "./probe.js";
 
 export type SelfTestCheck = {name: string, passed: boolean, detail: string, data?: Record<string, unknown>};
-export type SelfTestReport = {passed: boolean, model: string, threads: number, contextSize: number, checks: SelfTestCheck[]};
+export type SelfTestReport = {
+    passed: boolean, model: string, threads: number, contextSize: number,
+    /** Where the model ran (see `LoadedModelInfo`): the GPU backend (`null`: the CPU), its device, the layers offloaded, whether the device's KV reads back. */
+    gpu: LoadedModelInfo["gpu"], gpuDevice: string | null, gpuLayers: number, modelLayers: number, kvReadBack: LoadedModelInfo["kvReadBack"],
+    checks: SelfTestCheck[]
+};
 
 export type SelfTestOptions = {
     modelPath: string,
@@ -15,8 +21,10 @@ export type SelfTestOptions = {
     threads?: number,
     /** Tokens per context. Defaults to `512`. */
     contextSize?: number,
-    /** Computes a probe in a new process (same model and threads). */
-    probeInFreshProcess: (request: ProbeRequest & {threads: number, contextSize: number}) => Promise<ProbeResult>
+    /** Where the model runs. Defaults to `$CLEANROOM_GPU`, else `auto` (see `loadLlama`). */
+    gpu?: GpuSetting,
+    /** Computes a probe in a new process (same model, threads and GPU setting). */
+    probeInFreshProcess: (request: ProbeRequest & {threads: number, contextSize: number, gpu: GpuSetting}) => Promise<ProbeResult>
 };
 
 export const selfTestSystemPrompt = "You are a storyteller.";
@@ -25,9 +33,9 @@ export const selfTestSystemPrompt = "You are a storyteller.";
  * Proves isolation on this machine with the real model, in a private in-memory database:
  * scrub, differential, overflow and ownership. Passes only if every check does.
  */
-export async function runSelfTest({modelPath, threads, contextSize = 512, probeInFreshProcess}: SelfTestOptions): Promise<SelfTestReport> {
+export async function runSelfTest({modelPath, threads, contextSize = 512, gpu, probeInFreshProcess}: SelfTestOptions): Promise<SelfTestReport> {
     // The checks look inside the engine and the store (context tokens, ownership), so the self-test keeps its services.
-    const services = createCoreServices(await loadLlama(), {database: ":memory:", engine: {threads, contextSize, pool: {idleTimeoutMs: 0}}});
+    const services = createCoreServices(await loadLlama(gpu), {database: ":memory:", engine: {threads, contextSize, pool: {idleTimeoutMs: 0}}});
     const {engine, store} = services;
     const core = new Core(services);
     const checks: SelfTestCheck[] = [];
@@ -53,7 +61,7 @@ export async function runSelfTest({modelPath, threads, contextSize = 512, probeI
                 passed: scrub != null && scrub.verified && scrub.nonZeroBytes === 0 && scrub.bytesChecked > 0,
                 detail: scrub == null
                     ? "no context was open for A"
-                    : `${scrub.kvCells} cells, ${scrub.bytesChecked} bytes checked, ${scrub.nonZeroBytes} non-zero, ${scrub.durationMs.toFixed(1)} ms`,
+                    : `${scrub.kvCells} cells, ${scrub.bytesChecked} bytes checked, ${scrub.nonZeroBytes} non-zero, ${scrub.durationMs.toFixed(1)} ms; ${describeWhereKvLives(info)}`,
                 data: scrub ?? undefined
             };
         });
@@ -62,12 +70,12 @@ export async function runSelfTest({modelPath, threads, contextSize = 512, probeI
         await run("differential", async () => {
             const request: ProbeRequest = {systemPrompt: selfTestSystemPrompt, prompt: "Once upon a time there was a little cat", maxTokens: 32};
             const afterA = await probeGreedyReply(core, request);
-            const fresh = await probeInFreshProcess({...request, threads: info.threads, contextSize: info.contextSize});
+            const fresh = await probeInFreshProcess({...request, threads: info.threads, contextSize: info.contextSize, gpu: info.gpuRequested});
             const comparison = compareProbes(afterA, fresh);
             return {
                 passed: comparison.identical,
                 detail: `reply ${comparison.sameReply ? "identical" : "DIFFERS"}; ${comparison.probabilities} first-token probabilities, ` +
-                    `${comparison.differingProbabilities} differ (threads ${info.threads})`,
+                    `${comparison.differingProbabilities} differ (threads ${info.threads}${info.gpu != null ? `, ${info.gpu} in both processes` : ""})`,
                 data: comparison
             };
         });
@@ -116,5 +124,15 @@ export async function runSelfTest({modelPath, threads, contextSize = 512, probeI
             return {passed: true, detail: "every remaining session scrubbed and verified"};
         });
     }
-    return {passed: checks.every((check) => check.passed), model: modelPath, threads: info.threads, contextSize: info.contextSize, checks};
+    return {
+        passed: checks.every((check) => check.passed), model: modelPath, threads: info.threads, contextSize: info.contextSize,
+        gpu: info.gpu, gpuDevice: info.gpuDevice, gpuLayers: info.gpuLayers, modelLayers: info.modelLayers, kvReadBack: info.kvReadBack, checks
+    };
+}
+
+function describeWhereKvLives(info: LoadedModelInfo) {
+    if (info.gpu == null)
+        return "KV in RAM (CPU)";
+    const readBack = info.kvReadBack === "verified" ? "read back from the device, verified" : `read-back from the device NOT verified: ${info.kvReadBackProblem ?? ""}`;
+    return `${info.gpuLayers} of ${info.modelLayers} layers on ${info.gpu} (${info.gpuDevice ?? "unnamed device"}), KV ${readBack}`;
 }

@@ -1,4 +1,5 @@
 import type {ApiParsedInput, AppSettings} from "../../common/api/index.js";
+import {GpuSettingSchema} from "../../common/api/schemas.js";
 import {InvalidInputError} from "../../common/errors.js";
 import type {SecretVault} from "../../common/secrets.js";
 import {CloudKeyStore} from "../secrets/CloudKeyStore.js";
@@ -35,6 +36,7 @@ export class AppSettingsStore {
             modelPath: this._settings.get<string>(keys.modelPath) ?? null,
             threads: this._settings.get<number>(keys.threads) ?? null,
             contextSize: this._settings.get<number>(keys.contextSize) ?? null,
+            gpu: GpuSettingSchema.catch("auto").parse(this._settings.get<string>(keys.gpu) ?? "auto"),
             cloud: {
                 endpoint,
                 model: this._settings.get<string>(keys.cloudModel) ?? null,

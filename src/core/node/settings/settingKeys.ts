@@ -9,7 +9,8 @@ export const settingKeys = {
     app: {
         modelPath: "app.modelPath",
         threads: "app.threads",
-        contextSize: "app.contextSize"
+        contextSize: "app.contextSize",
+        gpu: "app.gpu"
     },
     /** Where the shared cloud is (CloudSettingsStore, and the app's settings dialog through AppSettingsStore). */
     cloud: {
