@@ -4,6 +4,7 @@ import {parseArgs} from "node:util";
 import {defaultDatabasePath} from "../core/node/appPaths.js";
 import {openCoreHost} from "../core/node/host/openCoreHost.js";
 import {resolveStartupModel} from "../core/node/host/resolveStartupModel.js";
+import {terminalStoreKey} from "../core/node/host/terminalStoreKey.js";
 import {ensureRendererBuilt} from "./ensureRendererBuilt.js";
 import {startWebServer} from "./server.js";
 
@@ -35,8 +36,10 @@ export async function runWebMode(args: string[]): Promise<{url: string | null}> 
     }
 
     const {outDir} = await ensureRendererBuilt(repoRoot);
+    const database = values.db ?? defaultDatabasePath();
     const host = await openCoreHost({
-        database: values.db ?? defaultDatabasePath(),
+        database,
+        key: await terminalStoreKey(database),
         threads: wholeNumber("--threads", values.threads),
         contextSize: wholeNumber("--context-size", values["context-size"]),
         modelsDir: values["models-dir"] != null ? path.resolve(values["models-dir"]) : undefined,

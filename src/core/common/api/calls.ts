@@ -4,9 +4,9 @@ import {ConversationIdSchema, ConversationPolicySchema, RouteRequestSchema} from
 import {
     AppSettingsSchema, AuditEventSchema, CloudEndpointSchema, ContextSizeSettingSchema, ConversationSchema,
     ConversationSummarySchema, DetectedModelsSchema, DownloadIdSchema, IsolationReportSchema, MessageSchema, ModelLibrarySchema,
-    ModelStatusSchema, ScrubReportSchema, ThreadsSettingSchema, TurnStartedSchema
+    ModelStatusSchema, ScrubReportSchema, SearchHitSchema, ThreadsSettingSchema, TurnStartedSchema
 } from "./schemas.js";
-import {MaxTokensSchema, MessageTextSchema} from "./limits.js";
+import {MaxTokensSchema, MessageTextSchema, SearchTextSchema} from "./limits.js";
 
 export type CallDefinition = {input: z.ZodType, output: z.ZodType};
 
@@ -32,6 +32,11 @@ export const coreCalls = {
     "conversations.list": {
         input: z.strictObject({}),
         output: z.array(ConversationSummarySchema)
+    },
+    /** Conversations whose title or message text holds every word of `text`: full-text search inside the encrypted database. */
+    "conversations.search": {
+        input: z.strictObject({text: SearchTextSchema, limit: z.number().int().min(1).max(200).optional()}),
+        output: z.array(SearchHitSchema)
     },
     "conversations.create": {
         input: z.strictObject({title: titleSchema.optional(), policy: ConversationPolicySchema.optional()}),

@@ -74,6 +74,7 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
 
     const handlers: ApiHandlers = {
         "conversations.list": async () => core.listConversations(),
+        "conversations.search": async ({text, limit}) => core.searchConversations(text, limit),
         "conversations.create": async ({title, policy}) => core.createConversation({title, policy}),
         "conversations.get": async ({conversationId}) => ({
             ...core.getConversation(conversationId),
