@@ -2,7 +2,8 @@ import path from "node:path";
 import {fileURLToPath} from "node:url";
 import {parseArgs} from "node:util";
 import {defaultDatabasePath} from "../core/node/appPaths.js";
-import {openCoreHost} from "../core/node/host/openCoreHost.js";
+import type {CoreHost} from "../core/node/host/openCoreHost.js";
+import {openLockableCoreHost} from "../core/node/host/openLockableCoreHost.js";
 import {resolveStartupModel} from "../core/node/host/resolveStartupModel.js";
 import {terminalStoreKey} from "../core/node/host/terminalStoreKey.js";
 import {ensureRendererBuilt} from "./ensureRendererBuilt.js";
@@ -10,7 +11,7 @@ import {startWebServer} from "./server.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const usage = "usage: npm run web -- [--port P] [--db <file>] [--model <gguf> | --no-model] [--threads N] [--context-size N] " +
-    "[--models-dir <folder>] [--catalog <catalog.json>] [--allow-loopback-downloads]";
+    "[--models-dir <folder>] [--catalog <catalog.json>] [--allow-loopback-downloads] [--lock-after <minutes>]";
 
 /**
  * `npm run web`: the core, the built renderer and the WebSocket bridge on 127.0.0.1. Prints
@@ -28,6 +29,8 @@ export async function runWebMode(args: string[]): Promise<{url: string | null}> 
         "catalog": {type: "string"},
         // Tests and a mirror on this machine: downloads may then also reach 127.0.0.1 and ::1, over http too.
         "allow-loopback-downloads": {type: "boolean"},
+        // With a passphrase: minutes without a call before the app locks (0: never). Defaults to 15.
+        "lock-after": {type: "string"},
         "help": {type: "boolean"}
     }});
     if (values.help === true) {
@@ -37,9 +40,14 @@ export async function runWebMode(args: string[]): Promise<{url: string | null}> 
 
     const {outDir} = await ensureRendererBuilt(repoRoot);
     const database = values.db ?? defaultDatabasePath();
-    const host = await openCoreHost({
+    const lockAfter = wholeNumber("--lock-after", values["lock-after"]);
+    const startupModel = values["no-model"] === true ? null : values.model;
+    const host = await openLockableCoreHost({
         database,
         key: await terminalStoreKey(database),
+        idleLockMs: lockAfter == null ? undefined : lockAfter === 0 ? null : lockAfter * 60_000,
+        // Locked at start (a passphrase, none given): the startup model loads once the page unlocks the core.
+        onUnlocked: (opened) => loadStartupModel(opened, startupModel),
         threads: wholeNumber("--threads", values.threads),
         contextSize: wholeNumber("--context-size", values["context-size"]),
         modelsDir: values["models-dir"] != null ? path.resolve(values["models-dir"]) : undefined,
@@ -62,8 +70,14 @@ export async function runWebMode(args: string[]): Promise<{url: string | null}> 
     process.on("SIGINT", () => void stop());
     process.on("SIGTERM", () => void stop());
 
-    const model = values["no-model"] === true ? null : resolveStartupModel({
-        explicit: values.model,
+    if (host.opened != null)
+        await loadStartupModel(host.opened, startupModel);
+    return {url: server.url};
+}
+
+async function loadStartupModel(host: CoreHost, explicit: string | undefined | null) {
+    const model = explicit === null ? null : resolveStartupModel({
+        explicit: explicit ?? undefined,
         modelsDir: host.modelsDir,
         folders: [path.join(repoRoot, "models"), host.modelsDir],
         saved: host.savedModelPath
@@ -73,7 +87,6 @@ export async function runWebMode(args: string[]): Promise<{url: string | null}> 
         if (status.state === "error")
             process.stderr.write(`cleanroom web: the model did not load: ${status.error?.message ?? "unknown error"}\n`);
     }
-    return {url: server.url};
 }
 
 function wholeNumber(name: string, value: string | undefined): number | undefined {

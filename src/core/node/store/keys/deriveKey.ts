@@ -26,3 +26,8 @@ export function forgetDerivedKeys(): void {
         key.fill(0);
     derivedKeys.clear();
 }
+
+/** How many derived keys this process holds now (0 once locked). */
+export function derivedKeyCount(): number {
+    return derivedKeys.size;
+}
