@@ -67,7 +67,7 @@ describe.skipIf(process.platform !== "linux")("the app lock (a real encrypted da
 
         expect(await service.call("app.unlock", {passphrase})).toEqual({ok: true, value: {locked: false}});
         const found = await service.call("conversations.search", {text: secret});
-        expect(found.ok && found.value.map((hit) => hit.conversation.id)).toEqual(["diary"]);
+        expect(found.ok && (found.value as Array<{conversation: {id: string}}>).map((hit) => hit.conversation.id)).toEqual(["diary"]);
         expect(openFilesOf(database).length).toBeGreaterThan(0);
 
         expect(await service.call("app.lock", {})).toEqual({ok: true, value: {locked: true}});
