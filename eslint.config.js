@@ -2,7 +2,7 @@ import tseslint from "typescript-eslint";
 import cleanroom from "./eslint-rules/layering.js";
 
 // Packages that need Node, Electron or native code: only the layers whose runtime has them.
-const nativeOrNodePackages = ["node-llama-cpp", "better-sqlite3", "openai", "ws", "commander", "vite"];
+const nativeOrNodePackages = ["node-llama-cpp", "better-sqlite3-multiple-ciphers", "openai", "ws", "commander", "vite"];
 /**
  * Which folders may import which: common -> nothing; node -> common; the front ends and hosts -> what
  * they run on; the developer tools (not shipped) -> anything but the app's UI; nothing shipped -> tools.

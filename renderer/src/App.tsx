@@ -12,6 +12,7 @@ import {SettingsDialog} from "./components/SettingsDialog.js";
 import {Sidebar} from "./components/Sidebar.js";
 import {useBanners} from "./hooks/useBanners.js";
 import {useConversationList} from "./hooks/useConversationList.js";
+import {useConversationSearch} from "./hooks/useConversationSearch.js";
 import {useCoreEvent} from "./hooks/useCoreEvent.js";
 import {useIsolationReport} from "./hooks/useIsolationReport.js";
 import {useModelAndSettings} from "./hooks/useModelAndSettings.js";
@@ -42,6 +43,8 @@ export function App({client}: {client: AppCoreClient}) {
     const {banners, show, showError, dismiss} = useBanners();
     const models = useModelAndSettings(client, showError);
     const list = useConversationList(client, showError);
+    const [searchQuery, setSearchQuery] = useState("");
+    const searchHits = useConversationSearch(client, searchQuery, showError);
     const [openId, setOpenId] = useState<string | null>(null);
     const chat = useOpenConversation(client, openId, showError);
     const isolation = useIsolationReport(client, openId);
@@ -199,7 +202,8 @@ export function App({client}: {client: AppCoreClient}) {
 
     return (
         <div className="app">
-            <Sidebar conversations={list.conversations} openId={openId} onNew={() => void createConversation()}
+            <Sidebar conversations={list.conversations} openId={openId} query={searchQuery} onQueryChange={setSearchQuery} hits={searchHits}
+                onNew={() => void createConversation()}
                 onOpen={(id) => void switchTo(id)} onRename={(id, title) => void list.rename(id, title).then(() => chat.refresh()).catch(showError)}
                 onDelete={(id) => void deleteConversation(id)} onOpenSettings={() => setSettingsOpen(true)} />
             <div className="center">

@@ -1,6 +1,7 @@
 import {StrictMode} from "react";
 import {createRoot} from "react-dom/client";
 import {App} from "./App.js";
+import {LockGate} from "./components/LockGate.js";
 import {connectToCore} from "./transport/connectToCore.js";
 import "./styles.css";
 import "./highlight.css";
@@ -8,6 +9,8 @@ import "./highlight.css";
 const client = connectToCore();
 createRoot(document.getElementById("root")!).render(
     <StrictMode>
-        <App client={client} />
+        <LockGate client={client}>
+            <App client={client} />
+        </LockGate>
     </StrictMode>
 );

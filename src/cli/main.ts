@@ -2,7 +2,9 @@
 import {registerChatCommand} from "./commands/chat.js";
 import {registerConversationsCommand} from "./commands/conversations.js";
 import {registerModelsCommand} from "./commands/models.js";
+import {registerPassphraseCommand} from "./commands/passphrase.js";
 import {registerSelfTestCommand} from "./commands/selftest.js";
+import {registerWipeCommand} from "./commands/wipe.js";
 import {runCliProgram} from "./runCliProgram.js";
 
 await runCliProgram({
@@ -13,6 +15,8 @@ await runCliProgram({
         registerConversationsCommand(program);
         registerSelfTestCommand(program);
         registerModelsCommand(program);
+        registerPassphraseCommand(program);
+        registerWipeCommand(program);
     },
     decodingCommands: ["chat", "selftest"]
 });

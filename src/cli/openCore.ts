@@ -5,6 +5,7 @@ import {defaultDatabasePath, defaultModelsDir} from "../core/node/appPaths.js";
 import {loadLlama} from "../core/node/engine/loadLlama.js";
 import type {LocalEngineOptions} from "../core/node/engine/LocalEngine.js";
 import {resolveStartupModel} from "../core/node/host/resolveStartupModel.js";
+import {terminalStoreKey} from "../core/node/host/terminalStoreKey.js";
 import {cloudApiKeyFromEnvironment} from "./cloudApiKeyFromEnvironment.js";
 import {reportError} from "./output.js";
 
@@ -20,14 +21,17 @@ export type CoreCliOptions = {
     json?: boolean
 };
 
+/** A core on the CLI's database (`:memory:` for an incognito chat), opened with `terminalStoreKey` (the passphrase from the environment or the terminal). */
 export async function openCore(options: CoreCliOptions): Promise<Core> {
+    const database = options.db ?? defaultDatabasePath();
     const engine: LocalEngineOptions = {
         threads: options.threads,
         contextSize: options.contextSize,
         pool: options.poolBudget != null ? {budgetBytes: options.poolBudget} : undefined
     };
     const core = Core.create(await loadLlama(options.gpu), {
-        database: options.db ?? defaultDatabasePath(),
+        database,
+        key: database === ":memory:" ? {} : await terminalStoreKey(database),
         engine,
         cloud: {apiKey: () => cloudApiKeyFromEnvironment(), ...options.cloud}
     });

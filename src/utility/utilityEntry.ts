@@ -3,6 +3,8 @@ import {GpuSettingSchema} from "../core/common/api/schemas.js";
 import {defaultDatabasePath} from "../core/node/appPaths.js";
 import {openCoreHost, type CoreHost} from "../core/node/host/openCoreHost.js";
 import {resolveStartupModel} from "../core/node/host/resolveStartupModel.js";
+import {keychainStoreKey} from "../core/node/secrets/keychainStoreKey.js";
+import {storeKeyFromEnvironment} from "../core/node/store/openDatabase.js";
 import {ParentPortSecretVault, type VaultMessage, type VaultReply} from "../core/node/secrets/ParentPortSecretVault.js";
 import {messagePortChannel, type MessagePortLike} from "./messagePortChannel.js";
 import {serveCoreOverChannel} from "../core/node/rpc/serveCoreOverChannel.js";
@@ -36,7 +38,13 @@ async function main() {
     const vault = new ParentPortSecretVault((message: VaultMessage) => parentPort.postMessage(message),
         values["key-storage"] ?? "unavailable", values["key-warning"] != null && values["key-warning"] !== "" ? values["key-warning"] : null);
 
-    const ready: Promise<CoreHost> = openCoreHost({database: values.db ?? defaultDatabasePath(), vault, gpu: gpu.success ? gpu.data : undefined});
+    // The database key: the passphrase when one is set (CLEANROOM_PASSPHRASE for now: the app's unlock screen is not built yet),
+    // else the random key the OS keychain wraps.
+    const ready: Promise<CoreHost> = (async () => {
+        const fromEnvironment = storeKeyFromEnvironment();
+        const keychainKey = fromEnvironment.passphrase != null ? null : await keychainStoreKey(vault);
+        return await openCoreHost({database: values.db ?? defaultDatabasePath(), vault, key: {...fromEnvironment, ...(keychainKey != null ? {keychainKey} : {})}, gpu: gpu.success ? gpu.data : undefined});
+    })();
 
     parentPort.on("message", ({data, ports}) => {
         const message = data as ParentMessage;

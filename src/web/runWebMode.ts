@@ -4,14 +4,16 @@ import {parseArgs} from "node:util";
 import {GpuSettingSchema} from "../core/common/api/schemas.js";
 import type {GpuSetting} from "../core/common/api/types.js";
 import {defaultDatabasePath} from "../core/node/appPaths.js";
-import {openCoreHost} from "../core/node/host/openCoreHost.js";
+import type {CoreHost} from "../core/node/host/openCoreHost.js";
+import {openLockableCoreHost} from "../core/node/host/openLockableCoreHost.js";
 import {resolveStartupModel} from "../core/node/host/resolveStartupModel.js";
+import {terminalStoreKey} from "../core/node/host/terminalStoreKey.js";
 import {ensureRendererBuilt} from "./ensureRendererBuilt.js";
 import {startWebServer} from "./server.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const usage = "usage: npm run web -- [--port P] [--db <file>] [--model <gguf> | --no-model] [--threads N] [--context-size N] [--gpu auto|metal|cuda|vulkan|off] " +
-    "[--models-dir <folder>] [--catalog <catalog.json>] [--allow-loopback-downloads]";
+    "[--models-dir <folder>] [--catalog <catalog.json>] [--allow-loopback-downloads] [--lock-after <minutes>]";
 
 /**
  * `npm run web`: the core, the built renderer and the WebSocket bridge on 127.0.0.1. Prints
@@ -30,6 +32,8 @@ export async function runWebMode(args: string[]): Promise<{url: string | null}> 
         "catalog": {type: "string"},
         // Tests and a mirror on this machine: downloads may then also reach 127.0.0.1 and ::1, over http too.
         "allow-loopback-downloads": {type: "boolean"},
+        // With a passphrase: minutes without a call before the app locks (0: never). Defaults to 15.
+        "lock-after": {type: "string"},
         "help": {type: "boolean"}
     }});
     if (values.help === true) {
@@ -38,8 +42,15 @@ export async function runWebMode(args: string[]): Promise<{url: string | null}> 
     }
 
     const {outDir} = await ensureRendererBuilt(repoRoot);
-    const host = await openCoreHost({
-        database: values.db ?? defaultDatabasePath(),
+    const database = values.db ?? defaultDatabasePath();
+    const lockAfter = wholeNumber("--lock-after", values["lock-after"]);
+    const startupModel = values["no-model"] === true ? null : values.model;
+    const host = await openLockableCoreHost({
+        database,
+        key: await terminalStoreKey(database),
+        idleLockMs: lockAfter == null ? undefined : lockAfter === 0 ? null : lockAfter * 60_000,
+        // Locked at start (a passphrase, none given): the startup model loads once the page unlocks the core.
+        onUnlocked: (opened) => loadStartupModel(opened, startupModel),
         threads: wholeNumber("--threads", values.threads),
         contextSize: wholeNumber("--context-size", values["context-size"]),
         gpu: gpuSetting(values.gpu),
@@ -63,8 +74,14 @@ export async function runWebMode(args: string[]): Promise<{url: string | null}> 
     process.on("SIGINT", () => void stop());
     process.on("SIGTERM", () => void stop());
 
-    const model = values["no-model"] === true ? null : resolveStartupModel({
-        explicit: values.model,
+    if (host.opened != null)
+        await loadStartupModel(host.opened, startupModel);
+    return {url: server.url};
+}
+
+async function loadStartupModel(host: CoreHost, explicit: string | undefined | null) {
+    const model = explicit === null ? null : resolveStartupModel({
+        explicit: explicit ?? undefined,
         modelsDir: host.modelsDir,
         folders: [path.join(repoRoot, "models"), host.modelsDir],
         saved: host.savedModelPath
@@ -74,7 +91,6 @@ export async function runWebMode(args: string[]): Promise<{url: string | null}> 
         if (status.state === "error")
             process.stderr.write(`cleanroom web: the model did not load: ${status.error?.message ?? "unknown error"}\n`);
     }
-    return {url: server.url};
 }
 
 function wholeNumber(name: string, value: string | undefined): number | undefined {

@@ -85,6 +85,19 @@ describe.skipIf(!runnable)("the real UI in Chromium against web mode and the rea
         await screenshot("05-stopped");
     });
 
+    it("the sidebar search finds a word that is only in a message, not the title, and shows where", async () => {
+        const sidebar = page.getByRole("navigation", {name: "Conversations"});
+        const search = sidebar.getByRole("searchbox", {name: "Search conversations"});
+        await search.fill("lighthouse keep");
+        const found = sidebar.getByRole("button", {name: /^Tell me a story about a brave little dragon\./});
+        await expect.poll(() => found.textContent(), {timeout: 10_000}).toContain("[lighthouse] [keeper]");
+        await search.fill("zebra-that-nobody-wrote");
+        await expect.poll(() => sidebar.textContent(), {timeout: 10_000}).toContain("No match.");
+        await search.fill("");
+        await found.waitFor();
+        expect(await found.textContent()).not.toContain("[");
+    });
+
     it("switching conversation ends the previous session, and the Isolation panel shows its scrub verified", async () => {
         await page.getByRole("button", {name: "New conversation", exact: true}).click();
         const previous = isolation().getByLabel("Previous session");

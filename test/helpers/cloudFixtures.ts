@@ -1,4 +1,4 @@
-import Database from "better-sqlite3";
+import Database from "better-sqlite3-multiple-ciphers";
 import {migrations} from "../../src/core/node/store/migrations.js";
 import {CanaryLedger} from "../../src/core/node/cloud/CanaryLedger.js";
 import {type SeededRandom} from "../../tools/cloudSim/SeededRandom.js";

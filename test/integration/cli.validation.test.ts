@@ -1,5 +1,5 @@
 import path from "node:path";
-import Database from "better-sqlite3";
+import Database from "better-sqlite3-multiple-ciphers";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {runCliCapturing, toolsCliEntry} from "../../tools/spawnCli.js";
 import {Core} from "../../src/core/node/Core.js";

@@ -1,5 +1,4 @@
 import {spawn} from "node:child_process";
-import Database from "better-sqlite3";
 import {describe, expect, it} from "vitest";
 import {cliCommand} from "../../tools/spawnCli.js";
 import {openDatabase} from "../../src/core/node/store/openDatabase.js";
@@ -27,7 +26,7 @@ describe.skipIf(modelPath == null)("durability", () => {
         const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
 
         // Watch the database (WAL lets a reader in while the child writes) until the reply has started to grow.
-        const reader = new Database(database, {readonly: true, fileMustExist: true});
+        const reader = openDatabase(database, {readonly: true});
         const deadline = Date.now() + 60_000;
         let partial: {id: number, content: string} | undefined;
         while (Date.now() < deadline && child.exitCode == null) {

@@ -1,5 +1,5 @@
 import path from "node:path";
-import Database from "better-sqlite3";
+import {openDatabase} from "../../src/core/node/store/openDatabase.js";
 import {describe, expect, it} from "vitest";
 import {runCli} from "../../tools/spawnCli.js";
 import {requireTestModel} from "../helpers/testModel.js";
@@ -17,7 +17,7 @@ describe.skipIf(modelPath == null)("the title chat gives a new conversation from
         await runCli(["chat", "--model", modelPath!, "--db", db, "--conversation", "emoji-title", "--prompt", prompt,
             "--max-tokens", "4", "--temperature", "0", "--threads", "1", "--json"], {env});
 
-        const database = new Database(db, {readonly: true});
+        const database = openDatabase(db, {readonly: true});
         const row = database.prepare("SELECT hex(title) AS hex FROM conversations WHERE id = ?").get("emoji-title") as {hex: string};
         database.close();
         const bytes = Buffer.from(row.hex, "hex");

@@ -1,7 +1,9 @@
 import {spawn} from "node:child_process";
+import fs from "node:fs";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {envelopeFile} from "../../src/core/node/store/keys/keyEnvelope.js";
 import type {AuditEvent, ConversationId, LocalTurnResult, TurnOutcome} from "../../src/core/common/types.js";
 import type {Core} from "../../src/core/node/Core.js";
 import {createTestCore} from "../helpers/tempCore.js";
@@ -60,7 +62,8 @@ describe.skipIf(modelPath == null)("a cancelled turn leaves no half-evaluated st
     /** A copy of the database as it is now: the stored history a fresh process starts from. */
     function snapshot(label: string) {
         const copy = path.join(dir, `${label}.db`);
-        servicesOf(core).database.exec(`VACUUM INTO '${copy}'`);
+        servicesOf(core).database.exec(`VACUUM INTO '${copy}'`); // encrypted under the same key: its key file goes with it
+        fs.copyFileSync(envelopeFile(database), envelopeFile(copy));
         return copy;
     }
 

@@ -1,7 +1,7 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import Database from "better-sqlite3";
+import {openDatabase} from "../../src/core/node/store/openDatabase.js";
 import {afterEach, describe, expect, it} from "vitest";
 import {runCliCapturing} from "../../tools/spawnCli.js";
 import {toWireError} from "../../src/core/common/errors.js";
@@ -61,7 +61,7 @@ function canariesIn(exchanges: CapturedExchange[], {key, side}: {key?: string, s
 
 /** Every row of the `canaries` table, and a check that each stored hash is a SHA-256 hex digest. */
 function storedCanaryHashes(database: string) {
-    const db = new Database(database, {readonly: true});
+    const db = openDatabase(database, {readonly: true});
     const hashes = (db.prepare("SELECT hash FROM canaries").all() as Array<{hash: string}>).map((row) => row.hash);
     db.close();
     for (const hash of hashes)
@@ -318,7 +318,7 @@ describe("secrets: the cloud API key and the canaries stay out of logs, crash ou
             expect(hashes.has(sha256(canary))).toBe(true);
         for (const canary of victimPlanted)
             expect(hashes.has(sha256(canary))).toBe(false);
-        const audit = new Database(database, {readonly: true});
+        const audit = openDatabase(database, {readonly: true});
         const events = audit.prepare("SELECT kind, data_json FROM audit_events").all() as Array<{kind: string, data_json: string}>;
         audit.close();
         expect(events.map((event) => event.kind)).toEqual(expect.arrayContaining(["turn.cloud", "cloud.blocked", "cloud.failed"]));

@@ -2,7 +2,6 @@ import {spawn} from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import Database from "better-sqlite3";
 import {describe, expect, it} from "vitest";
 import {openDatabase} from "../../src/core/node/store/openDatabase.js";
 import {requireTestModel} from "../helpers/testModel.js";
@@ -68,7 +67,7 @@ async function runLane(lane: number, seed: number, rounds: number): Promise<Kill
         records.push({lane, round, moment, delayMs, ...record, partialsSeen: partials.size});
 
         // Before anything repairs it: which replies were mid-stream at the moment of the kill?
-        const raw = new Database(database, {readonly: true, fileMustExist: true});
+        const raw = openDatabase(database, {readonly: true});
         const streamingAtKill = (raw.prepare("SELECT COUNT(*) AS n FROM messages WHERE status = 'streaming'").get() as {n: number}).n;
         raw.close();
         records.at(-1)!.streamingAtKill = streamingAtKill;
@@ -124,7 +123,7 @@ function killOnce(plan: KillPlan, committed: Map<number, StoredMessage>, partial
         if (plan.moment === "startup")
             kill(plan.delayMs);
 
-        const reader = new Database(plan.database, {readonly: true, fileMustExist: true});
+        const reader = openDatabase(plan.database, {readonly: true});
         const watch = setInterval(() => {
             try {
                 for (const row of reader.prepare("SELECT id, conversation_id, role, content, status FROM messages WHERE conversation_id = ?").all(plan.conversationId) as StoredMessage[]) {

@@ -1,5 +1,5 @@
+import fs from "node:fs";
 import path from "node:path";
-import Database from "better-sqlite3";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import type {AuditEvent} from "../../src/core/common/types.js";
 import {connectCoreClient, createInProcessChannelPair, type ConnectedCoreClient} from "../../src/core/common/rpc/index.js";
@@ -13,6 +13,7 @@ import {openDatabase} from "../../src/core/node/store/openDatabase.js";
 import {runCliGuarded} from "../helpers/runCliGuarded.js";
 import {tempDir} from "../helpers/tempCore.js";
 import {databaseFiles, makeTestCanary, scanForSecrets} from "./helpers/scanForSecrets.js";
+import {decryptedCopy} from "./helpers/decryptedCopy.js";
 import {openTestCore, servicesOf} from "../helpers/coreServices.js";
 
 /** A second connection that reads the database inside a transaction: its snapshot blocks the WAL checkpoint until `end()`. */
@@ -27,6 +28,10 @@ function pinReader(database: string) {
 }
 
 const secretOnDisk = (database: string, secret: string) => scanForSecrets(databaseFiles(database), [{label: "secret", value: secret}]).findings.length;
+/** What someone with the key would find: the database and its WAL decrypted, every page (see `decryptedCopy`). */
+const secretWithKey = (database: string, secret: string) =>
+    scanForSecrets([{kind: "file", path: decryptedCopy(database, path.dirname(database))}], [{label: "secret", value: secret}]).findings.length;
+const walBytes = (database: string) => fs.statSync(database + "-wal", {throwIfNoEntry: false})?.size ?? 0;
 
 /** Claim: the CLI and the app say when a deletion's purge is pending, and the purge finishes when the other reader is done. */
 describe("a deletion held up by another reader, as the CLI and the app report it", () => {
@@ -53,17 +58,21 @@ describe("a deletion held up by another reader, as the CLI and the app report it
         const text = await runCliGuarded(["conversations", "delete", ids[1]!, "--db", database], {hangGuardMs: 60_000});
         expect(text.code).toBe(0);
         expect(text.stdout).toMatch(new RegExp(`^Deleted ${ids[1]}, but the purge is pending: another reader holds the database`));
-        expect(secretOnDisk(database, secret), "still on disk while the reader reads").toBeGreaterThan(0);
+        // Encrypted at rest: the raw bytes never hold it; the WAL still holds the pages from before the deletion.
+        expect(secretOnDisk(database, secret), "never in the clear, even while the reader reads").toBe(0);
+        expect(walBytes(database), "the WAL keeps the old pages while the reader reads").toBeGreaterThan(0);
 
         reader.end();
         const listed = await runCliGuarded(["conversations", "list", "--db", database, "--json"], {hangGuardMs: 60_000});
         expect(JSON.parse(listed.stdout)).toEqual({conversations: []});
-        const check = new Database(database, {readonly: true});
+        const check = openDatabase(database, {readonly: true});
         const events = new AuditLog(check).events({kinds: ["deletion.pending", "deletion.purged"]});
         check.close();
         expect(events.map((event) => event.kind)).toEqual(["deletion.pending", "deletion.pending", "deletion.purged"]);
         expect(events[2]!.data).toMatchObject({trigger: "open", deletions: 2});
         expect(secretOnDisk(database, secret)).toBe(0);
+        expect(walBytes(database)).toBe(0);
+        expect(secretWithKey(database, secret), "not even with the key").toBe(0);
     }, 200_000);
 
     describe("the app's conversations.delete", () => {
@@ -98,14 +107,41 @@ describe("a deletion held up by another reader, as the CLI and the app report it
             const result = await client.call("conversations.delete", {conversationId: conversation.id});
             expect(result).toEqual({scrub: null, purge: "pending"});
             await expect.poll(() => audit.map((event) => event.kind)).toContain("deletion.pending");
-            expect(secretOnDisk(database, secret)).toBeGreaterThan(0);
+            expect(secretOnDisk(database, secret)).toBe(0);
+            expect(walBytes(database)).toBeGreaterThan(0);
 
             reader.end();
             await expect.poll(() => audit.find((event) => event.kind === "deletion.purged")?.data, {timeout: 10_000}).toMatchObject({trigger: "timer"});
             expect(secretOnDisk(database, secret)).toBe(0);
+            expect(walBytes(database)).toBe(0);
+            expect(secretWithKey(database, secret), "not even with the key").toBe(0);
 
             const another = await client.call("conversations.create", {title: "no reader this time"});
             expect(await client.call("conversations.delete", {conversationId: another.id})).toEqual({scrub: null, purge: "done"});
+        });
+
+        it("a CLI deletion left pending by a reader is finished by the running app once the reader ends, with no write in between", async () => {
+            const secret = makeTestCanary("cli-while-app");
+            const conversation = await client.call("conversations.create", {title: "doomed from the terminal"});
+            servicesOf(core).store.appendMessage(conversation.id, {role: "user", content: `${secret} `.repeat(40), status: "complete"});
+            audit.length = 0;
+            const reader = pinReader(database);
+            const deleted = await runCliGuarded(["conversations", "delete", conversation.id, "--db", database, "--json"], {hangGuardMs: 60_000});
+            expect(deleted.code).toBe(0);
+            expect(JSON.parse(deleted.stdout)).toMatchObject({deleted: conversation.id, purge: "pending"});
+            const purged = () => core.auditEvents({kinds: ["deletion.purged"], limit: 5000}).length;
+            const purgedBefore = purged();
+            expect(servicesOf(core).store.purger.pending, "the app sees the CLI's pending purge").toBe(true);
+
+            // The CLI has exited; the app only reads from here on.
+            reader.end();
+            await expect.poll(() => servicesOf(core).store.purger.pending, {timeout: 10_000}).toBe(false);
+            expect(purged()).toBe(purgedBefore + 1);
+            expect(core.auditEvents({kinds: ["deletion.purged"], limit: 1})[0]!.data).toMatchObject({trigger: "timer"});
+            expect(walBytes(database)).toBe(0);
+            expect(await client.call("conversations.list", {})).not.toContainEqual(expect.objectContaining({id: conversation.id}));
+            expect(secretOnDisk(database, secret)).toBe(0);
+            expect(secretWithKey(database, secret), "not even with the key").toBe(0);
         });
     });
 });

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import type Database from "better-sqlite3";
+import type Database from "better-sqlite3-multiple-ciphers";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {AuditLog} from "../../src/core/node/audit/AuditLog.js";
 import type {Core} from "../../src/core/node/Core.js";
@@ -8,7 +8,19 @@ import {ConversationStore} from "../../src/core/node/store/ConversationStore.js"
 import {openDatabase} from "../../src/core/node/store/openDatabase.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {createTestCore, tempDir} from "../helpers/tempCore.js";
-import {databaseFiles, makeTestCanary, scanForSecrets, type Needle} from "./helpers/scanForSecrets.js";
+import {databaseFiles, makeTestCanary, scanForSecrets, type Needle, type ScanSource} from "./helpers/scanForSecrets.js";
+import {decryptedCopy} from "./helpers/decryptedCopy.js";
+
+/**
+ * The database's raw files, and what someone holding its key would read from them (a decrypted
+ * copy of every page, free ones included): deleted text must be gone from both, not only hidden by the encryption.
+ */
+const filesWithKey = (database: string): ScanSource[] => [...databaseFiles(database), {kind: "file", path: decryptedCopy(database, tempDir("decrypted"))}];
+/**
+ * SQLite's own deletion mechanics (secure_delete, the checkpoint a reader holds up) are shown on an
+ * unencrypted store, where the scan reads the pages directly: they are the same pages the encrypted store decrypts to.
+ */
+const plainStore = {key: {unencrypted: true}};
 import {servicesOf} from "../helpers/coreServices.js";
 
 const modelPath = requireTestModel();
@@ -53,7 +65,7 @@ describe.skipIf(modelPath == null)("deleted means gone", () => {
         servicesOf(core).store.finishMessage(growing.id, {content: text, status: "interrupted"});
         // Make sure the doomed conversation's text did reach the main file before the deletion.
         servicesOf(core).database.pragma("wal_checkpoint(PASSIVE)");
-        const before = scanForSecrets(databaseFiles(database), needles);
+        const before = scanForSecrets(filesWithKey(database), needles);
         expect(before.findings.length, "the secret is stored before deletion (else the test proves nothing)").toBeGreaterThan(0);
     });
 
@@ -77,13 +89,13 @@ describe.skipIf(modelPath == null)("deleted means gone", () => {
         const extra: Needle[] = doomedReply.length >= 24 && !core.getConversation(keptId).messages.some((m) => m.content.includes(doomedReply))
             ? [{label: "deleted reply", value: doomedReply}]
             : [];
-        const scan = scanForSecrets(databaseFiles(database), [...needles, ...extra, {label: "conversation id", value: doomedId}]);
+        const scan = scanForSecrets(filesWithKey(database), [...needles, ...extra, {label: "conversation id", value: doomedId}]);
         bytesScanned.push(scan.bytesScanned);
         expect(scan.findings).toEqual([]);
         expect(scan.bytesScanned).toBeGreaterThan(0);
 
         // Control: the same scan does see the text of the conversation that was kept.
-        const control = scanForSecrets(databaseFiles(database), [{label: "kept", value: kept}]);
+        const control = scanForSecrets(filesWithKey(database), [{label: "kept", value: kept}]);
         expect(control.findings.length).toBeGreaterThan(0);
     });
 
@@ -96,7 +108,7 @@ describe.skipIf(modelPath == null)("deleted means gone", () => {
         } finally {
             reopened.close();
         }
-        const scan = scanForSecrets(databaseFiles(database), needles);
+        const scan = scanForSecrets(filesWithKey(database), needles);
         bytesScanned.push(scan.bytesScanned);
         expect(scan.findings).toEqual([]);
         console.info(`[deletion] bytes scanned: ${bytesScanned.join(" + ")} = ${bytesScanned.reduce((a, b) => a + b, 0)}`);
@@ -107,7 +119,7 @@ describe.skipIf(modelPath == null)("deleted means gone", () => {
 describe("deletion controls (the scan can fail)", () => {
     function writeAndDelete(options: {secureDelete: boolean, pinReader: boolean}) {
         const database = path.join(tempDir("deletion-control"), "control.db");
-        const db = openDatabase(database);
+        const db = openDatabase(database, plainStore);
         if (!options.secureDelete)
             db.pragma("secure_delete = OFF");
         const store = new ConversationStore(db);
@@ -116,7 +128,7 @@ describe("deletion controls (the scan can fail)", () => {
         store.appendMessage(conversation.id, {role: "user", content: `${secret} `.repeat(50), status: "complete"});
         db.pragma("wal_checkpoint(TRUNCATE)");
         // A reader that holds a snapshot keeps the checkpoint from finishing.
-        const reader = options.pinReader ? openDatabase(database, {readonly: true}) : null;
+        const reader = options.pinReader ? openDatabase(database, {readonly: true, ...plainStore}) : null;
         const snapshot = reader == null ? undefined : reader.transaction(() => {
             reader.prepare("SELECT COUNT(*) FROM messages").get();
             store.delete(conversation.id);
@@ -158,14 +170,14 @@ describe("a deletion that another reader holds up is purged when the reader is d
     /** A database with one conversation full of a secret, checkpointed, and a second connection reading it inside a transaction. */
     function fixture(retryIntervalMs: number): Fixture {
         const database = path.join(tempDir("deletion-pending"), "pending.db");
-        const db = openDatabase(database);
+        const db = openDatabase(database, plainStore);
         const audit = new AuditLog(db);
         const store = new ConversationStore(db, {audit, purge: {retryIntervalMs}});
         const secret = makeTestCanary("pending");
         const conversation = store.create({title: "doomed"});
         store.appendMessage(conversation.id, {role: "user", content: `${secret} `.repeat(50), status: "complete"});
         db.pragma("wal_checkpoint(TRUNCATE)");
-        const reader = openDatabase(database, {readonly: true});
+        const reader = openDatabase(database, {readonly: true, ...plainStore});
         reader.exec("BEGIN");
         reader.prepare("SELECT COUNT(*) FROM messages").get();
         return {database, db, store, audit, secret, id: conversation.id, reader};
@@ -232,7 +244,7 @@ describe("a deletion that another reader holds up is purged when the reader is d
         expect(onDisk(left)).toBeGreaterThan(0);
         left.reader.exec("COMMIT");
         left.reader.close();
-        const next = openDatabase(left.database);
+        const next = openDatabase(left.database, plainStore);
         const audit = new AuditLog(next);
         const store = new ConversationStore(next, {audit});
         expect(audit.events({kinds: ["deletion.purged"]}).map((event) => event.data.trigger)).toEqual(["open"]);

@@ -1,16 +1,19 @@
 import fs from "node:fs";
 import path from "node:path";
-import Database from "better-sqlite3";
+import {envelopeFile} from "../../src/core/node/store/keys/keyEnvelope.js";
+import {openDatabase} from "../../src/core/node/store/openDatabase.js";
 import {describe, expect, it} from "vitest";
 import {runCliCapturing} from "../../tools/spawnCli.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {tempDir} from "../helpers/tempCore.js";
 import {databaseFiles, makeTestCanary, scanForSecrets, walkFiles, type Needle} from "./helpers/scanForSecrets.js";
+import {decryptedCopy} from "./helpers/decryptedCopy.js";
 
 const modelPath = requireTestModel();
 
 /** Where conversation text may live: the conversation's own rows. Everything else must never hold it. */
-const allowedColumns = new Set(["messages.content", "conversations.title", "conversations.settings_json"]);
+// messages_fts.content: the full-text index reads its text from messages.content (an external-content FTS5 table), so it is the same column seen twice.
+const allowedColumns = new Set(["messages.content", "messages_fts.content", "conversations.title", "conversations.settings_json"]);
 
 function runCli(args: string[], env: NodeJS.ProcessEnv, input?: string) {
     return runCliCapturing(args, {env, input});
@@ -52,7 +55,7 @@ describe.skipIf(modelPath == null)("secrets: conversation text stays in its rows
         expect(stderrScan.findings).toEqual([]);
 
         // Every column of every table, read through SQL.
-        const db = new Database(database, {readonly: true});
+        const db = openDatabase(database, {readonly: true});
         const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{name: string}>).map((row) => row.name);
         const hits: string[] = [];
         let auditEvents = 0;
@@ -76,14 +79,16 @@ describe.skipIf(modelPath == null)("secrets: conversation text stays in its rows
 
         // The raw bytes: a copy with the allowed rows removed and vacuumed must not hold it anywhere (indexes, free pages, other tables).
         const copy = path.join(tmp, "copy.db");
-        const source = new Database(database, {readonly: true});
-        source.exec(`VACUUM INTO '${copy.replaceAll("'", "''")}'`);
+        const source = openDatabase(database, {readonly: true});
+        source.exec(`VACUUM INTO '${copy.replaceAll("'", "''")}'`); // encrypted under the same key
         source.close();
-        const stripped = new Database(copy);
+        fs.copyFileSync(envelopeFile(database), envelopeFile(copy));
+        const stripped = openDatabase(copy);
         stripped.pragma("secure_delete = ON");
         stripped.exec("DELETE FROM messages; DELETE FROM conversations; VACUUM;");
         stripped.close();
-        const rawScan = scanForSecrets(databaseFiles(copy), needles);
+        // Its raw bytes, and every page of it decrypted with the key: encryption alone must not be what hides it.
+        const rawScan = scanForSecrets([...databaseFiles(copy), {kind: "file", path: decryptedCopy(copy, tmp)}], needles);
         expect(rawScan.findings).toEqual([]);
         fs.rmSync(copy);
 

@@ -26,6 +26,8 @@ process.env.XDG_CONFIG_HOME = path.join(process.env.HOME, ".config");
 process.env.TMPDIR = folder("tmp");
 delete process.env.CLEANROOM_MODEL;
 delete process.env.CLEANROOM_CLOUD_API_KEY;
+delete process.env.CLEANROOM_PASSPHRASE;
+delete process.env.CLEANROOM_NEW_PASSPHRASE;
 
 afterAll(() => {
     if (process.env.CLEANROOM_KEEP_TEST_DIRS === "1")

@@ -7,7 +7,7 @@ import {repoRoot} from "../helpers/testModel.js";
 import {tempDir} from "../helpers/tempCore.js";
 
 /** The packages a command loads when it runs; `--help` must not need any of them. */
-const heavyPackages = new Set(["node-llama-cpp", "@node-llama-cpp", "better-sqlite3", "openai", "ws"]);
+const heavyPackages = new Set(["node-llama-cpp", "@node-llama-cpp", "better-sqlite3-multiple-ciphers", "openai", "ws"]);
 
 /**
  * A clone of the project as `npm install` leaves it, minus the native and heavy packages: the
@@ -62,7 +62,7 @@ describe("the compiled CLI (bin/cleanroom.cjs)", () => {
         // A command that needs one of them says what is missing, with a non-zero exit.
         const list = runPlainNode(root, ["conversations", "list", "--db", path.join(root, "x.db")]);
         expect(list.code).not.toBe(0);
-        expect(list.stderr).toContain("better-sqlite3");
+        expect(list.stderr).toContain("better-sqlite3-multiple-ciphers");
     });
 
     it("rebuilds itself first when a source changed since the build", async () => {

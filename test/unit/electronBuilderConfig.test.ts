@@ -38,7 +38,7 @@ describe("electron-builder.yml", () => {
 
     it("keeps native code out of the asar archive", () => {
         const unpacked = config.asarUnpack as string[];
-        for (const native of ["node-llama-cpp", "@node-llama-cpp", "better-sqlite3"])
+        for (const native of ["node-llama-cpp", "@node-llama-cpp", "better-sqlite3-multiple-ciphers"])
             expect(unpacked.some((pattern) => pattern.startsWith(`node_modules/${native}/`))).toBe(true);
         expect(config.asar).toBe(true);
     });

@@ -1,16 +1,21 @@
 import {useState} from "react";
+import type {SearchHit} from "../../../src/core/common/types.js";
 import type {ConversationListItem} from "../hooks/useConversationList.js";
 
-/** Conversations: new, search, open, rename, delete; each marked local only or cloud allowed. */
-export function Sidebar({conversations, openId, onNew, onOpen, onRename, onDelete, onOpenSettings}: {
+/**
+ * Conversations: new, search (titles and message text, by the core), open, rename, delete; each
+ * marked local only or cloud allowed. A match in a message shows its snippet under the title.
+ */
+export function Sidebar({conversations, openId, query, onQueryChange, hits, onNew, onOpen, onRename, onDelete, onOpenSettings}: {
     conversations: ConversationListItem[], openId: string | null,
+    query: string, onQueryChange: (query: string) => void, hits: SearchHit[] | null,
     onNew: () => void, onOpen: (id: string) => void, onRename: (id: string, title: string) => void,
     onDelete: (id: string) => void, onOpenSettings: () => void
 }) {
-    const [query, setQuery] = useState("");
     const [renaming, setRenaming] = useState<string | null>(null);
     const [draft, setDraft] = useState("");
-    const shown = conversations.filter((conversation) => conversation.title.toLowerCase().includes(query.trim().toLowerCase()));
+    const snippets = new Map((hits ?? []).map((hit) => [hit.conversation.id, hit.snippet]));
+    const shown = hits == null ? conversations : conversations.filter((conversation) => snippets.has(conversation.id));
 
     const commitRename = (id: string) => {
         if (draft.trim() !== "")
@@ -26,7 +31,7 @@ export function Sidebar({conversations, openId, onNew, onOpen, onRename, onDelet
             </div>
             <button type="button" className="button button-primary button-wide" onClick={onNew}>New conversation</button>
             <input type="search" className="search" aria-label="Search conversations" placeholder="Search"
-                value={query} onChange={(event) => setQuery(event.target.value)} />
+                value={query} onChange={(event) => onQueryChange(event.target.value)} />
             <ul className="conversation-list">
                 {shown.map((conversation) => (
                     <li key={conversation.id} className={conversation.id === openId ? "conversation active" : "conversation"}>
@@ -48,6 +53,7 @@ export function Sidebar({conversations, openId, onNew, onOpen, onRename, onDelet
                                 <button type="button" className="conversation-open" aria-current={conversation.id === openId ? "page" : undefined}
                                     onClick={() => onOpen(conversation.id)}>
                                     <span className="conversation-title">{conversation.title}</span>
+                                    {snippets.get(conversation.id) != null && <span className="conversation-snippet">{snippets.get(conversation.id)}</span>}
                                     <span className={`policy-chip small policy-${conversation.policy}`}>
                                         {conversation.policy === "local" ? "Local only" : "Cloud allowed"}
                                     </span>

@@ -29,7 +29,8 @@ type ChatOptions = {
     cloud?: boolean,
     endpoint?: string,
     cloudModel?: string,
-    contextLimit?: number
+    contextLimit?: number,
+    incognito?: boolean
 };
 
 export function registerChatCommand(program: Command) {
@@ -54,6 +55,7 @@ export function registerChatCommand(program: Command) {
         .option("--cloud-model <name>", "model name at the endpoint")
         .option("--context-limit <n>", "the endpoint's context limit in tokens (default: as the endpoint reports)",
             numberOption("--context-limit", CloudContextLimitSchema))
+        .option("--incognito", "a chat that is never written to disk (an in-memory database), its context scrubbed at the end as any other")
         .addOption(new Option("--json", "one JSON object on stdout"))
         .action(async (options: ChatOptions) => {
             const json = options.json === true;
@@ -61,6 +63,14 @@ export function registerChatCommand(program: Command) {
             try {
                 const {openCore, resolveModelPath} = await import("../openCore.js"); // the core and llama.cpp: loaded by the commands that run them
                 const modelPath = resolveModelPath(options.model);
+                if (options.incognito === true) {
+                    if (options.conversation != null || options.db != null)
+                        throw new CleanroomError("INVALID_INPUT", "--incognito keeps nothing on disk: it cannot continue a stored conversation (--conversation) or use a database (--db).",
+                            {option: "--incognito"});
+                    options.db = ":memory:";
+                    if (!json)
+                        process.stderr.write("Incognito: nothing of this chat is written to disk; its context is scrubbed when it ends.\n");
+                }
                 if (options.cloud === true) {
                     if (options.endpoint == null || options.cloudModel == null || options.prompt == null)
                         throw new CleanroomError("INVALID_INPUT", "--cloud needs --endpoint <base-url>, --cloud-model <name> and --prompt <text>.");
@@ -121,6 +131,7 @@ async function singleTurn(core: Core, conversationId: string, options: ChatOptio
     if (json)
         printJson({
             conversationId,
+            ...(options.incognito === true ? {incognito: true} : {}),
             route: result.route,
             routeReason: result.routeReason,
             reply: result.reply,

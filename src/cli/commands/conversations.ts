@@ -1,4 +1,5 @@
 import type {Command} from "commander";
+import {SearchTextSchema} from "../../core/common/api/limits.js";
 import type {ConversationStore} from "../../core/node/store/ConversationStore.js";
 import type {AuditLog} from "../../core/node/audit/AuditLog.js";
 import {ConversationIdSchema} from "../../core/common/types.js";
@@ -13,7 +14,7 @@ const purgePendingReason = "another reader holds the database, so the deleted te
 
 /** Conversation housekeeping needs no model: it opens the database alone. */
 export function registerConversationsCommand(program: Command) {
-    const conversations = program.command("conversations").description("List, show or delete stored conversations");
+    const conversations = program.command("conversations").description("List, search, show or delete stored conversations");
 
     conversations.command("list")
         .option("--db <file>", "SQLite database").option("--json", "JSON output")
@@ -29,6 +30,23 @@ export function registerConversationsCommand(program: Command) {
                     list.map((conversation) => [
                         conversation.id, conversation.policy, String(conversation.messageCount), formatLocalTime(conversation.updatedAt), conversation.title
                     ])
+                ));
+        }));
+
+    conversations.command("search")
+        .argument("<text>", "words to find in titles and message text (every word; the last also as a prefix)",
+            textOption("search text", SearchTextSchema, {private: true}))
+        .option("--db <file>", "SQLite database").option("--json", "JSON output")
+        .action((text: string, options: Options) => withStore(options, (store) => {
+            const hits = store.search(text);
+            if (options.json === true)
+                printJson({hits});
+            else if (hits.length === 0)
+                process.stdout.write("No conversation matches.\n");
+            else
+                process.stdout.write(formatTable(
+                    [{header: "ID"}, {header: "TITLE"}, {header: "FOUND IN"}, {header: "MATCH"}],
+                    hits.map((hit) => [hit.conversation.id, hit.conversation.title, hit.matchedIn, hit.snippet?.replace(/\s+/g, " ") ?? ""])
                 ));
         }));
 
@@ -64,11 +82,12 @@ export function registerConversationsCommand(program: Command) {
 async function withStore(options: Options, work: (store: ConversationStore, audit: AuditLog) => void) {
     let db;
     try {
-        const [{openDatabase}, {ConversationStore}, {AuditLog}, {defaultDatabasePath}] = await Promise.all([
+        const [{openDatabase}, {ConversationStore}, {AuditLog}, {defaultDatabasePath}, {terminalStoreKey}] = await Promise.all([
             import("../../core/node/store/openDatabase.js"), import("../../core/node/store/ConversationStore.js"),
-            import("../../core/node/audit/AuditLog.js"), import("../../core/node/appPaths.js")
+            import("../../core/node/audit/AuditLog.js"), import("../../core/node/appPaths.js"), import("../../core/node/host/terminalStoreKey.js")
         ]);
-        db = openDatabase(options.db ?? defaultDatabasePath());
+        const database = options.db ?? defaultDatabasePath();
+        db = openDatabase(database, {key: await terminalStoreKey(database)});
         const audit = new AuditLog(db);
         const store = new ConversationStore(db, {audit});
         work(store, audit);

@@ -2,7 +2,7 @@ import {z} from "zod";
 import {MaxTokensSchema, SeedSchema, TemperatureSchema} from "./api/limits.js";
 import type {
     AuditEventSchema, CloudTurnInfoSchema, CloudTurnViewSchema, CloudVerdictSchema, ConversationSchema, ConversationSummarySchema,
-    DroppedHistorySchema, IsolationInfoSchema, LocalTurnViewSchema, MessageSchema, ScrubReportSchema
+    DroppedHistorySchema, SearchHitSchema, IsolationInfoSchema, LocalTurnViewSchema, MessageSchema, ScrubReportSchema
 } from "./api/schemas.js";
 
 /**
@@ -62,6 +62,7 @@ export type CloudVerdict = z.infer<typeof CloudVerdictSchema>;
 export type Message = z.infer<typeof MessageSchema>;
 export type Conversation = z.infer<typeof ConversationSchema>;
 export type ConversationSummary = z.infer<typeof ConversationSummarySchema>;
+export type SearchHit = z.infer<typeof SearchHitSchema>;
 export type ScrubReport = z.infer<typeof ScrubReportSchema>;
 
 /** Why a session ended; `abort`: its turn was cancelled, `fault`: its turn failed (the half-evaluated context is never reused). */

@@ -5,7 +5,7 @@ import {CleanroomError} from "../common/errors.js";
 import type {SecretVault} from "../common/secrets.js";
 import type {
     AuditEvent, Conversation, ConversationId, ConversationPolicy, ConversationSettings, ConversationSummary,
-    CloudTurnResult, LocalTurnResult, Message, ScrubReport, SessionEndReason, TurnOutcome
+    CloudTurnResult, LocalTurnResult, Message, ScrubReport, SearchHit, SessionEndReason, TurnOutcome
 } from "../common/types.js";
 import type {IsolationReport} from "../common/api/types.js";
 import type {AuditQuery} from "./audit/AuditLog.js";
@@ -101,6 +101,11 @@ export class Core {
 
     public listConversations(): ConversationSummary[] {
         return this._services.store.list();
+    }
+
+    /** Conversations whose title or message text holds every word of `text` (full-text search inside the encrypted database). */
+    public searchConversations(text: string, limit?: number): SearchHit[] {
+        return this._services.store.search(text, limit);
     }
 
     /** CONVERSATION_NOT_FOUND when there is none with this id. */

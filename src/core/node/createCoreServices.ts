@@ -1,4 +1,4 @@
-import type Database from "better-sqlite3";
+import type Database from "better-sqlite3-multiple-ciphers";
 import type {Llama} from "node-llama-cpp";
 import {AuditLog} from "./audit/AuditLog.js";
 import {CanaryLedger} from "./cloud/CanaryLedger.js";
@@ -7,13 +7,16 @@ import {CloudSettingsStore} from "./settings/CloudSettingsStore.js";
 import {ConversationStore} from "./store/ConversationStore.js";
 import type {DeletionPurgerOptions} from "./store/DeletionPurger.js";
 import {SettingsStore} from "./store/SettingsStore.js";
+import type {StoreKeySource} from "./store/keys/types.js";
 import {openDatabase} from "./store/openDatabase.js";
 import {CloudTurnService, type CloudAccess} from "./turns/CloudTurnService.js";
 import {LocalTurnService} from "./turns/LocalTurnService.js";
 
 export type CoreOptions = {
-    /** SQLite file, or ":memory:". */
+    /** SQLite file, or ":memory:" (nothing written to disk: incognito). */
     database: string,
+    /** What opens the encrypted database. Defaults to `storeKeyFromEnvironment()` (see `openDatabase`). */
+    key?: StoreKeySource,
     engine?: LocalEngineOptions,
     /** How often a growing reply is written to the database. Defaults to `100` ms. */
     streamSaveIntervalMs?: number,
@@ -51,7 +54,7 @@ export const defaultDeletionGraceMs = 500;
  * (front ends that never load one, such as `conversations list`, never start the native backend).
  */
 export function createCoreServices(llama: Llama | (() => Promise<Llama>), options: CoreOptions): CoreServices {
-    const database = openDatabase(options.database);
+    const database = openDatabase(options.database, {key: options.key});
     const audit = new AuditLog(database);
     const store = new ConversationStore(database, {audit, purge: options.purge});
     const settings = new SettingsStore(database);

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import fc from "fast-check";
-import type Database from "better-sqlite3";
+import type Database from "better-sqlite3-multiple-ciphers";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import type {z} from "zod";
 import {coreCalls, type ApiMethod} from "../../../src/core/common/api/index.js";

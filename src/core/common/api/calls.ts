@@ -4,9 +4,9 @@ import {ConversationIdSchema, ConversationPolicySchema, RouteRequestSchema} from
 import {
     AppSettingsSchema, AuditEventSchema, CloudEndpointSchema, ContextSizeSettingSchema, ConversationSchema, GpuSettingSchema,
     ConversationSummarySchema, DetectedModelsSchema, DownloadIdSchema, IsolationReportSchema, MessageSchema, ModelLibrarySchema,
-    ModelStatusSchema, ScrubReportSchema, ThreadsSettingSchema, TurnStartedSchema
+    ModelStatusSchema, ScrubReportSchema, SearchHitSchema, ThreadsSettingSchema, TurnStartedSchema
 } from "./schemas.js";
-import {MaxTokensSchema, MessageTextSchema} from "./limits.js";
+import {MaxTokensSchema, MessageTextSchema, SearchTextSchema} from "./limits.js";
 
 export type CallDefinition = {input: z.ZodType, output: z.ZodType};
 
@@ -29,9 +29,33 @@ const downloadRequestSchema = z.strictObject({
  * its schema before anything runs. Long work (a reply) returns once started and streams events.
  */
 export const coreCalls = {
+    /**
+     * Whether the app is locked. With a passphrase set it opens locked and locks again after
+     * `idleLockMs` without a call; while locked the core holds no key and no decrypted text, and
+     * answers every call but `app.lockState` and `app.unlock` with STORE_LOCKED.
+     */
+    "app.lockState": {
+        input: z.strictObject({}),
+        output: z.object({locked: z.boolean(), passphraseSet: z.boolean(), idleLockMs: z.number().int().nullable()})
+    },
+    /** Unlocks with the passphrase (WRONG_PASSPHRASE, and nothing changed, when it does not open the database). */
+    "app.unlock": {
+        input: z.strictObject({passphrase: z.string().min(1).max(1024)}),
+        output: z.object({locked: z.literal(false)})
+    },
+    /** Locks now: every session scrubbed, the database closed, the key dropped. Refused (INVALID_INPUT) when no passphrase is set. */
+    "app.lock": {
+        input: z.strictObject({}),
+        output: z.object({locked: z.literal(true)})
+    },
     "conversations.list": {
         input: z.strictObject({}),
         output: z.array(ConversationSummarySchema)
+    },
+    /** Conversations whose title or message text holds every word of `text`: full-text search inside the encrypted database. */
+    "conversations.search": {
+        input: z.strictObject({text: SearchTextSchema, limit: z.number().int().min(1).max(200).optional()}),
+        output: z.array(SearchHitSchema)
     },
     "conversations.create": {
         input: z.strictObject({title: titleSchema.optional(), policy: ConversationPolicySchema.optional()}),

@@ -32,3 +32,6 @@ export const MessageTextSchema = z.string()
 
 /** A cloud endpoint's context limit in tokens (prompt + reply), when given rather than asked of the endpoint. */
 export const CloudContextLimitSchema = z.number().int().min(1).max(100_000_000);
+
+/** Words to search for in titles and message text (`conversations.search`, `cleanroom conversations search`). */
+export const SearchTextSchema = z.string().trim().min(1, "a search needs a word").max(500);

@@ -31,6 +31,15 @@ export const ConversationSchema = z.object({
 
 export const ConversationSummarySchema = ConversationSchema.extend({messageCount: z.number().int()});
 
+/** A conversation found by `conversations.search`: by its title, or by the text of its messages (full-text, FTS5). */
+export const SearchHitSchema = z.object({
+    conversation: ConversationSummarySchema,
+    /** Where the text was found: `title`, or `message` (then `messageId` and a `snippet` with the match between [ and ]). */
+    matchedIn: z.enum(["title", "message"]),
+    messageId: z.number().int().nullable(),
+    snippet: z.string().nullable()
+});
+
 /** Why a cloud reply was blocked or flagged. Holds kinds, offsets and lengths: never the text. */
 export const CloudVerdictSchema = z.object({
     kind: CloudVerdictKindSchema,

@@ -1,4 +1,4 @@
-import type Database from "better-sqlite3";
+import type Database from "better-sqlite3-multiple-ciphers";
 import {EventRelay} from "lifecycle-utils";
 import type {AuditEvent, ConversationId} from "../../common/types.js";
 

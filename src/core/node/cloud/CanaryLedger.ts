@@ -1,4 +1,4 @@
-import type Database from "better-sqlite3";
+import type Database from "better-sqlite3-multiple-ciphers";
 import {hashCanary} from "../../common/cloud/canary.js";
 import type {CanaryBook, PlantedCanary} from "../../common/cloud/types.js";
 

@@ -12,11 +12,14 @@ import {CloudKeyStore} from "../secrets/CloudKeyStore.js";
 import {FingerprintKeyStore} from "../secrets/FingerprintKeyStore.js";
 import {MemorySecretVault} from "../secrets/MemorySecretVault.js";
 import {SettingsStore} from "../store/SettingsStore.js";
+import type {StoreKeySource} from "../store/keys/types.js";
 import {openDatabase} from "../store/openDatabase.js";
 
 export type CoreHostOptions = {
     /** SQLite file. */
     database: string,
+    /** What opens the encrypted database. Defaults to `storeKeyFromEnvironment()` (see `openDatabase`). */
+    key?: StoreKeySource,
     /** Overrides the saved thread setting. Defaults to the saved one, else the core's measured count. */
     threads?: number,
     /** Overrides the saved context size. Defaults to the saved one, else the core's default. */
@@ -50,7 +53,7 @@ export type CoreHost = {
 /** A core on its database, engine settings taken from the saved ones (or overrides), with the validated service (`createCoreService`) in front of it. */
 export async function openCoreHost(options: CoreHostOptions): Promise<CoreHost> {
     const vault = options.vault ?? new MemorySecretVault();
-    const saved = await readSavedSettings(options.database, vault);
+    const saved = await readSavedSettings(options.database, options.key, vault);
     const cloudKeys = new CloudKeyStore(vault);
     const fingerprintKeys = new FingerprintKeyStore(vault);
     const threads = options.threads ?? saved.threads ?? undefined;
@@ -59,6 +62,7 @@ export async function openCoreHost(options: CoreHostOptions): Promise<CoreHost> 
 
     const core = Core.create(await loadLlama(gpu), {
         database: options.database,
+        key: options.key,
         engine: {threads, contextSize, pool: options.pool},
         // The key is read from the host's vault for each cloud turn, only for the origin it was given for; the core never stores it.
         cloud: {apiKey: (endpoint) => cloudKeys.keyFor(endpoint), fingerprintKey: () => fingerprintKeys.key()}
@@ -82,8 +86,8 @@ export async function openCoreHost(options: CoreHostOptions): Promise<CoreHost> 
     };
 }
 
-async function readSavedSettings(database: string, vault: SecretVault) {
-    const db = openDatabase(database);
+async function readSavedSettings(database: string, key: StoreKeySource | undefined, vault: SecretVault) {
+    const db = openDatabase(database, {key});
     try {
         return await new AppSettingsStore(new SettingsStore(db), vault).get();
     } finally {

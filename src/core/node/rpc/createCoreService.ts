@@ -74,7 +74,14 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
     };
 
     const handlers: ApiHandlers = {
+        // A core without a passphrase is never locked; with one, `LockingCoreService` answers these before they reach here.
+        "app.lockState": async () => ({locked: false, passphraseSet: false, idleLockMs: null}),
+        "app.unlock": async () => ({locked: false as const}),
+        "app.lock": async () => {
+            throw new CleanroomError("INVALID_INPUT", "No passphrase is set, so there is nothing to lock with: set one first (cleanroom passphrase set).");
+        },
         "conversations.list": async () => core.listConversations(),
+        "conversations.search": async ({text, limit}) => core.searchConversations(text, limit),
         "conversations.create": async ({title, policy}) => core.createConversation({title, policy}),
         "conversations.get": async ({conversationId}) => ({
             ...core.getConversation(conversationId),

@@ -1,5 +1,5 @@
-import crypto from "node:crypto";
 import type {SecretVault} from "../../common/secrets.js";
+import {readOrCreateVaultKey} from "./readOrCreateVaultKey.js";
 import {secretNames} from "../settings/settingKeys.js";
 
 /** The vault entry that holds the fingerprint key (base64). */
@@ -29,12 +29,6 @@ export class FingerprintKeyStore {
     }
 
     private async _readOrCreate(): Promise<Uint8Array> {
-        const stored = await this._vault.read(fingerprintKeySecret);
-        const decoded = stored != null ? Buffer.from(stored, "base64") : null;
-        if (decoded != null && decoded.length === keyBytes)
-            return new Uint8Array(decoded);
-        const key = crypto.randomBytes(keyBytes);
-        await this._vault.write(fingerprintKeySecret, key.toString("base64"));
-        return new Uint8Array(key);
+        return new Uint8Array(await readOrCreateVaultKey(this._vault, fingerprintKeySecret, keyBytes));
     }
 }

@@ -35,5 +35,7 @@ export const secretNames = {
     /** The cloud API key, with the origin it was given for (CloudKeyStore). */
     cloudApiKey: "cloud.apiKey",
     /** The install's key for fingerprints of the user's conversations (FingerprintKeyStore). */
-    fingerprintKey: "cloud.fingerprintKey"
+    fingerprintKey: "cloud.fingerprintKey",
+    /** The desktop app's database key without a passphrase (keychainStoreKey), wrapped by the OS keychain. */
+    storeKey: "store.databaseKey"
 } as const;

@@ -1,12 +1,12 @@
 import crypto from "node:crypto";
-import type Database from "better-sqlite3";
+import type Database from "better-sqlite3-multiple-ciphers";
 import {CleanroomError, InvalidInputError} from "../../common/errors.js";
 import {isWellFormed} from "../../common/titleFromText.js";
 import {AuditLog} from "../audit/AuditLog.js";
 import {DeletionPurger, type DeletionPurgerOptions, type PurgeState} from "./DeletionPurger.js";
 import {
     ConversationIdSchema, ConversationSettingsSchema, type CloudVerdict, type Conversation, type ConversationId, type ConversationPolicy, type ConversationSettings,
-    type ConversationSummary, type Message, type MessageRole, type MessageStatus, type Route
+    type ConversationSummary, type Message, type SearchHit, type MessageRole, type MessageStatus, type Route
 } from "../../common/types.js";
 
 type ConversationRow = {id: string, title: string, policy: ConversationPolicy, settings_json: string, created_at: number, updated_at: number};
@@ -94,6 +94,41 @@ export class ConversationStore {
             FROM conversations c ORDER BY c.updated_at DESC, c.id
         `).all() as Array<ConversationRow & {message_count: number}>;
         return rows.map((row) => ({...conversationFromRow(row), messageCount: row.message_count}));
+    }
+
+    /**
+     * Conversations whose title or messages contain every word of `text` (the last one also as a
+     * prefix), newest first: full-text search (FTS5) over message content, inside the database.
+     * Words are matched as words, never as FTS5 syntax.
+     */
+    public search(text: string, limit = 50): SearchHit[] {
+        const words = text.normalize("NFC").split(/\s+/).filter((word) => word !== "");
+        if (words.length === 0)
+            return [];
+        const query = words.map((word, index) => `"${word.replaceAll('"', '""')}"${index === words.length - 1 ? "*" : ""}`).join(" ");
+        // The newest matching message of each conversation (FTS5's snippet cannot run inside an aggregate).
+        const rows = this._db.prepare(`
+            SELECT m.conversation_id AS conversation_id, m.id AS message_id, snippet(messages_fts, 0, '[', ']', '…', 12) AS snippet
+            FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
+            WHERE messages_fts MATCH ?
+            ORDER BY m.id DESC
+            LIMIT 2000
+        `).all(query) as Array<{conversation_id: string, message_id: number, snippet: string}>;
+        const byMessage = new Map<string, (typeof rows)[number]>();
+        for (const row of rows)
+            if (!byMessage.has(row.conversation_id))
+                byMessage.set(row.conversation_id, row);
+        const lowered = words.map((word) => word.toLowerCase());
+        const hits: SearchHit[] = [];
+        for (const conversation of this.list()) {
+            const titleMatch = lowered.every((word) => conversation.title.toLowerCase().includes(word));
+            const row = byMessage.get(conversation.id);
+            if (titleMatch)
+                hits.push({conversation, matchedIn: "title", messageId: null, snippet: null});
+            else if (row != null)
+                hits.push({conversation, matchedIn: "message", messageId: row.message_id, snippet: row.snippet});
+        }
+        return hits.slice(0, limit);
     }
 
     public update(id: ConversationId, changes: {title?: string, policy?: ConversationPolicy, settings?: Partial<ConversationSettings>}): Conversation {

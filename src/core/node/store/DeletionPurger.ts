@@ -1,4 +1,4 @@
-import type Database from "better-sqlite3";
+import type Database from "better-sqlite3-multiple-ciphers";
 import type {AuditLog} from "../audit/AuditLog.js";
 import {SettingsStore} from "./SettingsStore.js";
 
@@ -27,7 +27,10 @@ const pendingWhat = "another connection holds a read snapshot of the database: t
  * (another connection's read transaction, in this process or another) blocks that checkpoint.
  * The purge is then recorded as pending (`deletion.pending`, and a settings row every process
  * sees) and retried without blocking: on a timer, at the next write, when a database is opened
- * and at close; `deletion.purged` is recorded once it went through.
+ * and at close; `deletion.purged` is recorded once it went through. The timer runs in every
+ * process that holds the database for writing, not only in the one that deleted: a deletion by a
+ * process that has exited since (`cleanroom conversations delete` while the app was reading) is
+ * finished by whichever Cleanroom is still there once the reader is done, with no write needed.
  */
 export class DeletionPurger {
     private readonly _db: Database.Database;
@@ -42,8 +45,10 @@ export class DeletionPurger {
         this._audit = audit;
         this._settings = new SettingsStore(db);
         this._retryIntervalMs = retryIntervalMs;
-        if (!db.readonly && db.name !== ":memory:")
+        if (!db.readonly && db.name !== ":memory:") {
             this.tryPurge("open");
+            this._startTimer();
+        }
     }
 
     /** True while deleted text may still be on disk (as far as this database records it). */
@@ -95,7 +100,6 @@ export class DeletionPurger {
         this._audit.record({kind: "deletion.purged", data: {trigger, deletions: record.deletions, pendingMs: Date.now() - record.since}});
         // The two rows just written hold no deleted text; checkpoint them too so the WAL is empty again.
         this._checkpoint();
-        this._stopTimer();
         return "done";
     }
 
@@ -137,7 +141,8 @@ export class DeletionPurger {
                 return;
             }
             try {
-                this.tryPurge("timer");
+                if (this._pendingRecord() != null)
+                    this.tryPurge("timer");
             } catch {
                 // a busy database: the next tick tries again
             }

@@ -1,4 +1,4 @@
-import type Database from "better-sqlite3";
+import type Database from "better-sqlite3-multiple-ciphers";
 
 /** App-wide settings as JSON values under string keys. */
 export class SettingsStore {

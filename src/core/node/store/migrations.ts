@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import type Database from "better-sqlite3";
+import type Database from "better-sqlite3-multiple-ciphers";
 import {ConversationIdSchema} from "../../common/types.js";
 
 /**
@@ -75,5 +75,28 @@ export const migrations: ReadonlyArray<(db: Database.Database) => void> = [
             db.prepare("INSERT INTO audit_events (conversation_id, at, kind, data_json) VALUES (?, ?, 'conversation.idReplaced', ?)")
                 .run(fresh, Date.now(), JSON.stringify({reason: "the stored id broke the conversation id rule", oldIdLength: id.length}));
         }
+    },
+    // Private at rest (#11): its migrations stay together here, at the end.
+    (db) => {
+        // Full-text search over message content: an FTS5 index inside the (encrypted) database,
+        // kept in step with `messages` by triggers. `secure-delete` makes a deletion remove the
+        // text's tokens from the index's pages instead of marking them deleted.
+        db.exec(`
+            CREATE VIRTUAL TABLE messages_fts USING fts5(
+                content, content = 'messages', content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2'
+            );
+            INSERT INTO messages_fts (messages_fts, rank) VALUES ('secure-delete', 1);
+            CREATE TRIGGER messages_fts_after_insert AFTER INSERT ON messages BEGIN
+                INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+            END;
+            CREATE TRIGGER messages_fts_after_delete AFTER DELETE ON messages BEGIN
+                INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+            END;
+            CREATE TRIGGER messages_fts_after_update AFTER UPDATE OF content ON messages BEGIN
+                INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+                INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+            END;
+            INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
+        `);
     }
 ];

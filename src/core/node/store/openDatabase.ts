@@ -1,26 +1,40 @@
 import fs from "node:fs";
 import path from "node:path";
-import Database from "better-sqlite3";
+import Database from "better-sqlite3-multiple-ciphers";
+import {CleanroomError} from "../../common/errors.js";
 import {ensureDirectory, describeErrno} from "../storage/ensureDirectory.js";
 import {StoragePathError} from "../storage/StoragePathError.js";
+import {openKeyedDatabase} from "./keys/openKeyedDatabase.js";
+import type {StoreKeySource} from "./keys/types.js";
 import {migrations} from "./migrations.js";
 
 export type OpenDatabaseOptions = {
     /** Defaults to `false`. */
-    readonly?: boolean
+    readonly?: boolean,
+    /** What opens the encrypted database. Defaults to `storeKeyFromEnvironment()` (`CLEANROOM_PASSPHRASE` when set, else the database's key file). */
+    key?: StoreKeySource
 };
+
+/** The key source of a front end without a keychain (CLI, web mode, tests): `CLEANROOM_PASSPHRASE` when set and not empty. */
+export function storeKeyFromEnvironment(): StoreKeySource {
+    const passphrase = process.env.CLEANROOM_PASSPHRASE;
+    return passphrase != null && passphrase !== "" ? {passphrase} : {};
+}
 
 const what = "the database";
 
 /**
- * Opens (creating when absent) a Cleanroom database: WAL, foreign keys, secure delete,
- * migrations applied. Any reply left `streaming` by a process that died is marked
+ * Opens (creating when absent) a Cleanroom database: encrypted (SQLCipher pages, see
+ * `openKeyedDatabase`; a plain one from before is encrypted in place first), WAL, foreign keys,
+ * secure delete, temporary tables in memory only, migrations applied. Any reply left `streaming` by a process that died is marked
  * `interrupted` here, since nobody is producing it any more. A path that cannot hold a
  * database (under /proc or /sys, through a file, a folder that cannot be created, a folder
  * where the file should be) fails at once with `STORAGE_PATH_UNUSABLE`, naming the reason.
  */
-export function openDatabase(file: string, {readonly = false}: OpenDatabaseOptions = {}): Database.Database {
-    const db = file === ":memory:" ? new Database(file, {readonly}) : openDatabaseFile(path.resolve(file), readonly);
+export function openDatabase(file: string, {readonly = false, key = storeKeyFromEnvironment()}: OpenDatabaseOptions = {}): Database.Database {
+    const db = file === ":memory:" ? new Database(file, {readonly}) : openDatabaseFile(path.resolve(file), readonly, key);
+    // Sorts and temporary tables never spill to a (plain) temp file.
+    db.pragma("temp_store = MEMORY");
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
     db.pragma("foreign_keys = ON");
@@ -36,14 +50,16 @@ export function openDatabase(file: string, {readonly = false}: OpenDatabaseOptio
     return db;
 }
 
-function openDatabaseFile(file: string, readonly: boolean): Database.Database {
+function openDatabaseFile(file: string, readonly: boolean, key: StoreKeySource): Database.Database {
     ensureDirectory(path.dirname(file), {what});
     const stat = fs.statSync(file, {throwIfNoEntry: false});
     if (stat != null && !stat.isFile())
         throw new StoragePathError(what, file, stat.isDirectory() ? "it is a folder, not a database file" : "it is not a regular file");
     try {
-        return new Database(file, {readonly});
+        return openKeyedDatabase(file, key, readonly).db;
     } catch (error) {
+        if (error instanceof CleanroomError)
+            throw error;
         throw new StoragePathError(what, file, `SQLite cannot open it (${describeErrno(error)})`, {}, error);
     }
 }

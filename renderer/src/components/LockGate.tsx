@@ -1,0 +1,66 @@
+import {useCallback, useEffect, useState, type ReactNode} from "react";
+import {describeError} from "../describeError.js";
+import type {AppCoreClient} from "../transport/AppCoreClient.js";
+
+/** How often the gate asks whether the core locked itself (idle time): `app.lockState` does not count as activity. */
+const lockCheckMs = 5000;
+
+/**
+ * The app lock's screen. With a passphrase the core opens locked: this asks for the passphrase
+ * and shows the app only once the core is unlocked. When the core locks (idle time), the app is
+ * unmounted, so the page drops the decrypted text it showed too.
+ */
+export function LockGate({client, children}: {client: AppCoreClient, children: ReactNode}) {
+    const [state, setState] = useState<"checking" | "locked" | "unlocked">("checking");
+    const [passphrase, setPassphrase] = useState("");
+    const [error, setError] = useState<string | null>(null);
+    const [busy, setBusy] = useState(false);
+
+    const check = useCallback(async () => {
+        try {
+            const {locked} = await client.call("app.lockState", {});
+            setState(locked ? "locked" : "unlocked");
+        } catch {
+            // not connected yet: the next check or connection tries again
+        }
+    }, [client]);
+
+    useEffect(() => {
+        void check();
+        const stop = client.onConnectionChange((connection) => {
+            if (connection === "connected")
+                void check();
+        });
+        const timer = setInterval(() => void check(), lockCheckMs);
+        return () => {
+            stop();
+            clearInterval(timer);
+        };
+    }, [client, check]);
+
+    if (state === "unlocked")
+        return <>{children}</>;
+    if (state === "checking")
+        return <main className="first-run" aria-label="Connecting" />;
+
+    return (
+        <main className="first-run" aria-label="Locked">
+            <form className="first-run-card" onSubmit={(event) => {
+                event.preventDefault();
+                setBusy(true);
+                setError(null);
+                client.call("app.unlock", {passphrase}).then(() => {
+                    setPassphrase("");
+                    setState("unlocked");
+                }, (failure: unknown) => setError(describeError(failure).detail)).finally(() => setBusy(false));
+            }}>
+                <h1>Cleanroom is locked</h1>
+                <p>Your conversations are encrypted with your passphrase. Enter it to unlock.</p>
+                <input type="password" aria-label="Passphrase" autoFocus autoComplete="current-password" value={passphrase}
+                    onChange={(event) => setPassphrase(event.target.value)} />
+                <button type="submit" className="button button-primary" disabled={busy || passphrase === ""}>Unlock</button>
+                {error != null && <p className="banner" role="alert">{error}</p>}
+            </form>
+        </main>
+    );
+}

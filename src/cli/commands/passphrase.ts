@@ -1,0 +1,60 @@
+import type {Command} from "commander";
+import {CleanroomError} from "../../core/common/errors.js";
+import {printJson, reportError} from "../output.js";
+
+type PassphraseCliOptions = {db?: string, json?: boolean};
+
+const minimumLength = 8;
+
+/**
+ * `cleanroom passphrase set|remove`: protects the database with a passphrase (scrypt-derived key,
+ * never stored), changes it, or removes it (back to a key file). The current passphrase comes from
+ * CLEANROOM_PASSPHRASE or the terminal, the new one from CLEANROOM_NEW_PASSPHRASE or the terminal (twice).
+ */
+export function registerPassphraseCommand(program: Command) {
+    const passphrase = program.command("passphrase").description("Set, change or remove the database's passphrase (re-keys it atomically)");
+    passphrase.command("set")
+        .description("set or change the passphrase (new one: $CLEANROOM_NEW_PASSPHRASE, else asked twice on the terminal)")
+        .option("--db <file>", "SQLite database").option("--json", "JSON output")
+        .action((options: PassphraseCliOptions) => rekey(options, "set"));
+    passphrase.command("remove")
+        .description("remove the passphrase: the database stays encrypted, its key kept in a key file beside it (mode 0600)")
+        .option("--db <file>", "SQLite database").option("--json", "JSON output")
+        .action((options: PassphraseCliOptions) => rekey(options, "remove"));
+}
+
+async function rekey(options: PassphraseCliOptions, action: "set" | "remove") {
+    const json = options.json === true;
+    try {
+        const [{rekeyDatabase}, {terminalStoreKey}, {promptPassphrase}, {openDatabase}, {defaultDatabasePath}] = await Promise.all([
+            import("../../core/node/store/keys/rekeyDatabase.js"), import("../../core/node/host/terminalStoreKey.js"),
+            import("../../core/node/host/promptPassphrase.js"), import("../../core/node/store/openDatabase.js"), import("../../core/node/appPaths.js")
+        ]);
+        const database = options.db ?? defaultDatabasePath();
+        const current = await terminalStoreKey(database);
+        // Opened once as any command does: created or migrated first, and its schema brought up to date.
+        openDatabase(database, {key: current}).close();
+        let next: string | undefined;
+        if (action === "set") {
+            next = process.env.CLEANROOM_NEW_PASSPHRASE ?? undefined;
+            if (next == null || next === "") {
+                next = await promptPassphrase("New passphrase: ") ?? undefined;
+                if (next != null && await promptPassphrase("The new passphrase again: ") !== next)
+                    throw new CleanroomError("INVALID_INPUT", "The two new passphrases differ: nothing was changed.");
+            }
+            if (next == null || next === "")
+                throw new CleanroomError("INVALID_INPUT", "No new passphrase: set CLEANROOM_NEW_PASSPHRASE, or run this in a terminal to be asked for it.");
+            if ([...next].length < minimumLength)
+                throw new CleanroomError("INVALID_INPUT", `A passphrase has at least ${minimumLength} characters: nothing was changed.`, {minimumLength});
+        }
+        const envelope = rekeyDatabase(database, current, next != null ? {passphrase: next} : {});
+        if (json)
+            printJson({database, mode: envelope.mode});
+        else
+            process.stdout.write(envelope.mode === "passphrase"
+                ? `The passphrase of ${database} is set: it is asked for (or read from CLEANROOM_PASSPHRASE) at every start.\n`
+                : `The passphrase of ${database} is removed: it stays encrypted, its key in ${database}-key.json.\n`);
+    } catch (error) {
+        reportError(error, json);
+    }
+}

@@ -1,0 +1,66 @@
+import crypto from "node:crypto";
+import fs from "node:fs";
+import {z} from "zod";
+import {writeFileDurably} from "./durableFiles.js";
+
+/** scrypt's cost: N = 2^16, r = 8 (64 MiB of memory per derivation), p = 1. */
+export const scryptParameters = {N: 1 << 16, r: 8, p: 1} as const;
+
+const HexKey = z.string().regex(/^[0-9a-f]{64}$/);
+const ScryptEnvelopeSchema = z.strictObject({
+    version: z.literal(1),
+    mode: z.literal("passphrase"),
+    kdf: z.strictObject({
+        name: z.literal("scrypt"),
+        salt: z.string().regex(/^[0-9a-f]{32,128}$/),
+        N: z.number().int().min(1 << 14).max(1 << 22),
+        r: z.number().int().min(1).max(32),
+        p: z.number().int().min(1).max(16)
+    })
+});
+
+/**
+ * How the database's key is found, kept beside the database (`<database>-key.json`, mode 0600). It
+ * never holds the key of a passphrase-protected or keychain-keyed database: only the KDF's salt and
+ * cost, or that the key is in the OS keychain. Without a passphrase outside the desktop app (CLI, web
+ * mode), there is no keychain, and the random key itself is kept here ("device"): a copy of the
+ * database alone (a backup, a synced folder) is then unreadable, but anyone who can read this folder can read it.
+ */
+export const KeyEnvelopeSchema = z.discriminatedUnion("mode", [
+    ScryptEnvelopeSchema,
+    z.strictObject({version: z.literal(1), mode: z.literal("keychain")}),
+    z.strictObject({version: z.literal(1), mode: z.literal("device"), key: HexKey})
+]);
+
+export type KeyEnvelope = z.infer<typeof KeyEnvelopeSchema>;
+
+/** The envelope's file for a database. */
+export function envelopeFile(database: string): string {
+    return `${database}-key.json`;
+}
+
+/** The envelope a re-key is switching to, until the switch is complete. */
+export function nextEnvelopeFile(database: string): string {
+    return `${database}-key.next.json`;
+}
+
+/** The envelope in `file`, null when there is none; a file that is not a valid envelope throws. */
+export function readEnvelope(file: string): KeyEnvelope | null {
+    if (!fs.existsSync(file))
+        return null;
+    return KeyEnvelopeSchema.parse(JSON.parse(fs.readFileSync(file, "utf8")));
+}
+
+export function writeEnvelope(file: string, envelope: KeyEnvelope): void {
+    writeFileDurably(file, JSON.stringify(envelope) + "\n");
+}
+
+/** A fresh passphrase envelope (new random salt). */
+export function newPassphraseEnvelope(): KeyEnvelope {
+    return {version: 1, mode: "passphrase", kdf: {name: "scrypt", salt: crypto.randomBytes(16).toString("hex"), ...scryptParameters}};
+}
+
+/** A fresh device envelope (a new random key). */
+export function newDeviceEnvelope(): KeyEnvelope {
+    return {version: 1, mode: "device", key: crypto.randomBytes(32).toString("hex")};
+}

@@ -1,0 +1,52 @@
+import type {Page} from "playwright-core";
+import path from "node:path";
+import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {ConversationStore} from "../../src/core/node/store/ConversationStore.js";
+import {openDatabase} from "../../src/core/node/store/openDatabase.js";
+import {openE2eApp, type E2eApp} from "../helpers/e2eApp.js";
+import {requireChromium} from "../helpers/launchChromium.js";
+import {tempDir} from "../helpers/tempCore.js";
+import {requireTestModel} from "../helpers/testModel.js";
+
+const modelPath = requireTestModel();
+const runnable = requireChromium() && modelPath != null;
+const passphrase = "the e2e lock passphrase";
+
+/** With a passphrase, the app opens on the lock screen; the passphrase, and only it, opens the conversations. */
+describe.skipIf(!runnable)("the app lock in the real UI (web mode, no passphrase given at start)", () => {
+    let app: E2eApp;
+    let page: Page;
+
+    beforeAll(async () => {
+        const home = tempDir("e2e-lock");
+        const db = openDatabase(path.join(home, "e2e.db"), {key: {passphrase}});
+        const store = new ConversationStore(db);
+        store.create({id: "diary", title: "My locked diary"});
+        store.appendMessage("diary", {role: "user", content: "Dear diary", status: "complete"});
+        db.close();
+        app = await openE2eApp({label: "e2e-lock", home, args: ["--model", modelPath!], contextSize: 512, env: {TMPDIR: home, CLEANROOM_PASSPHRASE: ""}});
+        page = app.page;
+    }, 240_000);
+
+    afterAll(async () => {
+        await app?.close();
+    });
+
+    it("shows the lock screen and no conversation; a wrong passphrase is refused, the right one opens the app", async () => {
+        await page.goto(app.web.url);
+        const locked = page.getByRole("main", {name: "Locked"});
+        await locked.getByRole("heading", {name: "Cleanroom is locked"}).waitFor();
+        expect(await page.getByText("My locked diary").count()).toBe(0);
+
+        await locked.getByLabel("Passphrase").fill("not the passphrase");
+        await locked.getByRole("button", {name: "Unlock"}).click();
+        await expect.poll(() => locked.getByRole("alert").textContent()).toContain("does not open");
+        await app.screenshot("lock-01-wrong-passphrase");
+
+        await locked.getByLabel("Passphrase").fill(passphrase);
+        await locked.getByRole("button", {name: "Unlock"}).click();
+        await page.getByRole("navigation", {name: "Conversations"}).getByRole("button", {name: /^My locked diary/}).waitFor();
+        await page.getByRole("textbox", {name: "Message"}).waitFor();
+        await app.screenshot("lock-02-unlocked");
+    });
+});

@@ -1,0 +1,99 @@
+import fs from "node:fs";
+import path from "node:path";
+import {afterEach, describe, expect, it} from "vitest";
+import type {CallResult} from "../../src/core/common/api/index.js";
+import {openLockableCoreHost, type LockableCoreHost} from "../../src/core/node/host/openLockableCoreHost.js";
+import {derivedKeyCount, forgetDerivedKeys} from "../../src/core/node/store/keys/deriveKey.js";
+import {ConversationStore} from "../../src/core/node/store/ConversationStore.js";
+import {openDatabase} from "../../src/core/node/store/openDatabase.js";
+import {tempDir} from "../helpers/tempCore.js";
+import {makeTestCanary, walkFiles} from "./helpers/scanForSecrets.js";
+
+const passphrase = "the lock test passphrase";
+
+/** The files this process holds open (Linux /proc): a locked core must hold none of the database's. */
+function openFilesOf(database: string): string[] {
+    return fs.readdirSync("/proc/self/fd").flatMap((fd) => {
+        try {
+            const target = fs.readlinkSync(path.join("/proc/self/fd", fd));
+            return target.startsWith(database) ? [target] : [];
+        } catch {
+            return [];
+        }
+    });
+}
+
+function errorCode(result: CallResult) {
+    return result.ok ? null : result.error.code;
+}
+
+/** Claim: with a passphrase the app opens locked; locked, the core holds no key, no open database and answers nothing but unlock. */
+describe.skipIf(process.platform !== "linux")("the app lock (a real encrypted database, the core's service as the app and web mode call it)", () => {
+    let host: LockableCoreHost | undefined;
+    afterEach(async () => {
+        await host?.close();
+        host = undefined;
+    });
+
+    function protectedDatabase(label: string) {
+        const dir = tempDir(label);
+        const database = path.join(dir, "locked.db");
+        const secret = makeTestCanary("locked");
+        const db = openDatabase(database, {key: {passphrase}});
+        const store = new ConversationStore(db);
+        store.create({id: "diary", title: "Diary"});
+        store.appendMessage("diary", {role: "user", content: `Dear diary, ${secret}`, status: "complete"});
+        db.close();
+        forgetDerivedKeys(); // as in a fresh process: this test derived the key to write the database
+        return {dir, database, secret};
+    }
+
+    it("opens locked and refuses every call but unlock; a wrong passphrase changes nothing; the right one opens it; lock drops it all", async () => {
+        const {dir, database, secret} = protectedDatabase("lock");
+        host = await openLockableCoreHost({database, key: {}, idleLockMs: null, modelsDir: path.join(dir, "models")});
+        const {service} = host;
+        expect(host.opened).toBeNull();
+        expect(await service.call("app.lockState", {})).toEqual({ok: true, value: {locked: true, passphraseSet: true, idleLockMs: null}});
+        for (const [method, input] of [["conversations.list", {}], ["conversations.search", {text: "diary"}], ["settings.get", {}],
+            ["chat.send", {conversationId: "diary", text: "hello"}], ["models.list", {}], ["audit.events", {}]] as const)
+            expect(errorCode(await service.call(method, input)), method).toBe("STORE_LOCKED");
+        expect(openFilesOf(database), "no database file open while locked").toEqual([]);
+        expect(derivedKeyCount(), "no key held while locked").toBe(0);
+
+        const before = walkFiles(dir).map((file) => [file, fs.readFileSync(file).toString("base64")]);
+        expect(errorCode(await service.call("app.unlock", {passphrase: "not it"}))).toBe("WRONG_PASSPHRASE");
+        expect(walkFiles(dir).map((file) => [file, fs.readFileSync(file).toString("base64")])).toEqual(before);
+        expect(errorCode(await service.call("conversations.list", {}))).toBe("STORE_LOCKED");
+
+        expect(await service.call("app.unlock", {passphrase})).toEqual({ok: true, value: {locked: false}});
+        const found = await service.call("conversations.search", {text: secret});
+        expect(found.ok && (found.value as Array<{conversation: {id: string}}>).map((hit) => hit.conversation.id)).toEqual(["diary"]);
+        expect(openFilesOf(database).length).toBeGreaterThan(0);
+
+        expect(await service.call("app.lock", {})).toEqual({ok: true, value: {locked: true}});
+        expect(errorCode(await service.call("conversations.get", {conversationId: "diary"}))).toBe("STORE_LOCKED");
+        expect(openFilesOf(database), "the database closed at lock").toEqual([]);
+        expect(derivedKeyCount(), "the key dropped at lock").toBe(0);
+    });
+
+    it("locks by itself after the idle time, then needs the passphrase again", async () => {
+        const {dir, database} = protectedDatabase("lock-idle");
+        host = await openLockableCoreHost({database, key: {passphrase}, idleLockMs: 300, modelsDir: path.join(dir, "models")});
+        const {service} = host;
+        expect(host.opened, "a passphrase given at start opens it").not.toBeNull();
+        expect((await service.call("conversations.list", {})).ok).toBe(true);
+        await expect.poll(async () => (await service.call("app.lockState", {})).ok && host!.locked(), {timeout: 10_000, interval: 100}).toBe(true);
+        expect(errorCode(await service.call("conversations.list", {}))).toBe("STORE_LOCKED");
+        expect(openFilesOf(database)).toEqual([]);
+        expect((await service.call("app.unlock", {passphrase})).ok).toBe(true);
+        expect((await service.call("conversations.list", {})).ok).toBe(true);
+    });
+
+    it("a database without a passphrase is never locked, and app.lock says why it cannot lock", async () => {
+        const dir = tempDir("lock-none");
+        host = await openLockableCoreHost({database: path.join(dir, "open.db"), key: {}, modelsDir: path.join(dir, "models")});
+        expect(await host.service.call("app.lockState", {})).toEqual({ok: true, value: {locked: false, passphraseSet: false, idleLockMs: null}});
+        const refused = await host.service.call("app.lock", {});
+        expect(!refused.ok && refused.error).toMatchObject({code: "INVALID_INPUT", message: expect.stringContaining("No passphrase is set")});
+    });
+});
