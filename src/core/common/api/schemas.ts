@@ -24,6 +24,8 @@ export const ConversationSchema = z.object({
     id: ConversationIdSchema,
     title: z.string(),
     policy: ConversationPolicySchema,
+    /** Pinned conversations head the list. */
+    pinned: z.boolean(),
     settings: ConversationSettingsSchema,
     createdAt: z.number(),
     updatedAt: z.number()
@@ -48,6 +50,15 @@ export const MessageSchema = z.object({
     route: RouteSchema.nullable(),
     routeReason: z.string().nullable(),
     tokens: z.number().int().nullable(),
+    /** A local reply's generation speed, once it finished; null otherwise. */
+    tokensPerSecond: z.number().nullable().optional(),
+    /**
+     * Which version of the message this is, when an edit and resend kept older ones (null otherwise):
+     * `index` of `count`, oldest first, and the ids of the neighbouring versions (for `chat.showVersion`).
+     */
+    branch: z.object({
+        index: z.number().int(), count: z.number().int(), previousId: z.number().int().nullable(), nextId: z.number().int().nullable()
+    }).nullable().optional(),
     /** Set on cloud replies that were blocked or flagged. */
     verdict: CloudVerdictSchema.nullable().optional(),
     createdAt: z.number(),
@@ -177,8 +188,16 @@ export const ModelInfoSchema = z.object({
     poolCapacity: z.number().int()
 });
 
+/**
+ * What a model load is doing: reading the file, loading it into memory, measuring the fastest thread
+ * count (first load on this machine only), learning the KV layout the scrub uses.
+ */
+export const ModelLoadStepSchema = z.enum(["reading", "loading", "threads", "kvLayout"]);
+
 export const ModelStatusSchema = z.object({
     state: z.enum(["none", "loading", "ready", "error"]),
+    /** While `loading`: the step running now. */
+    step: ModelLoadStepSchema.nullable().optional(),
     /** The model being loaded, loaded, or that failed. */
     path: z.string().nullable(),
     info: ModelInfoSchema.nullable(),
@@ -315,3 +334,35 @@ export const DetectedModelsSchema = DetectionResultSchema.extend({
     /** Asked to be added but refused (not found by detection, or not a usable model). */
     rejected: z.array(z.object({path: z.string(), error: WireErrorSchema}))
 });
+
+/** A conversation whose title or shown messages contain the searched text; `snippet`: the matched message text around the match. */
+export const ConversationMatchSchema = z.object({conversationId: ConversationIdSchema, title: z.string(), snippet: z.string().nullable()});
+
+/** One message as exported (and imported back): the shown branch only. */
+export const ExportedMessageSchema = z.object({
+    role: MessageRoleSchema,
+    content: z.string().max(1_000_000),
+    status: MessageStatusSchema,
+    route: RouteSchema.nullable().optional(),
+    tokens: z.number().int().nullable().optional(),
+    createdAt: z.number()
+});
+
+/** One conversation as exported. */
+export const ExportedConversationSchema = z.object({
+    title: z.string().trim().min(1).max(200),
+    policy: ConversationPolicySchema,
+    pinned: z.boolean().optional(),
+    createdAt: z.number(),
+    messages: z.array(ExportedMessageSchema).max(100_000)
+});
+
+/** The JSON export file: `cleanroom.conversations` version 1. */
+export const ConversationExportFileSchema = z.object({
+    format: z.literal("cleanroom.conversations"),
+    version: z.literal(1),
+    exportedAt: z.number(),
+    conversations: z.array(ExportedConversationSchema).max(10_000)
+});
+
+export const ExportFormatSchema = z.enum(["markdown", "json"]);

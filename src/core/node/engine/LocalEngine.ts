@@ -16,6 +16,7 @@ import {describeLlamaBuild} from "./describeLlamaBuild.js";
 import {startupThreadpoolSize} from "./startupThreadpoolSize.js";
 import {machineFingerprint, measureThreads, modelFingerprint, pickBestThreads, threadTunerVersion, type ThreadTuning} from "./ThreadTuner.js";
 import {validateModelFile, type ModelFileFacts} from "./validateModelFile.js";
+import type {ModelLoadStep} from "../../common/api/types.js";
 
 export type LocalEngineOptions = {
     /** Tokens per conversation context. Defaults to the model's trained context, at most `4096`. */
@@ -100,11 +101,14 @@ export class LocalEngine {
         return this._pool;
     }
 
-    public async loadModel(modelPath: string): Promise<LoadedModelInfo> {
+    /** Loads the model; `onStep` hears each step as it begins (`threads` only when the thread count is measured). */
+    public async loadModel(modelPath: string, onStep?: (step: ModelLoadStep) => void): Promise<LoadedModelInfo> {
         await this.unloadModel();
+        onStep?.("reading");
         const llama = await this._llama();
         const facts = await validateModelFile(llama, modelPath);
         let model: LlamaModel;
+        onStep?.("loading");
         try {
             model = await llama.loadModel({modelPath, gpuLayers: 0});
         } catch (error) {
@@ -112,7 +116,8 @@ export class LocalEngine {
         }
 
         try {
-            const {threads, source, measurements} = await this._chooseThreads(model, modelPath);
+            const {threads, source, measurements} = await this._chooseThreads(model, modelPath, onStep);
+            onStep?.("kvLayout");
             const contextSize = Math.min(this._options.contextSize ?? defaultMaxContextSize, model.trainContextSize);
             const contextOptions = {contextSize, threads, sequences: 1, batchSize: Math.min(512, contextSize)};
             const scratch = PrivateScratchDir.create(this._options.scratchParent);
@@ -328,7 +333,7 @@ export class LocalEngine {
         this._audit.record({kind: "context.disposed", conversationId, data: {contextId: end.contextId, reason: end.reason}});
     }
 
-    private async _chooseThreads(model: LlamaModel, modelPath: string) {
+    private async _chooseThreads(model: LlamaModel, modelPath: string, onStep?: (step: ModelLoadStep) => void) {
         if (this._options.threads != null)
             return {threads: this._options.threads, source: "override" as const, measurements: []};
 
@@ -343,6 +348,7 @@ export class LocalEngine {
         const cached = this._settings?.get<ThreadTuning>(key);
         if (cached != null && Number.isInteger(cached.threads) && cached.threads > 0)
             return {threads: cached.threads, source: "cached" as const, measurements: cached.measurements};
+        onStep?.("threads");
 
         const measurements = await measureThreads(model);
         const threads = pickBestThreads(measurements);

@@ -11,7 +11,9 @@ export type TurnOptions = {maxTokens?: number, route?: RouteRequest};
 
 /**
  * Runs replies in the background, one at a time per conversation: a turn's call returns once
- * its messages are stored; its text streams as events; Stop aborts it.
+ * its messages are stored; its text streams as events; Stop aborts it. The conversation's draft
+ * (the composer's unsent text) is cleared once the prompt is stored, and holds the prompt again
+ * when the turn is refused, fails or its reply is blocked, so that what the user typed is never lost.
  */
 export class TurnRunner {
     private readonly _core: Core;
@@ -40,6 +42,7 @@ export class TurnRunner {
                 signal: turn.controller.signal,
                 onStarted: (ids) => {
                     started = true;
+                    this._core.saveDraft(conversationId, "");
                     turn.assistantMessageId = ids.assistantMessageId;
                     const payload = {conversationId, ...ids};
                     this._events.emit("turn.started", payload);
@@ -50,8 +53,11 @@ export class TurnRunner {
                         this._events.emit("message.text", {conversationId, messageId: turn.assistantMessageId, text: piece});
                 }
             }).then((result) => {
+                if (result.status === "blocked")
+                    this._keepAsDraft(conversationId, text);
                 this._events.emit("turn.finished", turnResultView(result));
             }, (error: unknown) => {
+                this._keepAsDraft(conversationId, text);
                 if (started)
                     this._events.emit("turn.error", {conversationId, messageId: turn.assistantMessageId, error: toWireError(error)});
                 else
@@ -60,6 +66,19 @@ export class TurnRunner {
                 if (this._active.get(conversationId) === turn)
                     this._active.delete(conversationId);
             });
+        });
+    }
+
+    /** Edit and resend: the prompt and what follows leave the shown branch (kept), and `text` is sent in its place. */
+    public editAndResend(conversationId: ConversationId, messageId: number, text: string, options: TurnOptions = {}) {
+        if (this._active.has(conversationId))
+            throw new InvalidInputError("chat.editAndResend", ["a reply is already being generated in this conversation; stop it first"]);
+
+        const taken = this._core.branchBefore(conversationId, messageId);
+        return this.start(conversationId, text, options).catch((error: unknown) => {
+            // Refused before it started: the branch as it was is shown again.
+            this._core.restoreBranch(taken);
+            throw error;
         });
     }
 
@@ -79,10 +98,22 @@ export class TurnRunner {
 
         const {prompt, removed} = this._core.rewindToLastPrompt(conversationId, {route: options.route ?? "auto"});
         return this.start(conversationId, prompt, options).catch((error: unknown) => {
-            // Refused before it started (too large, cloud not allowed…): the prompt and its reply are put back.
+            // Refused before it started (too large, cloud not allowed…): the prompt and its reply are put back (not into the composer too).
             this._core.restoreMessages(conversationId, removed);
+            if (this._core.draftOf(conversationId) === prompt)
+                this._core.saveDraft(conversationId, "");
             throw error;
         });
+    }
+
+    /** A prompt that did not become a kept exchange goes back to the composer, unless the user typed something else since. */
+    private _keepAsDraft(conversationId: ConversationId, text: string) {
+        try {
+            if (this._core.findConversation(conversationId) != null && this._core.draftOf(conversationId).trim() === "")
+                this._core.saveDraft(conversationId, text);
+        } catch {
+            // The conversation was deleted meanwhile: there is no composer to give the text back to.
+        }
     }
 
     /** Stops every reply in progress (host shutdown). */

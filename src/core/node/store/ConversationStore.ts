@@ -9,12 +9,21 @@ import {
     type ConversationSummary, type Message, type MessageRole, type MessageStatus, type Route
 } from "../../common/types.js";
 
-type ConversationRow = {id: string, title: string, policy: ConversationPolicy, settings_json: string, created_at: number, updated_at: number};
+type ConversationRow = {
+    id: string, title: string, policy: ConversationPolicy, settings_json: string, created_at: number, updated_at: number,
+    pinned: number, trashed_at: number | null
+};
 type MessageRow = {
     id: number, conversation_id: string, role: MessageRole, content: string, status: MessageStatus,
     route: Route | null, route_reason: string | null, tokens: number | null, verdict_json: string | null,
-    created_at: number, updated_at: number
+    created_at: number, updated_at: number, tokens_per_second: number | null, parent_id: number | null, active: number
 };
+
+/** A conversation whose title or active messages contain the searched text, with where it matched. */
+export type ConversationMatch = {conversationId: ConversationId, title: string, snippet: string | null};
+
+/** Characters of context either side of a match in a search snippet. */
+const snippetContext = 40;
 
 export type NewConversation = {
     id?: ConversationId,
@@ -64,6 +73,7 @@ export class ConversationStore {
             id: id ?? crypto.randomUUID(),
             title: title ?? "New conversation",
             policy,
+            pinned: false,
             settings: ConversationSettingsSchema.parse(settings),
             createdAt: now,
             updatedAt: now
@@ -88,12 +98,67 @@ export class ConversationStore {
         return conversation;
     }
 
+    /** Conversations not in the trash: pinned first, then the most recently updated. */
     public list(): ConversationSummary[] {
         const rows = this._db.prepare(`
-            SELECT c.*, (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS message_count
-            FROM conversations c ORDER BY c.updated_at DESC, c.id
+            SELECT c.*, (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id AND m.active = 1) AS message_count
+            FROM conversations c WHERE c.trashed_at IS NULL ORDER BY c.pinned DESC, c.updated_at DESC, c.id
         `).all() as Array<ConversationRow & {message_count: number}>;
         return rows.map((row) => ({...conversationFromRow(row), messageCount: row.message_count}));
+    }
+
+    /** Ids of conversations in the trash (deleted, still undoable), oldest first. */
+    public trashed(): ConversationId[] {
+        return (this._db.prepare("SELECT id FROM conversations WHERE trashed_at IS NOT NULL ORDER BY trashed_at").all() as Array<{id: string}>)
+            .map((row) => row.id);
+    }
+
+    /** Puts the conversation in the trash (hidden from the list, kept with its id until deleted) or takes it out. */
+    public setTrashed(id: ConversationId, trashed: boolean): void {
+        this.get(id);
+        this._db.prepare("UPDATE conversations SET trashed_at = ? WHERE id = ?").run(trashed ? Date.now() : null, id);
+    }
+
+    public setPinned(id: ConversationId, pinned: boolean): Conversation {
+        this.get(id);
+        this._db.prepare("UPDATE conversations SET pinned = ? WHERE id = ?").run(pinned ? 1 : 0, id);
+        return this.get(id);
+    }
+
+    /** The composer's unsent text of the conversation; empty when there is none. */
+    public draft(id: ConversationId): string {
+        const row = this._db.prepare("SELECT text FROM drafts WHERE conversation_id = ?").get(id) as {text: string} | undefined;
+        return row?.text ?? "";
+    }
+
+    /** Keeps the composer's unsent text; an empty text removes the draft. */
+    public setDraft(id: ConversationId, text: string): void {
+        this.get(id);
+        if (text === "")
+            this._db.prepare("DELETE FROM drafts WHERE conversation_id = ?").run(id);
+        else
+            this._db.prepare(`INSERT INTO drafts (conversation_id, text, updated_at) VALUES (?, ?, ?)
+                ON CONFLICT (conversation_id) DO UPDATE SET text = excluded.text, updated_at = excluded.updated_at`).run(id, text, Date.now());
+    }
+
+    /**
+     * Conversations (not in the trash) whose title or shown messages contain `query`, case-insensitively
+     * for ASCII, most recent first; `snippet` is the matched message text around the first match.
+     */
+    public search(query: string, limit = 50): ConversationMatch[] {
+        const pattern = `%${query.replace(/[\\%_]/g, (character) => "\\" + character)}%`;
+        const rows = this._db.prepare(`
+            SELECT c.id, c.title, (
+                SELECT m.content FROM messages m
+                WHERE m.conversation_id = c.id AND m.active = 1 AND m.content LIKE @pattern ESCAPE '\\' ORDER BY m.id LIMIT 1
+            ) AS content
+            FROM conversations c
+            WHERE c.trashed_at IS NULL AND (c.title LIKE @pattern ESCAPE '\\' OR EXISTS (
+                SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.active = 1 AND m.content LIKE @pattern ESCAPE '\\'
+            ))
+            ORDER BY c.pinned DESC, c.updated_at DESC, c.id LIMIT @limit
+        `).all({pattern, limit}) as Array<{id: string, title: string, content: string | null}>;
+        return rows.map((row) => ({conversationId: row.id, title: row.title, snippet: row.content == null ? null : snippetOf(row.content, query)}));
     }
 
     public update(id: ConversationId, changes: {title?: string, policy?: ConversationPolicy, settings?: Partial<ConversationSettings>}): Conversation {
@@ -122,19 +187,22 @@ export class ConversationStore {
         this.get(id);
         this._db.transaction(() => {
             this._db.prepare("DELETE FROM messages WHERE conversation_id = ?").run(id);
+            this._db.prepare("DELETE FROM drafts WHERE conversation_id = ?").run(id);
             this._db.prepare("DELETE FROM audit_events WHERE conversation_id = ?").run(id);
             this._db.prepare("DELETE FROM conversations WHERE id = ?").run(id);
         })();
         return {purge: this.purger.afterDeletion()};
     }
 
+    /** Appends to the shown branch: the new message's parent is the conversation's last active message. */
     public appendMessage(conversationId: ConversationId, message: NewMessage): Message {
         const now = Date.now();
+        const parent = this._db.prepare("SELECT MAX(id) AS id FROM messages WHERE conversation_id = ? AND active = 1").get(conversationId) as {id: number | null};
         const result = this._db.prepare(`
-            INSERT INTO messages (conversation_id, role, content, status, route, route_reason, tokens, created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO messages (conversation_id, role, content, status, route, route_reason, tokens, created_at, updated_at, parent_id, active)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
         `).run(conversationId, message.role, message.content, message.status, message.route ?? null,
-            message.routeReason ?? null, message.tokens ?? null, now, now);
+            message.routeReason ?? null, message.tokens ?? null, now, now, parent.id);
         this._db.prepare("UPDATE conversations SET updated_at = ? WHERE id = ?").run(now, conversationId);
         this.purger.afterWrite();
         return this.getMessage(Number(result.lastInsertRowid));
@@ -153,9 +221,13 @@ export class ConversationStore {
         this._db.prepare("UPDATE messages SET content = ?, tokens = ?, updated_at = ? WHERE id = ?").run(content, tokens, Date.now(), messageId);
     }
 
-    public finishMessage(messageId: number, update: {content: string, status: MessageStatus, tokens?: number | null, verdict?: CloudVerdict | null}): Message {
-        this._db.prepare("UPDATE messages SET content = ?, status = ?, tokens = COALESCE(?, tokens), verdict_json = COALESCE(?, verdict_json), updated_at = ? WHERE id = ?")
-            .run(update.content, update.status, update.tokens ?? null, update.verdict == null ? null : JSON.stringify(update.verdict), Date.now(), messageId);
+    public finishMessage(messageId: number, update: {
+        content: string, status: MessageStatus, tokens?: number | null, verdict?: CloudVerdict | null, tokensPerSecond?: number | null
+    }): Message {
+        this._db.prepare(`UPDATE messages SET content = ?, status = ?, tokens = COALESCE(?, tokens), verdict_json = COALESCE(?, verdict_json),
+            tokens_per_second = COALESCE(?, tokens_per_second), updated_at = ? WHERE id = ?`)
+            .run(update.content, update.status, update.tokens ?? null, update.verdict == null ? null : JSON.stringify(update.verdict),
+                update.tokensPerSecond ?? null, Date.now(), messageId);
         this.purger.afterWrite();
         return this.getMessage(messageId);
     }
@@ -173,9 +245,71 @@ export class ConversationStore {
         return messageFromRow(row);
     }
 
+    /**
+     * The conversation's shown branch, oldest first: what the user sees and the model is given. Each
+     * message says which of its versions it is (`branch`), when an edit made more than one.
+     */
     public messages(conversationId: ConversationId): Message[] {
-        const rows = this._db.prepare("SELECT * FROM messages WHERE conversation_id = ? ORDER BY id").all(conversationId) as MessageRow[];
-        return rows.map(messageFromRow);
+        const rows = this._db.prepare("SELECT * FROM messages WHERE conversation_id = ? AND active = 1 ORDER BY id").all(conversationId) as MessageRow[];
+        const versions = new Map<string, number[]>();
+        for (const {id, parent_id: parent, role} of this._db.prepare("SELECT id, parent_id, role FROM messages WHERE conversation_id = ? ORDER BY id")
+            .all(conversationId) as Array<{id: number, parent_id: number | null, role: string}>) {
+            const key = `${parent ?? ""}:${role}`;
+            versions.set(key, [...versions.get(key) ?? [], id]);
+        }
+        return rows.map((row) => {
+            const siblings = versions.get(`${row.parent_id ?? ""}:${row.role}`) ?? [row.id];
+            const index = siblings.indexOf(row.id);
+            return {
+                ...messageFromRow(row),
+                branch: siblings.length < 2 ? null : {
+                    index, count: siblings.length, previousId: siblings[index - 1] ?? null, nextId: siblings[index + 1] ?? null
+                }
+            };
+        });
+    }
+
+    /**
+     * Takes `messageId` and everything after it off the shown branch (kept, as an older version), so that
+     * an edited message can be appended in its place. Returns what was taken off, for `restoreBranch`.
+     */
+    public branchBefore(messageId: number): number[] {
+        const message = this.getMessage(messageId);
+        const row = this._db.prepare("SELECT active FROM messages WHERE id = ?").get(messageId) as {active: number};
+        if (row.active !== 1)
+            throw new InvalidInputError("the message", ["it is not on the conversation's shown branch"]);
+        const ids = (this._db.prepare("SELECT id FROM messages WHERE conversation_id = ? AND active = 1 AND id >= ? ORDER BY id")
+            .all(message.conversationId, messageId) as Array<{id: number}>).map((taken) => taken.id);
+        this._db.prepare(`UPDATE messages SET active = 0 WHERE id IN (${ids.map(() => "?").join(", ")})`).run(...ids);
+        return ids;
+    }
+
+    /** Puts messages taken off by `branchBefore` back on the shown branch (an edit that could not be sent). */
+    public restoreBranch(ids: number[]): void {
+        if (ids.length > 0)
+            this._db.prepare(`UPDATE messages SET active = 1 WHERE id IN (${ids.map(() => "?").join(", ")})`).run(...ids);
+    }
+
+    /**
+     * Shows another version of a message (one an edit kept): the shown branch from that message's
+     * parent on becomes that version and, after it, its most recent continuation.
+     */
+    public showVersion(messageId: number): void {
+        const target = this._db.prepare("SELECT * FROM messages WHERE id = ?").get(messageId) as MessageRow | undefined;
+        if (target == null)
+            throw new CleanroomError("INVALID_INPUT", `No message with id ${messageId}.`, {messageId});
+        if (target.active === 1)
+            return;
+        this._db.transaction(() => {
+            const shown = this._db.prepare("SELECT id FROM messages WHERE conversation_id = ? AND active = 1 AND parent_id IS ? AND role = ?")
+                .get(target.conversation_id, target.parent_id, target.role) as {id: number} | undefined;
+            if (shown != null)
+                this._db.prepare("UPDATE messages SET active = 0 WHERE conversation_id = ? AND active = 1 AND id >= ?").run(target.conversation_id, shown.id);
+            for (let id: number | undefined = target.id; id != null;) {
+                this._db.prepare("UPDATE messages SET active = 1 WHERE id = ?").run(id);
+                id = (this._db.prepare("SELECT MAX(id) AS id FROM messages WHERE parent_id = ?").get(id) as {id: number | null}).id ?? undefined;
+            }
+        })();
     }
 }
 
@@ -190,6 +324,7 @@ function conversationFromRow(row: ConversationRow): Conversation {
         id: row.id,
         title: row.title,
         policy: row.policy,
+        pinned: row.pinned === 1,
         settings: ConversationSettingsSchema.parse(JSON.parse(row.settings_json)),
         createdAt: row.created_at,
         updatedAt: row.updated_at
@@ -206,8 +341,17 @@ function messageFromRow(row: MessageRow): Message {
         route: row.route,
         routeReason: row.route_reason,
         tokens: row.tokens,
+        tokensPerSecond: row.tokens_per_second,
         verdict: row.verdict_json == null ? null : JSON.parse(row.verdict_json),
         createdAt: row.created_at,
         updatedAt: row.updated_at
     };
+}
+
+/** The text around the first case-insensitive match of `query`, on one line, with ellipses where it was cut. */
+function snippetOf(content: string, query: string): string {
+    const at = Math.max(0, content.toLowerCase().indexOf(query.toLowerCase()));
+    const start = Math.max(0, at - snippetContext);
+    const end = Math.min(content.length, at + query.length + snippetContext);
+    return `${start > 0 ? "…" : ""}${content.slice(start, end).replace(/\s+/g, " ")}${end < content.length ? "…" : ""}`;
 }

@@ -109,6 +109,23 @@ export class CloudTurnService {
                 }
             });
         } catch (error) {
+            // Stopped by the user: what was shown (every piece passed the canary scan) is kept, marked interrupted.
+            if (callbacks.signal?.aborted === true && reply.text !== "") {
+                this._store.finishMessage(reply.messageId, {content: reply.text, status: "interrupted", tokens: reply.pieces});
+                this._audit.record({kind: "turn.cloud", conversationId, data: {
+                    messageId: reply.messageId, requestId, routeReason, blocked: false, verdict: null, finishReason: "aborted"
+                }});
+                return {
+                    conversationId, route: "cloud", routeReason, userMessageId: user.id, assistantMessageId: reply.messageId,
+                    reply: reply.text, status: "interrupted",
+                    tokens: {prompt: 0, generated: null},
+                    timings: {firstTokenMs: reply.firstPieceMs, totalMs: reply.elapsedMs()},
+                    cloud: {
+                        requestId, blocked: false, verdict: null, warnings: [], canariesPlanted: 0,
+                        promptTokens: {ours: 0, reported: null, countedBy: "estimate"}, model: null, finishReason: "aborted"
+                    }
+                };
+            }
             // A failed cloud turn leaves the conversation as it was: nothing half-written is kept as a reply.
             this._store.deleteMessage(reply.messageId);
             this._store.deleteMessage(user.id);
