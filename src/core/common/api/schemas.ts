@@ -31,7 +31,8 @@ export const ConversationSchema = z.object({
     updatedAt: z.number()
 });
 
-export const ConversationSummarySchema = ConversationSchema.extend({messageCount: z.number().int()});
+/** A conversation in the list: how many messages it shows, and whether its composer holds an unsent draft. */
+export const ConversationSummarySchema = ConversationSchema.extend({messageCount: z.number().int(), hasDraft: z.boolean()});
 
 /** Why a cloud reply was blocked or flagged. Holds kinds, offsets and lengths: never the text. */
 export const CloudVerdictSchema = z.object({

@@ -98,13 +98,14 @@ export class ConversationStore {
         return conversation;
     }
 
-    /** Conversations not in the trash: pinned first, then the most recently updated. */
-    public list(): ConversationSummary[] {
+    /** Conversations not in the trash (with `includeTrashed`, those too): pinned first, then the most recently updated. */
+    public list({includeTrashed = false}: {includeTrashed?: boolean} = {}): ConversationSummary[] {
         const rows = this._db.prepare(`
-            SELECT c.*, (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id AND m.active = 1) AS message_count
-            FROM conversations c WHERE c.trashed_at IS NULL ORDER BY c.pinned DESC, c.updated_at DESC, c.id
-        `).all() as Array<ConversationRow & {message_count: number}>;
-        return rows.map((row) => ({...conversationFromRow(row), messageCount: row.message_count}));
+            SELECT c.*, (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id AND m.active = 1) AS message_count,
+                EXISTS (SELECT 1 FROM drafts d WHERE d.conversation_id = c.id) AS has_draft
+            FROM conversations c WHERE c.trashed_at IS NULL OR @includeTrashed = 1 ORDER BY c.pinned DESC, c.updated_at DESC, c.id
+        `).all({includeTrashed: includeTrashed ? 1 : 0}) as Array<ConversationRow & {message_count: number, has_draft: number}>;
+        return rows.map((row) => ({...conversationFromRow(row), messageCount: row.message_count, hasDraft: row.has_draft === 1}));
     }
 
     /** Ids of conversations in the trash (deleted, still undoable), oldest first. */

@@ -166,10 +166,10 @@ export class CloudTurnService {
         };
     }
 
-    /** Fingerprints of the user's other conversations: their text must never come back in this one. */
+    /** Fingerprints of the user's other conversations (those still undoably deleted too): their text must never come back in this one. */
     private async _fingerprintsOfOthers(conversationId: ConversationId) {
         const fingerprints = new FingerprintIndex({key: this._access.fingerprintKey != null ? await this._access.fingerprintKey() : this._processKey});
-        for (const other of this._store.list())
+        for (const other of this._store.list({includeTrashed: true}))
             if (other.id !== conversationId)
                 fingerprints.addConversation(this._store.messages(other.id).map((message) => message.content));
         return fingerprints;
