@@ -180,6 +180,8 @@ describe.skipIf(!runnable)("the shared cloud in the real UI: a cloud turn, then 
         page.once("dialog", (dialog) => void dialog.accept());
         await page.getByRole("button", {name: /^Delete Once upon a time/}).click();
         await expect.poll(() => page.getByRole("navigation", {name: "Conversations"}).getByRole("listitem").count()).toBe(1);
+        // Deleted for good once its Undo runs out (until then its text is still fingerprinted, as any other conversation's).
+        await page.getByRole("status").filter({hasText: "Deleted “"}).waitFor({state: "detached"});
         await sim!.close();
         sim = await SharedCloudSimulator.start({mode: "incident", modelPath: modelPath!, poolTokens: incidentPoolTokens});
         await seedOtherTenant(sim);

@@ -8,7 +8,7 @@ export type PreviousSession = {title: string, scrub: ScrubReport, at: number};
 /** What isolation looks like for the open conversation: its context, scrubs, routes, canaries and audit trail. */
 export function IsolationPanel({report, previous}: {report: IsolationReport | null, previous: PreviousSession | null}) {
     return (
-        <section className="isolation" aria-label="Isolation">
+        <section className="isolation" aria-label="Isolation" tabIndex={0}>
             <h2 className="panel-title">Isolation</h2>
             {previous != null && (
                 <div className={`card scrub-card ${previous.scrub.verified ? "ok" : "fault"}`} aria-label="Previous session">
