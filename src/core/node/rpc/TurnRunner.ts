@@ -12,8 +12,10 @@ export type TurnOptions = {maxTokens?: number, route?: RouteRequest};
 /**
  * Runs replies in the background, one at a time per conversation: a turn's call returns once
  * its messages are stored; its text streams as events; Stop aborts it. The conversation's draft
- * (the composer's unsent text) is cleared once the prompt is stored, and holds the prompt again
- * when the turn is refused, fails or its reply is blocked, so that what the user typed is never lost.
+ * (the composer's unsent text) is cleared once the prompt is stored as a message, and holds the
+ * prompt again when the turn is refused or fails and its prompt is not kept as a message (a cloud
+ * turn that fails removes both), so that what the user typed is never lost. A blocked reply keeps
+ * its prompt as a message: it is there to edit, copy, or Retry locally.
  */
 export class TurnRunner {
     private readonly _core: Core;
@@ -38,10 +40,12 @@ export class TurnRunner {
         this._active.set(conversationId, turn);
         return new Promise((resolve, reject) => {
             let started = false;
+            let userMessageId: number | null = null;
             this._core.sendMessage({conversationId, text, maxTokens, route}, {
                 signal: turn.controller.signal,
                 onStarted: (ids) => {
                     started = true;
+                    userMessageId = ids.userMessageId;
                     this._core.saveDraft(conversationId, "");
                     turn.assistantMessageId = ids.assistantMessageId;
                     const payload = {conversationId, ...ids};
@@ -53,11 +57,9 @@ export class TurnRunner {
                         this._events.emit("message.text", {conversationId, messageId: turn.assistantMessageId, text: piece});
                 }
             }).then((result) => {
-                if (result.status === "blocked")
-                    this._keepAsDraft(conversationId, text);
                 this._events.emit("turn.finished", turnResultView(result));
             }, (error: unknown) => {
-                this._keepAsDraft(conversationId, text);
+                this._keepAsDraft(conversationId, text, userMessageId);
                 if (started)
                     this._events.emit("turn.error", {conversationId, messageId: turn.assistantMessageId, error: toWireError(error)});
                 else
@@ -106,10 +108,12 @@ export class TurnRunner {
         });
     }
 
-    /** A prompt that did not become a kept exchange goes back to the composer, unless the user typed something else since. */
-    private _keepAsDraft(conversationId: ConversationId, text: string) {
+    /** A prompt not kept as a message goes back to the composer, unless the user typed something else since. */
+    private _keepAsDraft(conversationId: ConversationId, text: string, userMessageId: number | null) {
         try {
-            if (this._core.findConversation(conversationId) != null && this._core.draftOf(conversationId).trim() === "")
+            if (this._core.findConversation(conversationId) == null || this._core.draftOf(conversationId).trim() !== "")
+                return;
+            if (userMessageId == null || !this._core.getConversation(conversationId).messages.some((message) => message.id === userMessageId))
                 this._core.saveDraft(conversationId, text);
         } catch {
             // The conversation was deleted meanwhile: there is no composer to give the text back to.
