@@ -134,7 +134,11 @@ export class CloudTurnService {
             throw wire;
         }
 
-        const status = result.blocked ? "blocked" : "complete";
+        // Stopped by the user while it streamed: what was shown is kept, marked interrupted (text held back for the scan is not).
+        const stopped = !result.blocked && callbacks.signal?.aborted === true;
+        const status = result.blocked ? "blocked" : stopped ? "interrupted" : "complete";
+        if (stopped)
+            result = {...result, text: reply.text, finishReason: result.finishReason ?? "aborted"};
         this._store.finishMessage(reply.messageId, {content: result.text, status, tokens: result.completionTokens, verdict: result.verdict});
         this._audit.record({kind: "turn.cloud", conversationId, data: {
             messageId: reply.messageId, requestId, routeReason, canariesPlanted: result.canariesPlanted, blocked: result.blocked,
