@@ -1,23 +1,27 @@
-import {useCallback, useEffect, useRef, useState} from "react";
+import {useCallback, useEffect, useRef, useState, type ReactNode} from "react";
 import {isCleanroomError} from "../../src/core/common/errors.js";
 import {defaultConversationTitle, titleFromText} from "../../src/core/common/titleFromText.js";
 import type {ConversationPolicy, RouteRequest} from "../../src/core/common/types.js";
 import {cloudAccessOf} from "./cloudAccess.js";
 import {BannerStack} from "./components/BannerStack.js";
 import {ChatView} from "./components/ChatView.js";
+import {ExportMenu} from "./components/ExportMenu.js";
 import {FirstRunScreen} from "./components/FirstRunScreen.js";
+import {HelpSheet} from "./components/HelpSheet.js";
+import {LoadProgress} from "./components/LoadProgress.js";
 import {IsolationPanel, type PreviousSession} from "./components/IsolationPanel.js";
 import {ModelsView} from "./components/models/ModelsView.js";
 import {SettingsDialog} from "./components/SettingsDialog.js";
 import {Sidebar} from "./components/Sidebar.js";
 import {useBanners} from "./hooks/useBanners.js";
 import {useConversationList} from "./hooks/useConversationList.js";
-import {useConversationSearch} from "./hooks/useConversationSearch.js";
 import {useCoreEvent} from "./hooks/useCoreEvent.js";
 import {useIsolationReport} from "./hooks/useIsolationReport.js";
+import {useMediaQuery} from "./hooks/useMediaQuery.js";
 import {useModelAndSettings} from "./hooks/useModelAndSettings.js";
 import {useOpenConversation} from "./hooks/useOpenConversation.js";
 import type {AppCoreClient} from "./transport/AppCoreClient.js";
+import {downloadText} from "./downloadText.js";
 
 const defaultTitle = defaultConversationTitle;
 const purgeBannerId = "deletion-purge";
@@ -34,6 +38,12 @@ const deletionPurgedNotice = {
 };
 /** Titles from a first message fit the sidebar: 48 characters as the user sees them. */
 const sidebarTitleGraphemes = 48;
+/** How long a deletion can be undone before the conversation is deleted (scrubbed at once, deleted then). */
+const undoDeleteMs = 6000;
+/** Below this width the sidebar and the Isolation panel are drawers behind toggles. */
+const narrowQuery = "(max-width: 899.98px)";
+
+type PendingDeletion = {id: string, title: string, timer: ReturnType<typeof setTimeout>};
 
 /**
  * The app: sidebar, chat and Isolation panel once a model is loaded, the first-run screen
@@ -43,24 +53,40 @@ export function App({client}: {client: AppCoreClient}) {
     const {banners, show, showError, dismiss} = useBanners();
     const models = useModelAndSettings(client, showError);
     const list = useConversationList(client, showError);
-    const [searchQuery, setSearchQuery] = useState("");
-    const searchHits = useConversationSearch(client, searchQuery, showError);
     const [openId, setOpenId] = useState<string | null>(null);
     const chat = useOpenConversation(client, openId, showError);
     const isolation = useIsolationReport(client, openId);
     const [previous, setPrevious] = useState<PreviousSession | null>(null);
     const [settingsOpen, setSettingsOpen] = useState(false);
     const [modelsOpen, setModelsOpen] = useState(false);
+    const [helpOpen, setHelpOpen] = useState(false);
+    const [drawer, setDrawer] = useState<"sidebar" | "isolation" | null>(null);
+    const [pendingDeletion, setPendingDeletion] = useState<PendingDeletion | null>(null);
+    const narrow = useMediaQuery(narrowQuery);
+    const searchInput = useRef<HTMLInputElement>(null);
     const openedFirst = useRef(false);
     const purgePending = useRef(false);
+    const creatingFirst = useRef(false);
+    const modelReady = models.model?.state === "ready";
 
+    // The app opens where people expect: the conversation used last, or (none yet) a new one, its composer focused.
     useEffect(() => {
-        if (!openedFirst.current && list.loaded) {
+        if (openedFirst.current || !list.loaded || models.model == null)
+            return;
+        const latest = mostRecent(list.conversations);
+        if (latest != null) {
             openedFirst.current = true;
-            if (list.conversations[0] != null)
-                setOpenId(list.conversations[0].id);
+            setOpenId(latest.id);
+        } else if (modelReady) {
+            openedFirst.current = true;
+            creatingFirst.current = true;
+            void list.create().then((conversation) => setOpenId(conversation.id)).catch(showError).finally(() => creatingFirst.current = false);
         }
-    }, [list.loaded, list.conversations]);
+    }, [list, models.model, modelReady, showError]);
+    useEffect(() => {
+        if (!narrow)
+            setDrawer(null);
+    }, [narrow]);
 
     useCoreEvent(client, "core.status", (status) => {
         if (status.state === "disconnected")
@@ -112,14 +138,19 @@ export function App({client}: {client: AppCoreClient}) {
         }
     }, [openId, chat.generating, list.conversations, client, showError]);
 
+    /** A new conversation; an untouched new one already there is reused rather than piling up empty ones. */
     const createConversation = useCallback(async () => {
+        setDrawer(null);
         try {
-            const conversation = await list.create();
-            await switchTo(conversation.id);
+            const typing = (document.querySelector<HTMLTextAreaElement>("textarea[aria-label='Message']")?.value ?? "") !== "";
+            const unused = list.conversations.find((conversation) => conversation.messageCount === 0 && conversation.title === defaultTitle &&
+                !conversation.pinned && !conversation.hasDraft && !(conversation.id === openId && typing));
+            await switchTo(unused?.id ?? (await list.create()).id);
+            focusComposer();
         } catch (error) {
             showError(error);
         }
-    }, [list, switchTo, showError]);
+    }, [list, openId, switchTo, showError]);
 
     const send = useCallback(async (text: string, route: RouteRequest) => {
         const untitled = chat.conversation != null && chat.messages.length === 0 && chat.conversation.title === defaultTitle;
@@ -134,11 +165,15 @@ export function App({client}: {client: AppCoreClient}) {
             void list.setPolicy(openId, policy).then(() => chat.refresh()).catch(showError);
     }, [list, chat, openId, showError]);
 
-    const deleteConversation = useCallback(async (id: string) => {
+    /** The deletion itself, once its Undo ran out (or another deletion came): the conversation, its messages and trail. */
+    const finishDeletion = useCallback(async (id: string) => {
+        setPendingDeletion((current) => {
+            if (current?.id === id)
+                clearTimeout(current.timer);
+            return current?.id === id ? null : current;
+        });
         try {
             const {purge} = await list.remove(id);
-            if (id === openId)
-                setOpenId(null);
             if (purge === "pending") {
                 purgePending.current = true;
                 show({id: purgeBannerId, ...deletionPendingNotice});
@@ -146,7 +181,98 @@ export function App({client}: {client: AppCoreClient}) {
         } catch (error) {
             showError(error);
         }
-    }, [list, openId, show, showError]);
+    }, [list, show, showError]);
+
+    /** Delete with Undo: the session is scrubbed and the conversation leaves the list at once; it is deleted when Undo runs out. */
+    const deleteConversation = useCallback(async (id: string) => {
+        const title = list.conversations.find((conversation) => conversation.id === id)?.title ?? "Conversation";
+        if (pendingDeletion != null)
+            void finishDeletion(pendingDeletion.id);
+        try {
+            await list.trash(id);
+        } catch (error) {
+            showError(error);
+            return;
+        }
+        if (id === openId) {
+            setPrevious(null);
+            setOpenId(mostRecent(list.conversations.filter((conversation) => conversation.id !== id))?.id ?? null);
+        }
+        setPendingDeletion({id, title, timer: setTimeout(() => void finishDeletion(id), undoDeleteMs)});
+    }, [list, openId, pendingDeletion, finishDeletion, showError]);
+
+    const undoDeletion = useCallback(async () => {
+        if (pendingDeletion == null)
+            return;
+        clearTimeout(pendingDeletion.timer);
+        setPendingDeletion(null);
+        try {
+            await list.restore(pendingDeletion.id);
+            setPrevious(null);
+            setOpenId(pendingDeletion.id);
+        } catch (error) {
+            showError(error);
+        }
+    }, [list, pendingDeletion, showError]);
+
+    // Nothing open (the open one was deleted, the last one gone): a ready new conversation takes its place.
+    useEffect(() => {
+        if (openedFirst.current && openId == null && list.loaded && modelReady && list.conversations.length === 0 && !creatingFirst.current) {
+            creatingFirst.current = true;
+            void list.create().then((conversation) => setOpenId(conversation.id)).catch(showError).finally(() => creatingFirst.current = false);
+        } else if (openedFirst.current && openId == null && list.conversations.length > 0)
+            setOpenId(mostRecent(list.conversations)!.id);
+    }, [openId, list, modelReady, showError]);
+
+    const exportConversations = useCallback(async (conversationId: string | undefined, format: "markdown" | "json") => {
+        try {
+            const file = await client.call("conversations.export", {conversationId, format});
+            downloadText(file.fileName, file.mimeType, file.text);
+        } catch (error) {
+            showError(error);
+        }
+    }, [client, showError]);
+
+    const importConversations = useCallback(async (text: string) => {
+        try {
+            const {imported} = await client.call("conversations.import", {text});
+            await list.refresh();
+            show({id: "import", kind: "info", title: `Imported ${imported.length === 1 ? "1 conversation" : `${imported.length} conversations`}`,
+                detail: "Each is a new conversation with its own context; the file's messages are its history."});
+            if (imported[0] != null)
+                await switchTo(imported[0].id);
+        } catch (error) {
+            showError(error);
+        }
+    }, [client, list, show, showError, switchTo]);
+
+    // Shortcuts: Ctrl+N (Alt+N where the browser keeps Ctrl+N) new, Ctrl+K search, Ctrl+, settings, Ctrl+/ or ? this list, Esc closes a drawer.
+    useEffect(() => {
+        const onKey = (event: KeyboardEvent) => {
+            const control = event.ctrlKey || event.metaKey;
+            const typing = event.target instanceof HTMLElement && (event.target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(event.target.tagName));
+            const key = event.key.toLowerCase();
+            if ((control && !event.altKey && key === "n") || (event.altKey && !control && key === "n")) {
+                event.preventDefault();
+                void createConversation();
+            } else if (control && key === "k") {
+                event.preventDefault();
+                if (narrow)
+                    setDrawer("sidebar");
+                setTimeout(() => searchInput.current?.focus(), 0);
+            } else if (control && key === ",") {
+                event.preventDefault();
+                setSettingsOpen(true);
+            } else if ((control && key === "/") || (key === "?" && !typing)) {
+                event.preventDefault();
+                setHelpOpen(true);
+            } else if (key === "escape" && drawer != null) {
+                setDrawer(null);
+            }
+        };
+        window.addEventListener("keydown", onKey);
+        return () => window.removeEventListener("keydown", onKey);
+    }, [createConversation, narrow, drawer]);
 
     useCoreEvent(client, "audit.event", (event) => {
         // A scrub that could not be verified, also of a session that ended on its own (idle, evicted):
@@ -165,7 +291,6 @@ export function App({client}: {client: AppCoreClient}) {
     if (models.model == null)
         return <div className="splash" role="status">{client.connection === "disconnected" ? "Connecting to the core…" : "Starting…"}<BannerStack banners={banners} onDismiss={dismiss} /></div>;
 
-    const modelReady = models.model.state === "ready";
     const settingsDialog = settingsOpen && models.settings != null && (
         <SettingsDialog settings={models.settings} model={models.model} pendingRestart={models.pendingRestart}
             conversation={chat.conversation} onClose={() => setSettingsOpen(false)}
@@ -194,26 +319,76 @@ export function App({client}: {client: AppCoreClient}) {
             <div className="app-first-run">
                 <BannerStack banners={banners.filter((banner) => banner.id !== "model")} onDismiss={dismiss} />
                 {models.model.state === "loading"
-                    ? <main className="first-run" aria-label="Loading"><div className="first-run-card"><h1>Loading the model…</h1><p className="muted">{models.model.path}</p><p className="muted">The first load measures the fastest thread count for this machine.</p></div></main>
+                    ? <main className="first-run" aria-label="Loading"><div className="first-run-card"><h1>Loading the model…</h1><p className="muted path">{models.model.path}</p><LoadProgress model={models.model} /></div></main>
                     : <FirstRunScreen model={models.model} onLoadModel={(path) => models.loadModel(path).catch(showError)}
                         onOpenModels={() => setModelsOpen(true)} />}
             </div>
         );
 
+    const toggle = (which: "sidebar" | "isolation", label: string, icon: ReactNode) => narrow && (
+        <button type="button" className="button button-ghost toggle" aria-expanded={drawer === which} aria-controls={which === "sidebar" ? "sidebar-drawer" : "isolation-drawer"}
+            aria-label={label} title={label} onClick={() => setDrawer((current) => current === which ? null : which)}>{icon}</button>
+    );
+    const drawerClass = (which: "sidebar" | "isolation") => !narrow ? "pane" : drawer === which ? "pane drawer open" : "pane drawer";
     return (
-        <div className="app">
-            <Sidebar conversations={list.conversations} openId={openId} query={searchQuery} onQueryChange={setSearchQuery} hits={searchHits}
-                onNew={() => void createConversation()}
-                onOpen={(id) => void switchTo(id)} onRename={(id, title) => void list.rename(id, title).then(() => chat.refresh()).catch(showError)}
-                onDelete={(id) => void deleteConversation(id)} onOpenSettings={() => setSettingsOpen(true)} />
+        <div className={narrow ? "app app-narrow" : "app"}>
+            <div id="sidebar-drawer" className={drawerClass("sidebar")} hidden={narrow && drawer !== "sidebar"}>
+                <Sidebar conversations={list.conversations} openId={openId} searchInput={searchInput} onNew={() => void createConversation()}
+                    onOpen={(id) => {
+                        setDrawer(null);
+                        void switchTo(id);
+                    }}
+                    onRename={(id, title) => void list.rename(id, title).then(() => chat.refresh()).catch(showError)}
+                    onDelete={(id) => void deleteConversation(id)} onPin={(id, pinned) => void list.pin(id, pinned).catch(showError)}
+                    onSearch={list.search} onExportAll={(format) => void exportConversations(undefined, format)}
+                    onImport={(text) => void importConversations(text)}
+                    onOpenSettings={() => setSettingsOpen(true)} onOpenHelp={() => setHelpOpen(true)} />
+            </div>
             <div className="center">
                 <BannerStack banners={banners} onDismiss={dismiss} />
-                <ChatView conversation={chat.conversation} messages={chat.messages} generating={chat.generating} modelReady={modelReady}
-                    cloud={cloudAccessOf(models.settings)} onSend={send} onStop={() => void chat.stop()}
-                    onRegenerate={(route) => void chat.regenerate(route)} onSetPolicy={setPolicy} />
+                {models.model.state === "loading" && (
+                    <div className="banner banner-info" role="status" aria-label="Model loading"><LoadProgress model={models.model} /></div>
+                )}
+                <ChatView conversation={chat.conversation} messages={chat.messages} draft={chat.draft} generating={chat.generating} modelReady={modelReady}
+                    cloud={cloudAccessOf(models.settings)} onSend={send} onResend={chat.editAndResend} onStop={() => void chat.stop()}
+                    onRegenerate={(route) => void chat.regenerate(route)} onSetPolicy={setPolicy} onShowVersion={(id) => void chat.showVersion(id)}
+                    onSaveDraft={chat.saveDraft}
+                    headerStart={toggle("sidebar", "Conversations", <MenuIcon />)}
+                    headerEnd={<>
+                        {chat.conversation != null && <ExportMenu label="Export" onExport={(format) => void exportConversations(chat.conversation!.id, format)} />}
+                        {toggle("isolation", "Isolation", <ShieldIcon />)}
+                    </>} />
+                {pendingDeletion != null && (
+                    <div className="toast" role="status">
+                        <span>Deleted “{pendingDeletion.title}”.</span>
+                        <button type="button" className="button button-small" onClick={() => void undoDeletion()}>Undo</button>
+                    </div>
+                )}
             </div>
-            <IsolationPanel report={isolation.report} previous={previous} model={models.model.info} />
+            <div id="isolation-drawer" className={drawerClass("isolation")} hidden={narrow && drawer !== "isolation"}>
+                <IsolationPanel report={isolation.report} previous={previous} model={models.model.info} />
+            </div>
+            {narrow && drawer != null && <div className="drawer-backdrop" aria-hidden="true" onClick={() => setDrawer(null)} />}
             {settingsDialog}
+            {helpOpen && <HelpSheet onClose={() => setHelpOpen(false)} />}
         </div>
     );
+}
+
+/** The conversation updated last (pinned or not). */
+function mostRecent<T extends {updatedAt: number}>(conversations: T[]): T | undefined {
+    return conversations.reduce<T | undefined>((latest, conversation) => latest == null || conversation.updatedAt > latest.updatedAt ? conversation : latest, undefined);
+}
+
+/** Puts the cursor in the message box (once the conversation's composer is there). */
+function focusComposer() {
+    requestAnimationFrame(() => document.querySelector<HTMLTextAreaElement>("textarea[aria-label='Message']")?.focus());
+}
+
+function MenuIcon() {
+    return <svg width="16" height="16" viewBox="0 0 16 16" aria-hidden="true" fill="none" stroke="currentColor" strokeWidth="1.6" strokeLinecap="round"><path d="M2.5 4h11M2.5 8h11M2.5 12h11" /></svg>;
+}
+
+function ShieldIcon() {
+    return <svg width="16" height="16" viewBox="0 0 16 16" aria-hidden="true" fill="none" stroke="currentColor" strokeWidth="1.5" strokeLinejoin="round"><path d="M8 1.8l5 2v4c0 3-2.2 5.2-5 6.4C5.2 13 3 10.8 3 7.8v-4z" /></svg>;
 }

@@ -180,6 +180,8 @@ describe.skipIf(!runnable)("the shared cloud in the real UI: a cloud turn, then 
         page.once("dialog", (dialog) => void dialog.accept());
         await page.getByRole("button", {name: /^Delete Once upon a time/}).click();
         await expect.poll(() => page.getByRole("navigation", {name: "Conversations"}).getByRole("listitem").count()).toBe(1);
+        // Deleted for good once its Undo runs out (until then its text is still fingerprinted, as any other conversation's).
+        await page.getByRole("status").filter({hasText: "Deleted “"}).waitFor({state: "detached"});
         await sim!.close();
         sim = await SharedCloudSimulator.start({mode: "incident", modelPath: modelPath!, poolTokens: incidentPoolTokens});
         await seedOtherTenant(sim);
@@ -257,5 +259,28 @@ describe.skipIf(!runnable)("the shared cloud in the real UI: a cloud turn, then 
         expect(await canaryCard().textContent()).toMatch(/Replies blocked\s*1/);
         expect(await allPageText()).not.toContain("CLRM-");
         await screenshot("06-flagged");
+    });
+
+    it("a turn too large for the cloud endpoint is refused there and the typed message comes back to the composer", async () => {
+        await sim!.close();
+        sim = await SharedCloudSimulator.start({mode: "honest", modelPath: modelPath!, poolTokens: 256});
+        await configureCloud(sim, {apiKey: ourKey});
+        await page.getByRole("button", {name: "Close settings"}).click();
+        const before = await page.getByRole("article").count();
+        const requestsBefore = sim.requests.length;
+
+        const prompt = "The keeper wrote down every ship that passed the lighthouse that winter. ".repeat(12).trim();
+        await composer().fill(prompt);
+        await page.getByRole("button", {name: "Send to cloud"}).click();
+        const banner = page.getByRole("alert").filter({hasText: "the cloud endpoint accepts"});
+        await banner.waitFor({timeout: 60_000});
+        await expect.poll(() => composer().inputValue()).toBe(prompt);
+        await expect.poll(() => page.getByRole("article").count()).toBe(before);
+        // Refused before it was sent: the endpoint saw no chat request.
+        expect(sim.requests).toHaveLength(requestsBefore);
+        await screenshot("07-over-cloud-limit-draft-kept");
+        // Kept in the core too: a reload brings it back.
+        await page.reload();
+        await expect.poll(() => composer().inputValue()).toBe(prompt);
     });
 });

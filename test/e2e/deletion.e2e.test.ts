@@ -36,6 +36,8 @@ describe.skipIf(!runnable)("deleting a conversation while another program reads 
         reader.prepare("SELECT COUNT(*) FROM conversations").get();
         try {
             await page.getByRole("button", {name: "Delete New conversation"}).click();
+            // Undo is offered for a few seconds; the deletion itself (and its purge) follows.
+            await page.getByRole("status").filter({hasText: "Deleted “New conversation”"}).getByRole("button", {name: "Undo"}).waitFor();
             const pending = page.getByRole("status").filter({hasText: "Deleted, but its text is not yet purged from disk"});
             await pending.waitFor();
             expect(await pending.textContent()).toMatch(/Another program is reading the database/);

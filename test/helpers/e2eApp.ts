@@ -17,6 +17,8 @@ export type E2eAppOptions = {
     args: string[],
     /** Tokens per context. Defaults to `2048`. */
     contextSize?: number,
+    /** `--threads`; null leaves the count to the core (measured at the first load). Defaults to `1`. */
+    threads?: number | null,
     /** More environment for web mode (CLEANROOM_HOME is the app's home, CLEANROOM_MODEL is empty). */
     env?: NodeJS.ProcessEnv,
     /** Screenshot file names start with this. Defaults to none. */
@@ -26,6 +28,7 @@ export type E2eAppOptions = {
 };
 
 export type E2eApp = {
+    /** Web mode (a test that restarts the core puts the new one here, and `close` stops that one). */
     web: WebMode,
     browser: BrowserContext,
     page: Page,
@@ -40,20 +43,21 @@ export type E2eApp = {
  * The app as the e2e tests drive it: web mode on its own home folder and database, one thread (far
  * faster on small machines), and a page in the real Chromium with a 60 s default timeout.
  */
-export async function openE2eApp({label, home = tempDir(label), args, contextSize = 2048, env = {}, screenshotPrefix = "", fullPage = false}: E2eAppOptions): Promise<E2eApp> {
+export async function openE2eApp({label, home = tempDir(label), args, contextSize = 2048, threads = 1, env = {}, screenshotPrefix = "", fullPage = false}: E2eAppOptions): Promise<E2eApp> {
     fs.mkdirSync(screenshotsDir, {recursive: true});
     const database = path.join(home, "e2e.db");
-    const web = await startWebMode([...args, "--db", database, "--threads", "1", "--context-size", String(contextSize)],
+    const web = await startWebMode([...args, "--db", database, ...(threads != null ? ["--threads", String(threads)] : []), "--context-size", String(contextSize)],
         {CLEANROOM_HOME: home, CLEANROOM_MODEL: "", ...env});
     const browser = await launchChromium();
     const page = await browser.newPage();
     page.setDefaultTimeout(60_000);
-    return {
+    const app: E2eApp = {
         web, browser, page, home, database,
         screenshot: async (name) => void await page.screenshot({path: path.join(screenshotsDir, `${screenshotPrefix}${name}.png`), fullPage}),
         close: async () => {
             await browser.close();
-            await web.stop();
+            await app.web.stop();
         }
     };
+    return app;
 }

@@ -38,6 +38,29 @@ describe.skipIf(modelPath == null)("shared cloud: routing and the canary protoco
         await Promise.all(sims.splice(0).map((sim) => sim.close()));
     });
 
+    it("a cloud reply stopped by the user keeps the text it showed, marked interrupted, with its prompt", async () => {
+        const sim = track(await SharedCloudSimulator.start({mode: "honest", modelPath: modelPath!}));
+        const core = track(await cloudCore(sim, "tenant-a"));
+        const conversation = core.createConversation({policy: "cloud-allowed"});
+        const stop = new AbortController();
+        let shown = "";
+        const result = await core.sendMessage({conversationId: conversation.id, text: "Once upon a time", maxTokens: 400, route: "cloud"}, {
+            signal: stop.signal,
+            onText: (piece) => {
+                shown += piece;
+                if (shown.length > 40)
+                    stop.abort();
+            }
+        });
+        expect(result).toMatchObject({route: "cloud", status: "interrupted", cloud: {blocked: false, finishReason: "aborted"}});
+        expect(result.reply).toBe(shown);
+        const messages = core.getConversation(conversation.id).messages;
+        expect(messages.map((message) => [message.role, message.status, message.content])).toEqual([
+            ["user", "complete", "Once upon a time"],
+            ["assistant", "interrupted", shown]
+        ]);
+    });
+
     it("honest mode: the reply (from the real model) is delivered, canaries planted and remembered, the route recorded", async () => {
         const sim = track(await SharedCloudSimulator.start({mode: "honest", modelPath: modelPath!}));
         const core = track(await cloudCore(sim, "tenant-a"));

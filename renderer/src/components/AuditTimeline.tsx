@@ -32,7 +32,7 @@ export function AuditTimeline({events}: {events: AuditEvent[]}) {
     return (
         <div className="card">
             <div className="card-title">Audit timeline</div>
-            <ol className="timeline">
+            <ol className="timeline" tabIndex={0} aria-label="Audit trail">
                 {[...events].reverse().map((event) => (
                     <li key={event.id} className={`timeline-item kind-${event.kind.replace(/\./g, "-")}`}>
                         <span className="timeline-time">{formatTime(event.at)}</span>

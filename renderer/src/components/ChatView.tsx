@@ -1,18 +1,27 @@
-import {useEffect, useRef} from "react";
+import {useEffect, useRef, useState, type ReactNode} from "react";
 import type {Message} from "../../../src/core/common/types.js";
 import type {Conversation, ConversationPolicy, RouteRequest} from "../../../src/core/common/types.js";
 import {cloudUsable, type CloudAccess} from "../cloudAccess.js";
-import {Composer} from "./Composer.js";
+import {Composer, type EditingMessage} from "./Composer.js";
 import {MessageItem} from "./MessageItem.js";
 import {PolicyControl} from "./PolicyControl.js";
 
-/** The open conversation: its policy, its messages (following the stream) and the composer. */
-export function ChatView({conversation, messages, generating, modelReady, cloud, onSend, onStop, onRegenerate, onSetPolicy}: {
-    conversation: Conversation | null, messages: Message[], generating: boolean, modelReady: boolean, cloud: CloudAccess,
-    onSend: (text: string, route: RouteRequest) => Promise<boolean>, onStop: () => void, onRegenerate: (route: RouteRequest) => void,
-    onSetPolicy: (policy: ConversationPolicy) => void
+/**
+ * The open conversation: its header (with the narrow layout's toggles and the export menu), its
+ * messages (following the stream) and the composer, which keeps the conversation's draft.
+ */
+export function ChatView({conversation, messages, draft, generating, modelReady, cloud, headerStart, headerEnd,
+    onSend, onResend, onStop, onRegenerate, onSetPolicy, onShowVersion, onSaveDraft}: {
+    conversation: Conversation | null, messages: Message[], draft: string | null, generating: boolean, modelReady: boolean, cloud: CloudAccess,
+    headerStart?: ReactNode, headerEnd?: ReactNode,
+    onSend: (text: string, route: RouteRequest) => Promise<boolean>,
+    onResend: (messageId: number, text: string, route: RouteRequest) => Promise<boolean>,
+    onStop: () => void, onRegenerate: (route: RouteRequest) => void,
+    onSetPolicy: (policy: ConversationPolicy) => void, onShowVersion: (messageId: number) => void,
+    onSaveDraft: (conversationId: string, text: string) => Promise<void>
 }) {
     const scroller = useRef<HTMLDivElement>(null);
+    const [editing, setEditing] = useState<EditingMessage | null>(null);
     const lastLength = messages.at(-1)?.content.length ?? 0;
     const lastStatus = messages.at(-1)?.status;
     useEffect(() => {
@@ -20,26 +29,32 @@ export function ChatView({conversation, messages, generating, modelReady, cloud,
         if (element != null)
             element.scrollTop = element.scrollHeight;
     }, [messages.length, lastLength, lastStatus]);
+    useEffect(() => setEditing(null), [conversation?.id]);
 
     if (conversation == null)
         return (
-            <main className="chat chat-empty">
-                <div className="empty-state">
-                    <h2>No conversation open</h2>
-                    <p>Start a new conversation from the sidebar. Each one gets its own context, scrubbed when its session ends.</p>
+            <main className="chat chat-empty" aria-label="Chat">
+                <header className="chat-header">{headerStart}<h1 className="chat-title">Cleanroom</h1>{headerEnd}</header>
+                <div className="empty-state" role="status">
+                    <h2>Opening a conversation…</h2>
                 </div>
             </main>
         );
 
     const lastReply = messages.findLast((message) => message.role === "assistant");
+    const lastPrompt = messages.findLast((message) => message.role === "user");
     const canSendToCloud = cloudUsable(conversation.policy, cloud);
+    const canEdit = !generating && (modelReady || canSendToCloud);
+    const edit = (message: Message) => setEditing({messageId: message.id, text: message.content});
     return (
         <main className="chat" aria-label="Chat">
             <header className="chat-header">
+                {headerStart}
                 <h1 className="chat-title">{conversation.title}</h1>
                 <PolicyControl policy={conversation.policy} cloud={cloud} onChange={onSetPolicy} />
+                {headerEnd}
             </header>
-            <div className="messages" ref={scroller} aria-live="polite">
+            <div className="messages" ref={scroller} aria-live="polite" tabIndex={-1}>
                 {messages.length === 0 && (
                     <div className="empty-state">
                         <h2>Say hello</h2>
@@ -53,14 +68,34 @@ export function ChatView({conversation, messages, generating, modelReady, cloud,
                 {messages.map((message) => {
                     const isLastReply = !generating && message.id === lastReply?.id;
                     return (
-                        <MessageItem key={message.id} message={message} canRegenerate={isLastReply} onRegenerate={() => onRegenerate("auto")}
+                        <MessageItem key={message.id} message={message} canRegenerate={isLastReply} canEdit={canEdit}
+                            onRegenerate={() => onRegenerate("auto")} onEdit={() => edit(message)} onShowVersion={onShowVersion}
                             onRetryLocally={isLastReply && modelReady && message.status === "blocked" ? () => onRegenerate("local") : null} />
                     );
                 })}
+                {generating && !(lastMessageIsReply(messages) && messages.at(-1)!.status === "streaming") && (
+                    <p className="typing" role="status"><span className="typing-dots" aria-hidden="true"><span /><span /><span /></span> Waiting for the first token…</p>
+                )}
             </div>
-            <Composer disabled={!modelReady && !canSendToCloud} generating={generating} canSendToCloud={canSendToCloud}
-                onSend={onSend} onStop={onStop}
+            <Composer key={conversation.id} conversationId={conversation.id} serverDraft={draft} editing={editing}
+                disabled={!modelReady && !canSendToCloud} generating={generating} canSendToCloud={canSendToCloud}
+                onSend={onSend} onStop={onStop} onSaveDraft={onSaveDraft}
+                onResend={async (messageId, text, route) => {
+                    setEditing(null);
+                    return await onResend(messageId, text, route);
+                }}
+                onEditLast={() => {
+                    if (lastPrompt == null || !canEdit)
+                        return false;
+                    edit(lastPrompt);
+                    return true;
+                }}
+                onCancelEdit={() => setEditing(null)}
                 placeholder={modelReady ? "Write a message…" : canSendToCloud ? "No local model: Send to cloud" : "Load a model to start chatting"} />
         </main>
     );
+}
+
+function lastMessageIsReply(messages: Message[]) {
+    return messages.at(-1)?.role === "assistant";
 }

@@ -8,7 +8,7 @@ export type PreviousSession = {title: string, scrub: ScrubReport, at: number};
 /** What isolation looks like for the open conversation: its context, scrubs, routes, canaries and audit trail. */
 export function IsolationPanel({report, previous, model}: {report: IsolationReport | null, previous: PreviousSession | null, model: ModelStatus["info"]}) {
     return (
-        <section className="isolation" aria-label="Isolation">
+        <section className="isolation" aria-label="Isolation" tabIndex={0}>
             <h2 className="panel-title">Isolation</h2>
             {model != null && <BackendCard info={model} />}
             {previous != null && (

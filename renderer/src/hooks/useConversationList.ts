@@ -53,5 +53,29 @@ export function useConversationList(client: AppCoreClient, onError: (error: unkn
         return result;
     }, [client, refresh]);
 
-    return {conversations, loaded, refresh, create, rename, setPolicy, remove};
+    const pin = useCallback(async (conversationId: string, pinned: boolean) => {
+        await client.call("conversations.pin", {conversationId, pinned});
+        await refresh();
+    }, [client, refresh]);
+
+    /** Deletion that can be undone: scrubbed and out of the list now, deleted by `remove` later. */
+    const trash = useCallback(async (conversationId: string) => {
+        const result = await client.call("conversations.trash", {conversationId});
+        await refresh();
+        return result;
+    }, [client, refresh]);
+
+    const restore = useCallback(async (conversationId: string) => {
+        const conversation = await client.call("conversations.restore", {conversationId});
+        await refresh();
+        return conversation;
+    }, [client, refresh]);
+
+    /** Conversations whose title or shown messages contain the words of `query` (the core's full-text search); none when the call fails. */
+    const search = useCallback(async (query: string) => await client.call("conversations.search", {text: query}).catch((error: unknown) => {
+        onError(error);
+        return [];
+    }), [client, onError]);
+
+    return {conversations, loaded, refresh, create, rename, setPolicy, remove, pin, trash, restore, search};
 }

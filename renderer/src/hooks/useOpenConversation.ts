@@ -89,6 +89,39 @@ export function useOpenConversation(client: AppCoreClient, conversationId: strin
             await client.call("chat.stop", {conversationId}).catch(onError);
     }, [client, conversationId, onError]);
 
+    /** Edit and resend: the prompt and what followed are kept as an older version; `text` goes in their place. */
+    const editAndResend = useCallback(async (messageId: number, text: string, route: RouteRequest = "auto") => {
+        if (conversationId == null)
+            return false;
+        try {
+            setGenerating(true);
+            await client.call("chat.editAndResend", {conversationId, messageId, text, route});
+            return true;
+        } catch (error) {
+            setGenerating(false);
+            onError(error);
+            void refresh();
+            return false;
+        }
+    }, [client, conversationId, onError, refresh]);
+
+    /** Shows another version of a message an edit kept. */
+    const showVersion = useCallback(async (messageId: number) => {
+        if (conversationId == null)
+            return;
+        try {
+            const {messages} = await client.call("chat.showVersion", {conversationId, messageId});
+            setOpen((current) => current == null ? current : {...current, messages});
+        } catch (error) {
+            onError(error);
+        }
+    }, [client, conversationId, onError]);
+
+    /** Keeps the composer's unsent text in the core, so that it survives a reload, a restart, a refused turn. */
+    const saveDraft = useCallback(async (id: string, text: string) => {
+        await client.call("conversations.saveDraft", {conversationId: id, text}).catch(() => undefined);
+    }, [client]);
+
     const regenerate = useCallback(async (route: RouteRequest = "auto") => {
         if (conversationId == null)
             return;
@@ -103,7 +136,10 @@ export function useOpenConversation(client: AppCoreClient, conversationId: strin
         }
     }, [client, conversationId, onError, refresh]);
 
-    return {conversation: open?.conversation ?? null, messages: open?.messages ?? [], generating, send, stop, regenerate, refresh};
+    return {
+        conversation: open?.conversation ?? null, messages: open?.messages ?? [], draft: open?.draft ?? null, generating,
+        send, stop, regenerate, editAndResend, showVersion, saveDraft, refresh
+    };
 }
 
 function appendText(messages: Message[], messageId: number, text: string): Message[] {

@@ -7,7 +7,7 @@ import type {
     AuditEvent, Conversation, ConversationId, ConversationPolicy, ConversationSettings, ConversationSummary,
     CloudTurnResult, LocalTurnResult, Message, ScrubReport, SearchHit, SessionEndReason, TurnOutcome
 } from "../common/types.js";
-import type {IsolationReport} from "../common/api/types.js";
+import type {ExportFormat, IsolationReport, ModelLoadStep} from "../common/api/types.js";
 import type {AuditQuery} from "./audit/AuditLog.js";
 import type {SessionEnd} from "./engine/ConversationContext.js";
 import type {LoadedModelInfo} from "./engine/LocalEngine.js";
@@ -16,6 +16,9 @@ import {chooseRoute} from "./routing/chooseRoute.js";
 import {AppSettingsStore} from "./settings/AppSettingsStore.js";
 import type {CloudSettings} from "./settings/CloudSettingsStore.js";
 import type {NewConversation} from "./store/ConversationStore.js";
+import {
+    conversationsToJson, conversationsToMarkdown, exportFileName, exportMimeTypes, exportedConversation, parseConversationExport
+} from "./store/conversationExport.js";
 import type {PurgeState} from "./store/DeletionPurger.js";
 import type {SendMessageCallbacks, SendMessageInput, TurnRequest} from "./turns/types.js";
 
@@ -53,9 +56,10 @@ export class Core {
         return new Core(createCoreServices(llama, options));
     }
 
-    public async loadModel(modelPath: string): Promise<LoadedModelInfo> {
+    /** Loads the model; `onStep` hears each step of the load as it begins. */
+    public async loadModel(modelPath: string, onStep?: (step: ModelLoadStep) => void): Promise<LoadedModelInfo> {
         const {engine} = this._services;
-        const info = await engine.loadModel(modelPath);
+        const info = await engine.loadModel(modelPath, onStep);
         engine.pool?.onSessionEnd.createListener((end) => this._lastSessionEnd.set(end.conversationId, end));
         return info;
     }
@@ -112,6 +116,101 @@ export class Core {
     public getConversation(conversationId: ConversationId): {conversation: Conversation, messages: Message[]} {
         const {store} = this._services;
         return {conversation: store.get(conversationId), messages: store.messages(conversationId)};
+    }
+
+    /** The composer's unsent text of the conversation ("" when none). */
+    public draftOf(conversationId: ConversationId): string {
+        return this._services.store.draft(conversationId);
+    }
+
+    /** Keeps the composer's unsent text of the conversation; "" removes it. */
+    public saveDraft(conversationId: ConversationId, text: string): void {
+        this._services.store.setDraft(conversationId, text);
+    }
+
+    public pinConversation(conversationId: ConversationId, pinned: boolean): Conversation {
+        return this._services.store.setPinned(conversationId, pinned);
+    }
+
+    /**
+     * A deletion that can be undone: the session ends (scrubbed, verified) and the conversation leaves
+     * the list, kept with its id until `deleteConversation` or `deleteTrashed`; `restoreConversation` undoes it.
+     */
+    public async trashConversation(conversationId: ConversationId): Promise<ScrubReport | null> {
+        const {value: scrub, fault} = await catchScrubFault(this.closeConversation(conversationId, "delete"));
+        this._services.store.setTrashed(conversationId, true);
+        this._services.audit.record({kind: "conversation.trashed", conversationId, data: {}});
+        if (fault != null)
+            throw fault;
+        return scrub;
+    }
+
+    public restoreConversation(conversationId: ConversationId): Conversation {
+        this._services.store.setTrashed(conversationId, false);
+        this._services.audit.record({kind: "conversation.restored", conversationId, data: {}});
+        return this._services.store.get(conversationId);
+    }
+
+    /** Deletes every conversation left in the trash (by a window closed before its undo ran out): at the core's start. */
+    public async deleteTrashed(): Promise<number> {
+        const ids = this._services.store.trashed();
+        for (const id of ids)
+            await this.deleteConversation(id).catch(() => undefined);
+        return ids.length;
+    }
+
+    /** One conversation, or every one in the list, as Markdown or as JSON (`importConversations` reads it back). */
+    public exportConversations(conversationId: ConversationId | undefined, format: ExportFormat) {
+        const {store} = this._services;
+        const conversations = conversationId != null ? [store.get(conversationId)] : store.list();
+        const exported = conversations.map((conversation) => exportedConversation(conversation, store.messages(conversation.id)));
+        return {
+            fileName: exportFileName(conversationId != null ? conversations[0]!.title : null, format),
+            mimeType: exportMimeTypes[format],
+            text: format === "json" ? conversationsToJson(exported) : conversationsToMarkdown(exported)
+        };
+    }
+
+    /** Adds the conversations of a JSON export as new conversations (new ids), in one transaction. */
+    public importConversations(text: string): Conversation[] {
+        const {store, audit, database} = this._services;
+        const file = parseConversationExport(text);
+        const imported = database.transaction(() => file.conversations.map((exported) => {
+            const conversation = store.create({title: exported.title, policy: exported.policy});
+            for (const message of exported.messages)
+                store.appendMessage(conversation.id, {
+                    role: message.role, content: message.content,
+                    status: message.status === "streaming" ? "interrupted" : message.status,
+                    route: message.route ?? null, tokens: message.tokens ?? null
+                });
+            return exported.pinned === true ? store.setPinned(conversation.id, true) : store.get(conversation.id);
+        }))();
+        for (const conversation of imported)
+            audit.record({kind: "conversation.imported", conversationId: conversation.id, data: {}});
+        return imported;
+    }
+
+    /** Takes `messageId` (a prompt) and what follows off the shown branch, kept; returns their ids for `restoreBranch`. */
+    public branchBefore(conversationId: ConversationId, messageId: number): number[] {
+        const {store} = this._services;
+        const message = store.getMessage(messageId);
+        if (message.conversationId !== conversationId || message.role !== "user")
+            throw new CleanroomError("INVALID_INPUT", "Only a prompt of this conversation can be edited and resent.", {conversationId, messageId});
+        return store.branchBefore(messageId);
+    }
+
+    /** Puts messages taken off by `branchBefore` back (an edit refused before it started). */
+    public restoreBranch(ids: number[]): void {
+        this._services.store.restoreBranch(ids);
+    }
+
+    /** Shows another version of a message an edit kept, and returns the shown branch. */
+    public showVersion(conversationId: ConversationId, messageId: number): Message[] {
+        const {store} = this._services;
+        if (store.getMessage(messageId).conversationId !== conversationId)
+            throw new CleanroomError("INVALID_INPUT", "That message belongs to another conversation.", {conversationId, messageId});
+        store.showVersion(messageId);
+        return store.messages(conversationId);
     }
 
     public updateConversation(conversationId: ConversationId, changes: {title?: string, policy?: ConversationPolicy, settings?: Partial<ConversationSettings>}) {

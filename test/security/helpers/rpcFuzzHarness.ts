@@ -40,8 +40,8 @@ import {openTestCore, servicesOf} from "../../helpers/coreServices.js";
 export const seed = SeededRandom.runSeed();
 /** At least 10,000 per call; CLEANROOM_RPC_FUZZ_RUNS raises (or, while developing, lowers) it. */
 export const runsPerCall = Number(process.env.CLEANROOM_RPC_FUZZ_RUNS ?? 10_000);
-/** Longest string any call accepts (`chat.send` text); longer is refused whatever the field. */
-const longestAcceptedString = 100_000;
+/** Longest string a call accepts (`chat.send` text; an export file given back to `conversations.import`); longer is refused whatever the field. */
+const longestAcceptedString = (method: ApiMethod) => method === "conversations.import" ? 2_000_000 : 100_000;
 const callTimeoutMs = 10_000;
 
 /** Every code a WireError may carry, read from the ErrorCode union so the list cannot drift. */
@@ -282,7 +282,7 @@ function samplesFor(method: ApiMethod): Array<{arbitrary: fc.Arbitrary<Sample>, 
             ({input: {...base, [field]: value}, category: "near-valid, one field of a type it never takes", mustRefuse: true, why: `${field} of the wrong type`}))];
     });
     const typed = clearlyWrong.length > 0 ? fc.oneof(...clearlyWrong) : nearValid;
-    const huge = fc.tuple(valid, fieldOrExtra, fc.integer({min: longestAcceptedString + 1, max: 1.5 * longestAcceptedString}), fc.constantFrom("x", "é", "😀", " ", "\u0000"), fc.boolean())
+    const huge = fc.tuple(valid, fieldOrExtra, fc.integer({min: longestAcceptedString(method) + 1, max: 1.5 * longestAcceptedString(method)}), fc.constantFrom("x", "é", "😀", " ", "\u0000"), fc.boolean())
         .map(([base, field, length, unit, asKey]): Sample => {
             // zod counts string lengths in code points: every unit here is one code point.
             const text = unit.repeat(length);

@@ -4,9 +4,9 @@ import {ConversationIdSchema, ConversationPolicySchema, RouteRequestSchema} from
 import {
     AppSettingsSchema, AuditEventSchema, CloudEndpointSchema, ContextSizeSettingSchema, ConversationSchema, GpuSettingSchema,
     ConversationSummarySchema, DetectedModelsSchema, DownloadIdSchema, IsolationReportSchema, MessageSchema, ModelLibrarySchema,
-    ModelStatusSchema, ScrubReportSchema, SearchHitSchema, ThreadsSettingSchema, TurnStartedSchema
+    ModelStatusSchema, ScrubReportSchema, SearchHitSchema, ThreadsSettingSchema, TurnStartedSchema, ExportFormatSchema
 } from "./schemas.js";
-import {MaxTokensSchema, MessageTextSchema, SearchTextSchema} from "./limits.js";
+import {MaxTokensSchema, MessageTextSchema, SearchTextSchema, maxMessageTextLength} from "./limits.js";
 
 export type CallDefinition = {input: z.ZodType, output: z.ZodType};
 
@@ -14,6 +14,10 @@ const conversationRef = z.strictObject({conversationId: ConversationIdSchema});
 const titleSchema = z.string().trim().min(1, "a title cannot be empty").max(200);
 const filePathSchema = z.string().min(1).max(4096);
 const downloadUrlSchema = z.string().max(4096).regex(/^(https?:\/\/|hf:)\S+$/i, "an https:// or http:// URL, or an hf: URI");
+/** A composer's unsent text, kept up to the longest message that can be sent. */
+const draftTextSchema = z.string().max(maxMessageTextLength);
+/** An export file given back to `conversations.import`, as text. */
+const importTextSchema = z.string().min(2).max(2_000_000);
 const anyCaseSha256Schema = z.string().length(64).regex(/^[0-9a-fA-F]{64}$/, "64 hex digits");
 
 /** A catalog model by id, or any GGUF URL (with its SHA-256 when known): exactly one of `catalogId` and `url`. */
@@ -63,7 +67,39 @@ export const coreCalls = {
     },
     "conversations.get": {
         input: conversationRef,
-        output: z.object({conversation: ConversationSchema, messages: z.array(MessageSchema), generating: z.boolean()})
+        output: z.object({conversation: ConversationSchema, messages: z.array(MessageSchema), generating: z.boolean(), draft: z.string()})
+    },
+    /** Keeps the composer's unsent text of a conversation (an empty text removes it); `conversations.get` returns it. */
+    "conversations.saveDraft": {
+        input: z.strictObject({conversationId: ConversationIdSchema, text: draftTextSchema}),
+        output: z.object({saved: z.boolean()})
+    },
+    "conversations.pin": {
+        input: z.strictObject({conversationId: ConversationIdSchema, pinned: z.boolean()}),
+        output: ConversationSchema
+    },
+    /**
+     * A deletion that can be undone: the conversation's session ends (its context scrubbed) and it leaves
+     * the list, kept with its id until `conversations.delete` (or the next start of the core) deletes it;
+     * `conversations.restore` brings it back as it was.
+     */
+    "conversations.trash": {
+        input: conversationRef,
+        output: z.object({scrub: ScrubReportSchema.nullable()})
+    },
+    "conversations.restore": {
+        input: conversationRef,
+        output: ConversationSchema
+    },
+    /** One conversation (or, without an id, all of them) as Markdown or as JSON that `conversations.import` reads back. */
+    "conversations.export": {
+        input: z.strictObject({conversationId: ConversationIdSchema.optional(), format: ExportFormatSchema}),
+        output: z.object({fileName: z.string(), mimeType: z.string(), text: z.string()})
+    },
+    /** Adds the conversations of a JSON export, as new conversations (new ids). */
+    "conversations.import": {
+        input: z.strictObject({text: importTextSchema}),
+        output: z.object({imported: z.array(ConversationSchema)})
     },
     "conversations.rename": {
         input: z.strictObject({conversationId: ConversationIdSchema, title: titleSchema}),
@@ -106,6 +142,22 @@ export const coreCalls = {
     "chat.regenerate": {
         input: z.strictObject({conversationId: ConversationIdSchema, maxTokens: MaxTokensSchema.optional(), route: RouteRequestSchema.optional()}),
         output: TurnStartedSchema
+    },
+    /**
+     * Edit and resend: `messageId` (a prompt) and what follows leave the shown branch, kept as an older
+     * version; `text` is sent in its place as `chat.send` does. Refused before it starts: the old branch stays.
+     */
+    "chat.editAndResend": {
+        input: z.strictObject({
+            conversationId: ConversationIdSchema, messageId: z.number().int().min(1), text: MessageTextSchema,
+            maxTokens: MaxTokensSchema.optional(), route: RouteRequestSchema.optional()
+        }),
+        output: TurnStartedSchema
+    },
+    /** Shows another version of a message that an edit kept (`branch.previousId` / `nextId`), with its continuation. */
+    "chat.showVersion": {
+        input: z.strictObject({conversationId: ConversationIdSchema, messageId: z.number().int().min(1)}),
+        output: z.object({messages: z.array(MessageSchema)})
     },
     "isolation.report": {
         input: conversationRef,

@@ -24,12 +24,15 @@ export const ConversationSchema = z.object({
     id: ConversationIdSchema,
     title: z.string(),
     policy: ConversationPolicySchema,
+    /** Pinned conversations head the list. */
+    pinned: z.boolean(),
     settings: ConversationSettingsSchema,
     createdAt: z.number(),
     updatedAt: z.number()
 });
 
-export const ConversationSummarySchema = ConversationSchema.extend({messageCount: z.number().int()});
+/** A conversation in the list: how many messages it shows, and whether its composer holds an unsent draft. */
+export const ConversationSummarySchema = ConversationSchema.extend({messageCount: z.number().int(), hasDraft: z.boolean()});
 
 /** A conversation found by `conversations.search`: by its title, or by the text of its messages (full-text, FTS5). */
 export const SearchHitSchema = z.object({
@@ -57,6 +60,15 @@ export const MessageSchema = z.object({
     route: RouteSchema.nullable(),
     routeReason: z.string().nullable(),
     tokens: z.number().int().nullable(),
+    /** A local reply's generation speed, once it finished; null otherwise. */
+    tokensPerSecond: z.number().nullable().optional(),
+    /**
+     * Which version of the message this is, when an edit and resend kept older ones (null otherwise):
+     * `index` of `count`, oldest first, and the ids of the neighbouring versions (for `chat.showVersion`).
+     */
+    branch: z.object({
+        index: z.number().int(), count: z.number().int(), previousId: z.number().int().nullable(), nextId: z.number().int().nullable()
+    }).nullable().optional(),
     /** Set on cloud replies that were blocked or flagged. */
     verdict: CloudVerdictSchema.nullable().optional(),
     createdAt: z.number(),
@@ -216,8 +228,16 @@ export const ModelInfoSchema = z.object({
     kvReadBackProblem: z.string().nullable()
 });
 
+/**
+ * What a model load is doing: reading the file, loading it into memory, measuring the fastest thread
+ * count (first load on this machine only), learning the KV layout the scrub uses.
+ */
+export const ModelLoadStepSchema = z.enum(["reading", "loading", "threads", "kvLayout"]);
+
 export const ModelStatusSchema = z.object({
     state: z.enum(["none", "loading", "ready", "error"]),
+    /** While `loading`: the step running now. */
+    step: ModelLoadStepSchema.nullable().optional(),
     /** The model being loaded, loaded, or that failed. */
     path: z.string().nullable(),
     info: ModelInfoSchema.nullable(),
@@ -354,3 +374,33 @@ export const DetectedModelsSchema = DetectionResultSchema.extend({
     /** Asked to be added but refused (not found by detection, or not a usable model). */
     rejected: z.array(z.object({path: z.string(), error: WireErrorSchema}))
 });
+
+/** A conversation whose title or shown messages contain the searched text; `snippet`: the matched message text around the match. */
+/** One message as exported (and imported back): the shown branch only. */
+export const ExportedMessageSchema = z.object({
+    role: MessageRoleSchema,
+    content: z.string().max(1_000_000),
+    status: MessageStatusSchema,
+    route: RouteSchema.nullable().optional(),
+    tokens: z.number().int().nullable().optional(),
+    createdAt: z.number()
+});
+
+/** One conversation as exported. */
+export const ExportedConversationSchema = z.object({
+    title: z.string().trim().min(1).max(200),
+    policy: ConversationPolicySchema,
+    pinned: z.boolean().optional(),
+    createdAt: z.number(),
+    messages: z.array(ExportedMessageSchema).max(100_000)
+});
+
+/** The JSON export file: `cleanroom.conversations` version 1. */
+export const ConversationExportFileSchema = z.object({
+    format: z.literal("cleanroom.conversations"),
+    version: z.literal(1),
+    exportedAt: z.number(),
+    conversations: z.array(ExportedConversationSchema).max(10_000)
+});
+
+export const ExportFormatSchema = z.enum(["markdown", "json"]);

@@ -45,3 +45,6 @@ export function isApiMethod(name: unknown): name is ApiMethod {
 export function isApiEvent(name: unknown): name is ApiEvent {
     return typeof name === "string" && Object.hasOwn(coreEvents, name);
 }
+export type ConversationExportFile = z.infer<typeof schemas.ConversationExportFileSchema>;
+export type ExportFormat = z.infer<typeof schemas.ExportFormatSchema>;
+export type ModelLoadStep = z.infer<typeof schemas.ModelLoadStepSchema>;

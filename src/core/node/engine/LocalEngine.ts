@@ -17,6 +17,7 @@ import {llamaGpuChoice} from "./loadLlama.js";
 import {startupThreadpoolSize} from "./startupThreadpoolSize.js";
 import {machineFingerprint, measureThreads, modelFingerprint, pickBestThreads, threadTunerVersion, type ThreadTuning} from "./ThreadTuner.js";
 import {validateModelFile, type ModelFileFacts} from "./validateModelFile.js";
+import type {ModelLoadStep} from "../../common/api/types.js";
 
 export type LocalEngineOptions = {
     /** Tokens per conversation context. Defaults to the model's trained context, at most `4096`. */
@@ -101,13 +102,16 @@ export class LocalEngine {
         return this._pool;
     }
 
-    public async loadModel(modelPath: string): Promise<LoadedModelInfo> {
+    /** Loads the model; `onStep` hears each step as it begins (`threads` only when the thread count is measured). */
+    public async loadModel(modelPath: string, onStep?: (step: ModelLoadStep) => void): Promise<LoadedModelInfo> {
         await this.unloadModel();
+        onStep?.("reading");
         const llama = await this._llama();
         const facts = await validateModelFile(llama, modelPath);
         const gpu = await llamaGpuChoice(llama);
         const fitContextSize = Math.min(this._options.contextSize ?? defaultMaxContextSize, facts.trainContextSize ?? defaultMaxContextSize);
         let model: LlamaModel;
+        onStep?.("loading");
         try {
             // On a GPU: as many layers as node-llama-cpp's estimate fits in free VRAM beside one
             // conversation's context (never a blind "max"); RAM is checked by its load and the pool's budget.
@@ -117,7 +121,8 @@ export class LocalEngine {
         }
 
         try {
-            const {threads, source, measurements} = await this._chooseThreads(model, modelPath);
+            const {threads, source, measurements} = await this._chooseThreads(model, modelPath, onStep);
+            onStep?.("kvLayout");
             const contextSize = Math.min(this._options.contextSize ?? defaultMaxContextSize, model.trainContextSize);
             const contextOptions = {contextSize, threads, sequences: 1, batchSize: Math.min(512, contextSize)};
             const scratch = PrivateScratchDir.create(this._options.scratchParent);
@@ -348,7 +353,7 @@ export class LocalEngine {
         this._audit.record({kind: "context.disposed", conversationId, data: {contextId: end.contextId, reason: end.reason}});
     }
 
-    private async _chooseThreads(model: LlamaModel, modelPath: string) {
+    private async _chooseThreads(model: LlamaModel, modelPath: string, onStep?: (step: ModelLoadStep) => void) {
         if (this._options.threads != null)
             return {threads: this._options.threads, source: "override" as const, measurements: []};
 
@@ -363,6 +368,7 @@ export class LocalEngine {
         const cached = this._settings?.get<ThreadTuning>(key);
         if (cached != null && Number.isInteger(cached.threads) && cached.threads > 0)
             return {threads: cached.threads, source: "cached" as const, measurements: cached.measurements};
+        onStep?.("threads");
 
         const measurements = await measureThreads(model);
         const threads = pickBestThreads(measurements);

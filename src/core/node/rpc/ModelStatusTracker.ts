@@ -28,9 +28,9 @@ export class ModelStatusTracker {
     }
 
     private async _load(path: string): Promise<ModelStatus> {
-        this._set({state: "loading", path, info: null, error: null});
+        this._set({state: "loading", step: null, path, info: null, error: null});
         try {
-            const info = await this._core.loadModel(path);
+            const info = await this._core.loadModel(path, (step) => this._set({state: "loading", step, path, info: null, error: null}));
             this._set({state: "ready", path, info: info, error: null});
         } catch (error) {
             this._set({state: "error", path, info: null, error: toWireError(error)});

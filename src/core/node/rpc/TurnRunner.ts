@@ -11,7 +11,11 @@ export type TurnOptions = {maxTokens?: number, route?: RouteRequest};
 
 /**
  * Runs replies in the background, one at a time per conversation: a turn's call returns once
- * its messages are stored; its text streams as events; Stop aborts it.
+ * its messages are stored; its text streams as events; Stop aborts it. The conversation's draft
+ * (the composer's unsent text) is cleared once the prompt is stored as a message, and holds the
+ * prompt again when the turn is refused or fails and its prompt is not kept as a message (a cloud
+ * turn that fails removes both), so that what the user typed is never lost. A blocked reply keeps
+ * its prompt as a message: it is there to edit, copy, or Retry locally.
  */
 export class TurnRunner {
     private readonly _core: Core;
@@ -36,10 +40,13 @@ export class TurnRunner {
         this._active.set(conversationId, turn);
         return new Promise((resolve, reject) => {
             let started = false;
+            let userMessageId: number | null = null;
             this._core.sendMessage({conversationId, text, maxTokens, route}, {
                 signal: turn.controller.signal,
                 onStarted: (ids) => {
                     started = true;
+                    userMessageId = ids.userMessageId;
+                    this._core.saveDraft(conversationId, "");
                     turn.assistantMessageId = ids.assistantMessageId;
                     const payload = {conversationId, ...ids};
                     this._events.emit("turn.started", payload);
@@ -52,6 +59,7 @@ export class TurnRunner {
             }).then((result) => {
                 this._events.emit("turn.finished", turnResultView(result));
             }, (error: unknown) => {
+                this._keepAsDraft(conversationId, text, userMessageId);
                 if (started)
                     this._events.emit("turn.error", {conversationId, messageId: turn.assistantMessageId, error: toWireError(error)});
                 else
@@ -60,6 +68,19 @@ export class TurnRunner {
                 if (this._active.get(conversationId) === turn)
                     this._active.delete(conversationId);
             });
+        });
+    }
+
+    /** Edit and resend: the prompt and what follows leave the shown branch (kept), and `text` is sent in its place. */
+    public editAndResend(conversationId: ConversationId, messageId: number, text: string, options: TurnOptions = {}) {
+        if (this._active.has(conversationId))
+            throw new InvalidInputError("chat.editAndResend", ["a reply is already being generated in this conversation; stop it first"]);
+
+        const taken = this._core.branchBefore(conversationId, messageId);
+        return this.start(conversationId, text, options).catch((error: unknown) => {
+            // Refused before it started: the branch as it was is shown again.
+            this._core.restoreBranch(taken);
+            throw error;
         });
     }
 
@@ -79,10 +100,24 @@ export class TurnRunner {
 
         const {prompt, removed} = this._core.rewindToLastPrompt(conversationId, {route: options.route ?? "auto"});
         return this.start(conversationId, prompt, options).catch((error: unknown) => {
-            // Refused before it started (too large, cloud not allowed…): the prompt and its reply are put back.
+            // Refused before it started (too large, cloud not allowed…): the prompt and its reply are put back (not into the composer too).
             this._core.restoreMessages(conversationId, removed);
+            if (this._core.draftOf(conversationId) === prompt)
+                this._core.saveDraft(conversationId, "");
             throw error;
         });
+    }
+
+    /** A prompt not kept as a message goes back to the composer, unless the user typed something else since. */
+    private _keepAsDraft(conversationId: ConversationId, text: string, userMessageId: number | null) {
+        try {
+            if (this._core.findConversation(conversationId) == null || this._core.draftOf(conversationId).trim() !== "")
+                return;
+            if (userMessageId == null || !this._core.getConversation(conversationId).messages.some((message) => message.id === userMessageId))
+                this._core.saveDraft(conversationId, text);
+        } catch {
+            // The conversation was deleted meanwhile: there is no composer to give the text back to.
+        }
     }
 
     /** Stops every reply in progress (host shutdown). */

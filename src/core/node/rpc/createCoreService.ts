@@ -59,6 +59,8 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
     teardown.add(() => turns.stopAll());
     teardown.add(() => library?.cancelAll());
     teardown.add(core.onAuditEvent((event) => events.emit("audit.event", event)));
+    // Conversations a closed window left in the trash (its undo never ran out here) are deleted now.
+    void core.deleteTrashed().catch(() => undefined);
     const requireLibrary = () => {
         if (library == null)
             throw new CleanroomError("MODELS_UNAVAILABLE", "Model management is not set up in this core (no models folder was given).");
@@ -85,8 +87,22 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
         "conversations.create": async ({title, policy}) => core.createConversation({title, policy}),
         "conversations.get": async ({conversationId}) => ({
             ...core.getConversation(conversationId),
-            generating: turns.isGenerating(conversationId)
+            generating: turns.isGenerating(conversationId),
+            draft: core.draftOf(conversationId)
         }),
+        "conversations.saveDraft": async ({conversationId, text}) => {
+            core.saveDraft(conversationId, text);
+            return {saved: true};
+        },
+        "conversations.pin": async ({conversationId, pinned}) => core.pinConversation(conversationId, pinned),
+        "conversations.trash": async ({conversationId}) => {
+            core.requireConversation(conversationId);
+            turns.stop(conversationId);
+            return {scrub: await core.trashConversation(conversationId)};
+        },
+        "conversations.restore": async ({conversationId}) => core.restoreConversation(conversationId),
+        "conversations.export": async ({conversationId, format}) => core.exportConversations(conversationId, format),
+        "conversations.import": async ({text}) => ({imported: core.importConversations(text)}),
         "conversations.rename": async ({conversationId, title}) => core.updateConversation(conversationId, {title}),
         "conversations.setPolicy": async ({conversationId, policy}) => core.updateConversation(conversationId, {policy}),
         "conversations.close": async ({conversationId}) => ({scrub: await core.closeConversation(conversationId, "close")}),
@@ -98,6 +114,13 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
         "chat.send": async ({conversationId, text, maxTokens, route}) => await turns.start(conversationId, text, {maxTokens, route}),
         "chat.stop": async ({conversationId}) => ({stopped: turns.stop(conversationId)}),
         "chat.regenerate": async ({conversationId, maxTokens, route}) => await turns.regenerate(conversationId, {maxTokens, route}),
+        "chat.editAndResend": async ({conversationId, messageId, text, maxTokens, route}) =>
+            await turns.editAndResend(conversationId, messageId, text, {maxTokens, route}),
+        "chat.showVersion": async ({conversationId, messageId}) => {
+            if (turns.isGenerating(conversationId))
+                throw new InvalidInputError("chat.showVersion", ["a reply is being generated in this conversation; stop it first"]);
+            return {messages: core.showVersion(conversationId, messageId)};
+        },
         "isolation.report": async ({conversationId}) => core.isolationReport(conversationId),
         "audit.events": async ({conversationId, limit}) => core.auditEvents({conversationId, limit}),
         "settings.get": async () => await settings.get(),

@@ -9,11 +9,14 @@ import {
     type ConversationSummary, type Message, type SearchHit, type MessageRole, type MessageStatus, type Route
 } from "../../common/types.js";
 
-type ConversationRow = {id: string, title: string, policy: ConversationPolicy, settings_json: string, created_at: number, updated_at: number};
+type ConversationRow = {
+    id: string, title: string, policy: ConversationPolicy, settings_json: string, created_at: number, updated_at: number,
+    pinned: number, trashed_at: number | null
+};
 type MessageRow = {
     id: number, conversation_id: string, role: MessageRole, content: string, status: MessageStatus,
     route: Route | null, route_reason: string | null, tokens: number | null, verdict_json: string | null,
-    created_at: number, updated_at: number
+    created_at: number, updated_at: number, tokens_per_second: number | null, parent_id: number | null, active: number
 };
 
 export type NewConversation = {
@@ -64,6 +67,7 @@ export class ConversationStore {
             id: id ?? crypto.randomUUID(),
             title: title ?? "New conversation",
             policy,
+            pinned: false,
             settings: ConversationSettingsSchema.parse(settings),
             createdAt: now,
             updatedAt: now
@@ -88,17 +92,53 @@ export class ConversationStore {
         return conversation;
     }
 
-    public list(): ConversationSummary[] {
+    /** Conversations not in the trash (with `includeTrashed`, those too): pinned first, then the most recently updated. */
+    public list({includeTrashed = false}: {includeTrashed?: boolean} = {}): ConversationSummary[] {
         const rows = this._db.prepare(`
-            SELECT c.*, (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS message_count
-            FROM conversations c ORDER BY c.updated_at DESC, c.id
-        `).all() as Array<ConversationRow & {message_count: number}>;
-        return rows.map((row) => ({...conversationFromRow(row), messageCount: row.message_count}));
+            SELECT c.*, (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id AND m.active = 1) AS message_count,
+                EXISTS (SELECT 1 FROM drafts d WHERE d.conversation_id = c.id) AS has_draft
+            FROM conversations c WHERE c.trashed_at IS NULL OR @includeTrashed = 1 ORDER BY c.pinned DESC, c.updated_at DESC, c.id
+        `).all({includeTrashed: includeTrashed ? 1 : 0}) as Array<ConversationRow & {message_count: number, has_draft: number}>;
+        return rows.map((row) => ({...conversationFromRow(row), messageCount: row.message_count, hasDraft: row.has_draft === 1}));
+    }
+
+    /** Ids of conversations in the trash (deleted, still undoable), oldest first. */
+    public trashed(): ConversationId[] {
+        return (this._db.prepare("SELECT id FROM conversations WHERE trashed_at IS NOT NULL ORDER BY trashed_at").all() as Array<{id: string}>)
+            .map((row) => row.id);
+    }
+
+    /** Puts the conversation in the trash (hidden from the list, kept with its id until deleted) or takes it out. */
+    public setTrashed(id: ConversationId, trashed: boolean): void {
+        this.get(id);
+        this._db.prepare("UPDATE conversations SET trashed_at = ? WHERE id = ?").run(trashed ? Date.now() : null, id);
+    }
+
+    public setPinned(id: ConversationId, pinned: boolean): Conversation {
+        this.get(id);
+        this._db.prepare("UPDATE conversations SET pinned = ? WHERE id = ?").run(pinned ? 1 : 0, id);
+        return this.get(id);
+    }
+
+    /** The composer's unsent text of the conversation; empty when there is none. */
+    public draft(id: ConversationId): string {
+        const row = this._db.prepare("SELECT text FROM drafts WHERE conversation_id = ?").get(id) as {text: string} | undefined;
+        return row?.text ?? "";
+    }
+
+    /** Keeps the composer's unsent text; an empty text removes the draft. */
+    public setDraft(id: ConversationId, text: string): void {
+        this.get(id);
+        if (text === "")
+            this._db.prepare("DELETE FROM drafts WHERE conversation_id = ?").run(id);
+        else
+            this._db.prepare(`INSERT INTO drafts (conversation_id, text, updated_at) VALUES (?, ?, ?)
+                ON CONFLICT (conversation_id) DO UPDATE SET text = excluded.text, updated_at = excluded.updated_at`).run(id, text, Date.now());
     }
 
     /**
-     * Conversations whose title or messages contain every word of `text` (the last one also as a
-     * prefix), newest first: full-text search (FTS5) over message content, inside the database.
+     * Conversations (not in the trash) whose title or shown messages (the active branch) contain every
+     * word of `text` (the last one also as a prefix), pinned first, then newest: full-text search (FTS5) over message content, inside the database.
      * Words are matched as words, never as FTS5 syntax.
      */
     public search(text: string, limit = 50): SearchHit[] {
@@ -110,7 +150,7 @@ export class ConversationStore {
         const rows = this._db.prepare(`
             SELECT m.conversation_id AS conversation_id, m.id AS message_id, snippet(messages_fts, 0, '[', ']', '…', 12) AS snippet
             FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
-            WHERE messages_fts MATCH ?
+            WHERE messages_fts MATCH ? AND m.active = 1
             ORDER BY m.id DESC
             LIMIT 2000
         `).all(query) as Array<{conversation_id: string, message_id: number, snippet: string}>;
@@ -157,19 +197,22 @@ export class ConversationStore {
         this.get(id);
         this._db.transaction(() => {
             this._db.prepare("DELETE FROM messages WHERE conversation_id = ?").run(id);
+            this._db.prepare("DELETE FROM drafts WHERE conversation_id = ?").run(id);
             this._db.prepare("DELETE FROM audit_events WHERE conversation_id = ?").run(id);
             this._db.prepare("DELETE FROM conversations WHERE id = ?").run(id);
         })();
         return {purge: this.purger.afterDeletion()};
     }
 
+    /** Appends to the shown branch: the new message's parent is the conversation's last active message. */
     public appendMessage(conversationId: ConversationId, message: NewMessage): Message {
         const now = Date.now();
+        const parent = this._db.prepare("SELECT MAX(id) AS id FROM messages WHERE conversation_id = ? AND active = 1").get(conversationId) as {id: number | null};
         const result = this._db.prepare(`
-            INSERT INTO messages (conversation_id, role, content, status, route, route_reason, tokens, created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO messages (conversation_id, role, content, status, route, route_reason, tokens, created_at, updated_at, parent_id, active)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
         `).run(conversationId, message.role, message.content, message.status, message.route ?? null,
-            message.routeReason ?? null, message.tokens ?? null, now, now);
+            message.routeReason ?? null, message.tokens ?? null, now, now, parent.id);
         this._db.prepare("UPDATE conversations SET updated_at = ? WHERE id = ?").run(now, conversationId);
         this.purger.afterWrite();
         return this.getMessage(Number(result.lastInsertRowid));
@@ -188,9 +231,13 @@ export class ConversationStore {
         this._db.prepare("UPDATE messages SET content = ?, tokens = ?, updated_at = ? WHERE id = ?").run(content, tokens, Date.now(), messageId);
     }
 
-    public finishMessage(messageId: number, update: {content: string, status: MessageStatus, tokens?: number | null, verdict?: CloudVerdict | null}): Message {
-        this._db.prepare("UPDATE messages SET content = ?, status = ?, tokens = COALESCE(?, tokens), verdict_json = COALESCE(?, verdict_json), updated_at = ? WHERE id = ?")
-            .run(update.content, update.status, update.tokens ?? null, update.verdict == null ? null : JSON.stringify(update.verdict), Date.now(), messageId);
+    public finishMessage(messageId: number, update: {
+        content: string, status: MessageStatus, tokens?: number | null, verdict?: CloudVerdict | null, tokensPerSecond?: number | null
+    }): Message {
+        this._db.prepare(`UPDATE messages SET content = ?, status = ?, tokens = COALESCE(?, tokens), verdict_json = COALESCE(?, verdict_json),
+            tokens_per_second = COALESCE(?, tokens_per_second), updated_at = ? WHERE id = ?`)
+            .run(update.content, update.status, update.tokens ?? null, update.verdict == null ? null : JSON.stringify(update.verdict),
+                update.tokensPerSecond ?? null, Date.now(), messageId);
         this.purger.afterWrite();
         return this.getMessage(messageId);
     }
@@ -208,9 +255,71 @@ export class ConversationStore {
         return messageFromRow(row);
     }
 
+    /**
+     * The conversation's shown branch, oldest first: what the user sees and the model is given. Each
+     * message says which of its versions it is (`branch`), when an edit made more than one.
+     */
     public messages(conversationId: ConversationId): Message[] {
-        const rows = this._db.prepare("SELECT * FROM messages WHERE conversation_id = ? ORDER BY id").all(conversationId) as MessageRow[];
-        return rows.map(messageFromRow);
+        const rows = this._db.prepare("SELECT * FROM messages WHERE conversation_id = ? AND active = 1 ORDER BY id").all(conversationId) as MessageRow[];
+        const versions = new Map<string, number[]>();
+        for (const {id, parent_id: parent, role} of this._db.prepare("SELECT id, parent_id, role FROM messages WHERE conversation_id = ? ORDER BY id")
+            .all(conversationId) as Array<{id: number, parent_id: number | null, role: string}>) {
+            const key = `${parent ?? ""}:${role}`;
+            versions.set(key, [...versions.get(key) ?? [], id]);
+        }
+        return rows.map((row) => {
+            const siblings = versions.get(`${row.parent_id ?? ""}:${row.role}`) ?? [row.id];
+            const index = siblings.indexOf(row.id);
+            return {
+                ...messageFromRow(row),
+                branch: siblings.length < 2 ? null : {
+                    index, count: siblings.length, previousId: siblings[index - 1] ?? null, nextId: siblings[index + 1] ?? null
+                }
+            };
+        });
+    }
+
+    /**
+     * Takes `messageId` and everything after it off the shown branch (kept, as an older version), so that
+     * an edited message can be appended in its place. Returns what was taken off, for `restoreBranch`.
+     */
+    public branchBefore(messageId: number): number[] {
+        const message = this.getMessage(messageId);
+        const row = this._db.prepare("SELECT active FROM messages WHERE id = ?").get(messageId) as {active: number};
+        if (row.active !== 1)
+            throw new InvalidInputError("the message", ["it is not on the conversation's shown branch"]);
+        const ids = (this._db.prepare("SELECT id FROM messages WHERE conversation_id = ? AND active = 1 AND id >= ? ORDER BY id")
+            .all(message.conversationId, messageId) as Array<{id: number}>).map((taken) => taken.id);
+        this._db.prepare(`UPDATE messages SET active = 0 WHERE id IN (${ids.map(() => "?").join(", ")})`).run(...ids);
+        return ids;
+    }
+
+    /** Puts messages taken off by `branchBefore` back on the shown branch (an edit that could not be sent). */
+    public restoreBranch(ids: number[]): void {
+        if (ids.length > 0)
+            this._db.prepare(`UPDATE messages SET active = 1 WHERE id IN (${ids.map(() => "?").join(", ")})`).run(...ids);
+    }
+
+    /**
+     * Shows another version of a message (one an edit kept): the shown branch from that message's
+     * parent on becomes that version and, after it, its most recent continuation.
+     */
+    public showVersion(messageId: number): void {
+        const target = this._db.prepare("SELECT * FROM messages WHERE id = ?").get(messageId) as MessageRow | undefined;
+        if (target == null)
+            throw new CleanroomError("INVALID_INPUT", `No message with id ${messageId}.`, {messageId});
+        if (target.active === 1)
+            return;
+        this._db.transaction(() => {
+            const shown = this._db.prepare("SELECT id FROM messages WHERE conversation_id = ? AND active = 1 AND parent_id IS ? AND role = ?")
+                .get(target.conversation_id, target.parent_id, target.role) as {id: number} | undefined;
+            if (shown != null)
+                this._db.prepare("UPDATE messages SET active = 0 WHERE conversation_id = ? AND active = 1 AND id >= ?").run(target.conversation_id, shown.id);
+            for (let id: number | undefined = target.id; id != null;) {
+                this._db.prepare("UPDATE messages SET active = 1 WHERE id = ?").run(id);
+                id = (this._db.prepare("SELECT MAX(id) AS id FROM messages WHERE parent_id = ?").get(id) as {id: number | null}).id ?? undefined;
+            }
+        })();
     }
 }
 
@@ -225,6 +334,7 @@ function conversationFromRow(row: ConversationRow): Conversation {
         id: row.id,
         title: row.title,
         policy: row.policy,
+        pinned: row.pinned === 1,
         settings: ConversationSettingsSchema.parse(JSON.parse(row.settings_json)),
         createdAt: row.created_at,
         updatedAt: row.updated_at
@@ -241,6 +351,7 @@ function messageFromRow(row: MessageRow): Message {
         route: row.route,
         routeReason: row.route_reason,
         tokens: row.tokens,
+        tokensPerSecond: row.tokens_per_second,
         verdict: row.verdict_json == null ? null : JSON.parse(row.verdict_json),
         createdAt: row.created_at,
         updatedAt: row.updated_at

@@ -98,5 +98,31 @@ export const migrations: ReadonlyArray<(db: Database.Database) => void> = [
             END;
             INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
         `);
+    },
+    // --- #12 (the app's UX): drafts, pins, undoable deletion, reply speed, edit-and-resend branches. One block, appended last. ---
+    (db) => {
+        // The composer's unsent text, per conversation: it survives a refused turn, a reload and a core restart.
+        db.exec(`
+            CREATE TABLE drafts (
+                conversation_id TEXT PRIMARY KEY REFERENCES conversations(id) ON DELETE CASCADE,
+                text TEXT NOT NULL,
+                updated_at INTEGER NOT NULL
+            );
+            ALTER TABLE conversations ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE conversations ADD COLUMN trashed_at INTEGER;
+            ALTER TABLE messages ADD COLUMN tokens_per_second REAL;
+        `);
+    },
+    (db) => {
+        // Edit and resend keeps the old exchange: messages form a tree (parent_id); the branch shown
+        // (and sent to the model) is the one whose messages are active. Existing conversations are one chain.
+        db.exec(`
+            ALTER TABLE messages ADD COLUMN parent_id INTEGER;
+            ALTER TABLE messages ADD COLUMN active INTEGER NOT NULL DEFAULT 1;
+            UPDATE messages SET parent_id = (
+                SELECT MAX(p.id) FROM messages p WHERE p.conversation_id = messages.conversation_id AND p.id < messages.id
+            );
+            CREATE INDEX messages_by_parent ON messages(conversation_id, parent_id);
+        `);
     }
 ];

@@ -109,6 +109,23 @@ export class CloudTurnService {
                 }
             });
         } catch (error) {
+            // Stopped by the user: what was shown (every piece passed the canary scan) is kept, marked interrupted.
+            if (callbacks.signal?.aborted === true && reply.text !== "") {
+                this._store.finishMessage(reply.messageId, {content: reply.text, status: "interrupted", tokens: reply.pieces});
+                this._audit.record({kind: "turn.cloud", conversationId, data: {
+                    messageId: reply.messageId, requestId, routeReason, blocked: false, verdict: null, finishReason: "aborted"
+                }});
+                return {
+                    conversationId, route: "cloud", routeReason, userMessageId: user.id, assistantMessageId: reply.messageId,
+                    reply: reply.text, status: "interrupted",
+                    tokens: {prompt: 0, generated: null},
+                    timings: {firstTokenMs: reply.firstPieceMs, totalMs: reply.elapsedMs()},
+                    cloud: {
+                        requestId, blocked: false, verdict: null, warnings: [], canariesPlanted: 0,
+                        promptTokens: {ours: 0, reported: null, countedBy: "estimate"}, model: null, finishReason: "aborted"
+                    }
+                };
+            }
             // A failed cloud turn leaves the conversation as it was: nothing half-written is kept as a reply.
             this._store.deleteMessage(reply.messageId);
             this._store.deleteMessage(user.id);
@@ -117,7 +134,11 @@ export class CloudTurnService {
             throw wire;
         }
 
-        const status = result.blocked ? "blocked" : "complete";
+        // Stopped by the user while it streamed: what was shown is kept, marked interrupted (text held back for the scan is not).
+        const stopped = !result.blocked && callbacks.signal?.aborted === true;
+        const status = result.blocked ? "blocked" : stopped ? "interrupted" : "complete";
+        if (stopped)
+            result = {...result, text: reply.text, finishReason: result.finishReason ?? "aborted"};
         this._store.finishMessage(reply.messageId, {content: result.text, status, tokens: result.completionTokens, verdict: result.verdict});
         this._audit.record({kind: "turn.cloud", conversationId, data: {
             messageId: reply.messageId, requestId, routeReason, canariesPlanted: result.canariesPlanted, blocked: result.blocked,
@@ -149,10 +170,10 @@ export class CloudTurnService {
         };
     }
 
-    /** Fingerprints of the user's other conversations: their text must never come back in this one. */
+    /** Fingerprints of the user's other conversations (those still undoably deleted too): their text must never come back in this one. */
     private async _fingerprintsOfOthers(conversationId: ConversationId) {
         const fingerprints = new FingerprintIndex({key: this._access.fingerprintKey != null ? await this._access.fingerprintKey() : this._processKey});
-        for (const other of this._store.list())
+        for (const other of this._store.list({includeTrashed: true}))
             if (other.id !== conversationId)
                 fingerprints.addConversation(this._store.messages(other.id).map((message) => message.content));
         return fingerprints;

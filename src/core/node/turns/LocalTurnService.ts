@@ -68,7 +68,11 @@ export class LocalTurnService {
             }, prepared);
 
             const status = result.finishReason === "aborted" ? "interrupted" : "complete";
-            this._store.finishMessage(reply.messageId, {content: result.text, status, tokens: result.tokens.length});
+            const generated = result.tokens.length;
+            const tokensPerSecond = generated > 1 && result.firstTokenMs != null && result.decodeMs > result.firstTokenMs
+                ? (generated - 1) / ((result.decodeMs - result.firstTokenMs) / 1000)
+                : null;
+            this._store.finishMessage(reply.messageId, {content: result.text, status, tokens: generated, tokensPerSecond});
             this._audit.record({kind: "turn.local", conversationId, data: {
                 messageId: reply.messageId, contextId: result.context.id, promptTokens: prepared.tokens.length,
                 evaluatedTokens: result.evaluatedPromptTokens, reusedTokens: result.reusedPromptTokens,
@@ -78,7 +82,6 @@ export class LocalTurnService {
             for (const evicted of result.evicted)
                 this._audit.record({kind: "context.evicted", conversationId: evicted, data: {forConversation: conversationId}});
 
-            const generated = result.tokens.length;
             return {
                 conversationId,
                 route: "local",
@@ -97,9 +100,7 @@ export class LocalTurnService {
                 timings: {
                     firstTokenMs: result.firstTokenMs,
                     totalMs: reply.elapsedMs(),
-                    tokensPerSecond: generated > 1 && result.firstTokenMs != null
-                        ? (generated - 1) / ((result.decodeMs - result.firstTokenMs) / 1000)
-                        : null
+                    tokensPerSecond
                 },
                 ...(result.firstTokenProbabilities != null ? {firstTokenProbabilities: result.firstTokenProbabilities} : {})
             };

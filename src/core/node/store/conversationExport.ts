@@ -1,0 +1,64 @@
+import {InvalidInputError} from "../../common/errors.js";
+import {ConversationExportFileSchema} from "../../common/api/schemas.js";
+import type {ConversationExportFile} from "../../common/api/types.js";
+import type {Conversation, Message} from "../../common/types.js";
+
+type ExportedConversation = ConversationExportFile["conversations"][number];
+
+/** One conversation as it is exported: its shown branch (older versions kept by edits stay in the app). */
+export function exportedConversation(conversation: Conversation, messages: Message[]): ExportedConversation {
+    return {
+        title: conversation.title,
+        policy: conversation.policy,
+        pinned: conversation.pinned,
+        createdAt: conversation.createdAt,
+        messages: messages.filter((message) => message.status !== "blocked").map((message) => ({
+            role: message.role, content: message.content, status: message.status,
+            route: message.route, tokens: message.tokens, createdAt: message.createdAt
+        }))
+    };
+}
+
+/** The JSON export file, which `parseConversationExport` reads back. */
+export function conversationsToJson(conversations: ExportedConversation[], exportedAt = Date.now()): string {
+    const file: ConversationExportFile = {format: "cleanroom.conversations", version: 1, exportedAt, conversations};
+    return JSON.stringify(file, null, 2) + "\n";
+}
+
+/** Readable Markdown: a heading per conversation, one per message with who wrote it and when. */
+export function conversationsToMarkdown(conversations: ExportedConversation[]): string {
+    return conversations.map((conversation) => [
+        `# ${conversation.title}`,
+        "",
+        `_${conversation.policy === "local" ? "Local only" : "Cloud allowed"} · started ${new Date(conversation.createdAt).toISOString()}_`,
+        "",
+        ...conversation.messages.flatMap((message) => [
+            `## ${message.role === "user" ? "You" : "Assistant"}${message.status === "interrupted" ? " (stopped)" : ""}`,
+            "",
+            message.content,
+            ""
+        ])
+    ].join("\n")).join("\n---\n\n");
+}
+
+/** Reads a JSON export back; INVALID_INPUT, saying what is wrong, for anything else. */
+export function parseConversationExport(text: string): ConversationExportFile {
+    let json: unknown;
+    try {
+        json = JSON.parse(text);
+    } catch (error) {
+        throw new InvalidInputError("the import file", [`it is not JSON (${error instanceof Error ? error.message : String(error)})`]);
+    }
+    const parsed = ConversationExportFileSchema.safeParse(json);
+    if (!parsed.success)
+        throw new InvalidInputError("the import file", parsed.error.issues.slice(0, 5).map((issue) => `${issue.path.join(".") || "file"}: ${issue.message}`));
+    return parsed.data;
+}
+
+/** A file name for an export: the title's letters and digits, or `cleanroom-conversations`. */
+export function exportFileName(title: string | null, format: "markdown" | "json"): string {
+    const stem = title == null ? "cleanroom-conversations" : title.normalize("NFKD").replace(/[^A-Za-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 60).toLowerCase() || "conversation";
+    return `${stem}.${format === "markdown" ? "md" : "json"}`;
+}
+
+export const exportMimeTypes = {markdown: "text/markdown", json: "application/json"} as const satisfies Record<string, string>;
