@@ -145,15 +145,24 @@ export class ConversationStore {
         const words = text.normalize("NFC").split(/\s+/).filter((word) => word !== "");
         if (words.length === 0)
             return [];
-        const query = words.map((word, index) => `"${word.replaceAll('"', '""')}"${index === words.length - 1 ? "*" : ""}`).join(" ");
-        // The newest matching message of each conversation (FTS5's snippet cannot run inside an aggregate).
-        const rows = this._db.prepare(`
-            SELECT m.conversation_id AS conversation_id, m.id AS message_id, snippet(messages_fts, 0, '[', ']', '…', 12) AS snippet
-            FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
-            WHERE messages_fts MATCH ? AND m.active = 1
-            ORDER BY m.id DESC
-            LIMIT 2000
-        `).all(query) as Array<{conversation_id: string, message_id: number, snippet: string}>;
+        // Only words with a letter or digit reach FTS5 (a word of punctuation alone has no token, and an empty prefix is a syntax error).
+        const indexed = words.map((word) => word.replaceAll("\0", "")).filter((word) => /[\p{L}\p{N}]/u.test(word));
+        const query = indexed.map((word, index) => `"${word.replaceAll('"', '""')}"${index === indexed.length - 1 ? "*" : ""}`).join(" ");
+        let rows: Array<{conversation_id: string, message_id: number, snippet: string}> = [];
+        try {
+            // The newest matching message of each conversation (FTS5's snippet cannot run inside an aggregate).
+            rows = query === "" ? [] : this._db.prepare(`
+                SELECT m.conversation_id AS conversation_id, m.id AS message_id, snippet(messages_fts, 0, '[', ']', '…', 12) AS snippet
+                FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
+                WHERE messages_fts MATCH ? AND m.active = 1
+                ORDER BY m.id DESC
+                LIMIT 2000
+            `).all(query) as typeof rows;
+        } catch (error) {
+            // A query FTS5 still cannot parse matches no message; every word was quoted, so nothing else can go wrong here.
+            if (!(error instanceof Error && error.message.startsWith("fts5:")))
+                throw error;
+        }
         const byMessage = new Map<string, (typeof rows)[number]>();
         for (const row of rows)
             if (!byMessage.has(row.conversation_id))
