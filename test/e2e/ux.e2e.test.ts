@@ -154,7 +154,7 @@ describe.skipIf(!runnable)("the app as people expect it, in Chromium against web
         await expect.poll(() => userMessages().last().textContent()).toContain("Tell me a short story about a lighthouse.");
 
         // Edit from the message's own button, then Escape cancels and leaves the composer as it was.
-        await userMessages().last().getByRole("button", {name: "Edit and resend"}).click();
+        await userMessages().last().getByRole("button", {name: "Edit message"}).click();
         await expect.poll(() => composer().inputValue()).toBe("Tell me a short story about a lighthouse.");
         await composer().press("Escape");
         await expect.poll(() => composer().inputValue()).toBe("");
@@ -314,7 +314,7 @@ describe.skipIf(!runnable)("the app as people expect it, in Chromium against web
         expect(withoutRing).toEqual([]);
         const names = reached.map((entry) => entry.name).join("\n");
         for (const control of ["New conversation", "Search conversations", "Pin ", "Rename ", "Delete ", "Export all", "Import", "Settings", "Shortcuts",
-            "Local only", "Export", "Copy message", "Edit and resend", "Regenerate", "Message"])
+            "Local only", "Export", "Copy message", "Edit message", "Regenerate", "Message"])
             expect(names, control).toContain(control);
     });
 

@@ -51,7 +51,7 @@ export function MessageItem({message, canRegenerate, canEdit, onRegenerate, onRe
                         </span>
                     )}
                     <button type="button" className="text-button" aria-label={copied ? "Message copied" : "Copy message"} onClick={() => void copy()}>{copied ? "Copied" : "Copy"}</button>
-                    {!isReply && canEdit && <button type="button" className="text-button" aria-label="Edit and resend" onClick={onEdit}>Edit</button>}
+                    {!isReply && canEdit && <button type="button" className="text-button" aria-label="Edit message" title="Edit and resend (the earlier version is kept)" onClick={onEdit}>Edit</button>}
                     {canRegenerate && <button type="button" className="text-button" onClick={onRegenerate}>Regenerate</button>}
                     {isReply && <ReplyStats message={message} />}
                 </footer>
