@@ -21,6 +21,8 @@ export type E2eAppOptions = {
     threads?: number | null,
     /** More environment for web mode (CLEANROOM_HOME is the app's home, CLEANROOM_MODEL is empty). */
     env?: NodeJS.ProcessEnv,
+    /** Node's own options for web mode, after tsx: e.g. `--import` of a forced-fault preload. */
+    nodeArgs?: string[],
     /** Screenshot file names start with this. Defaults to none. */
     screenshotPrefix?: string,
     /** Full-page screenshots. Defaults to `false`. */
@@ -43,11 +45,11 @@ export type E2eApp = {
  * The app as the e2e tests drive it: web mode on its own home folder and database, one thread (far
  * faster on small machines), and a page in the real Chromium with a 60 s default timeout.
  */
-export async function openE2eApp({label, home = tempDir(label), args, contextSize = 2048, threads = 1, env = {}, screenshotPrefix = "", fullPage = false}: E2eAppOptions): Promise<E2eApp> {
+export async function openE2eApp({label, home = tempDir(label), args, contextSize = 2048, threads = 1, env = {}, nodeArgs = [], screenshotPrefix = "", fullPage = false}: E2eAppOptions): Promise<E2eApp> {
     fs.mkdirSync(screenshotsDir, {recursive: true});
     const database = path.join(home, "e2e.db");
     const web = await startWebMode([...args, "--db", database, ...(threads != null ? ["--threads", String(threads)] : []), "--context-size", String(contextSize)],
-        {CLEANROOM_HOME: home, CLEANROOM_MODEL: "", ...env});
+        {CLEANROOM_HOME: home, CLEANROOM_MODEL: "", ...env}, undefined, undefined, nodeArgs);
     const browser = await launchChromium();
     const page = await browser.newPage();
     page.setDefaultTimeout(60_000);

@@ -16,10 +16,10 @@ export type WebMode = {
 
 /**
  * Runs `npm run web`'s entry (or `entry`, such as `npm start`'s) as a child process and resolves
- * with the URL line it prints.
+ * with the URL line it prints. `nodeArgs` go to node after tsx, e.g. `--import` of a forced-fault preload.
  */
-export function startWebMode(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 180_000, entry = "src/web/main.ts"): Promise<WebMode> {
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, entry), ...args], {
+export function startWebMode(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 180_000, entry = "src/web/main.ts", nodeArgs: string[] = []): Promise<WebMode> {
+    const child = spawn(process.execPath, ["--import", "tsx", ...nodeArgs, path.join(repoRoot, entry), ...args], {
         cwd: repoRoot,
         env: {...process.env, ...env},
         stdio: ["ignore", "pipe", "pipe"]
