@@ -291,6 +291,24 @@ export function App({client}: {client: AppCoreClient}) {
     if (models.model == null)
         return <div className="splash" role="status">{client.connection === "disconnected" ? "Connecting to the core…" : "Starting…"}<BannerStack banners={banners} onDismiss={dismiss} /></div>;
 
+    /** "Delete everything" in Settings: the core wipes the store; the list empties and nothing is reopened (no new conversation is made). */
+    const deleteEverything = async () => {
+        try {
+            if (pendingDeletion != null)
+                clearTimeout(pendingDeletion.timer);
+            setPendingDeletion(null);
+            const report = await client.call("app.deleteEverything", {confirm: "delete everything"});
+            openedFirst.current = true;
+            setOpenId(null);
+            setPrevious(null);
+            await Promise.all([list.refresh(), models.refresh()]);
+            return report;
+        } catch (error) {
+            showError(error);
+            return undefined;
+        }
+    };
+
     const settingsDialog = settingsOpen && models.settings != null && (
         <SettingsDialog settings={models.settings} model={models.model} pendingRestart={models.pendingRestart}
             conversation={chat.conversation} onClose={() => setSettingsOpen(false)}
@@ -299,7 +317,7 @@ export function App({client}: {client: AppCoreClient}) {
             onSetPolicy={setPolicy} onOpenModels={() => {
                 setSettingsOpen(false);
                 setModelsOpen(true);
-            }} />
+            }} onDeleteEverything={deleteEverything} />
     );
 
     if (modelsOpen)

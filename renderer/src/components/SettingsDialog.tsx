@@ -1,5 +1,5 @@
 import {useEffect, useState} from "react";
-import type {ApiInput, AppSettings, GpuSetting, ModelStatus} from "../../../src/core/common/api/index.js";
+import type {ApiInput, ApiOutput, AppSettings, GpuSetting, ModelStatus} from "../../../src/core/common/api/index.js";
 import type {Conversation, ConversationPolicy} from "../../../src/core/common/types.js";
 import {Switch} from "./Switch.js";
 
@@ -8,10 +8,11 @@ type Draft = {modelPath: string, threads: string, contextSize: string, gpu: GpuS
 const gpuSettings: GpuSetting[] = ["auto", "metal", "cuda", "vulkan", "off"];
 
 /** Model, engine and cloud settings, and the open conversation's policy. */
-export function SettingsDialog({settings, model, pendingRestart, conversation, onSave, onLoadModel, onSetPolicy, onOpenModels, onClose}: {
+export function SettingsDialog({settings, model, pendingRestart, conversation, onSave, onLoadModel, onSetPolicy, onOpenModels, onDeleteEverything, onClose}: {
     settings: AppSettings, model: ModelStatus | null, pendingRestart: string[], conversation: Conversation | null,
     onSave: (changes: ApiInput<"settings.set">) => Promise<unknown>, onLoadModel: (path: string) => Promise<unknown>,
-    onSetPolicy: (policy: ConversationPolicy) => void, onOpenModels: () => void, onClose: () => void
+    onSetPolicy: (policy: ConversationPolicy) => void, onOpenModels: () => void,
+    onDeleteEverything: () => Promise<ApiOutput<"app.deleteEverything"> | undefined>, onClose: () => void
 }) {
     const [draft, setDraft] = useState<Draft>(() => draftOf(settings));
     const [saving, setSaving] = useState(false);
@@ -131,12 +132,86 @@ export function SettingsDialog({settings, model, pendingRestart, conversation, o
                     </fieldset>
                 )}
 
+                <DeleteEverything onDelete={onDeleteEverything} />
+
                 <footer className="dialog-footer">
                     <button type="button" className="button" onClick={onClose}>Close</button>
                     <button type="button" className="button button-primary" disabled={saving} onClick={() => void save()}>Save</button>
                 </footer>
             </div>
         </div>
+    );
+}
+
+const confirmPhrase = "delete everything";
+
+/**
+ * "Delete everything": a first click asks for the phrase to be typed, and only then does the
+ * destructive button work. The core's report follows: each table and file it checked, each clean.
+ */
+function DeleteEverything({onDelete}: {onDelete: () => Promise<ApiOutput<"app.deleteEverything"> | undefined>}) {
+    const [asking, setAsking] = useState(false);
+    const [typed, setTyped] = useState("");
+    const [deleting, setDeleting] = useState(false);
+    const [report, setReport] = useState<ApiOutput<"app.deleteEverything"> | null>(null);
+    const confirmed = typed.trim().toLowerCase() === confirmPhrase;
+    const run = async () => {
+        setDeleting(true);
+        try {
+            const result = await onDelete();
+            if (result != null) {
+                setReport(result);
+                setAsking(false);
+                setTyped("");
+            }
+        } finally {
+            setDeleting(false);
+        }
+    };
+    return (
+        <fieldset className="danger-zone">
+            <legend>Delete everything</legend>
+            <p className="field-hint">Ends and scrubs every session, then deletes every conversation, the audit trail, fingerprints,
+                canary hashes, settings and registered-model records, leaving none of their text in the database or its journal.
+                Model files are kept. This cannot be undone.</p>
+            {!asking && (
+                <button type="button" className="button button-danger" onClick={() => {
+                    setAsking(true);
+                    setReport(null);
+                }}>Delete everything…</button>
+            )}
+            {asking && (
+                <>
+                    <label className="field">
+                        <span>Type “{confirmPhrase}” to confirm</span>
+                        <input value={typed} onChange={(event) => setTyped(event.target.value)} autoComplete="off" spellCheck={false} />
+                    </label>
+                    <div className="button-row">
+                        <button type="button" className="button" onClick={() => {
+                            setAsking(false);
+                            setTyped("");
+                        }}>Cancel</button>
+                        <button type="button" className="button button-danger" disabled={!confirmed || deleting} onClick={() => void run()}>
+                            {deleting ? "Deleting…" : "Delete everything now"}
+                        </button>
+                    </div>
+                </>
+            )}
+            {report != null && (
+                <div role="status" aria-label="Delete everything report" className="wipe-report">
+                    <p>{report.clean ? `Everything was deleted: ${report.checks.length} checks, each clean.` : "Something remains: see below."}
+                        {report.scrubs.length > 0 ? ` ${report.scrubs.length} session(s) scrubbed${report.scrubs.every((scrub) => scrub.verified) ? ", verified" : ""}.` : ""}
+                        {report.modelFilesKept > 0 ? ` ${report.modelFilesKept} model file(s) kept.` : ""}</p>
+                    <ul>
+                        {report.checks.map((check) => (
+                            <li key={check.path}>
+                                <strong>{check.remains ? "Remains" : "Clean"}</strong> · {check.what}{check.removed ? " (removed)" : ""}
+                            </li>
+                        ))}
+                    </ul>
+                </div>
+            )}
+        </fieldset>
     );
 }
 

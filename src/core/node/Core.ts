@@ -20,6 +20,7 @@ import {
     conversationsToJson, conversationsToMarkdown, exportFileName, exportMimeTypes, exportedConversation, parseConversationExport
 } from "./store/conversationExport.js";
 import type {PurgeState} from "./store/DeletionPurger.js";
+import {wipeOpenDatabase, type WipeReport} from "./store/wipeStore.js";
 import type {SendMessageCallbacks, SendMessageInput, TurnRequest} from "./turns/types.js";
 
 export type {CoreOptions, CoreServices} from "./createCoreServices.js";
@@ -236,6 +237,24 @@ export class Core {
      * file and WAL; the store's purger finishes the purge once that reader is done (on a timer, at
      * the next write, at close) and records `deletion.purged`.
      */
+    /**
+     * "Delete everything" while the core keeps running: every session ends (scrubbed, verified),
+     * then `wipeOpenDatabase` removes every conversation, message, draft, audit event, fingerprint,
+     * canary hash and setting, leaves none of their text in the database file or its WAL, and
+     * removes the registered-model records of `modelsDir` (never model files). Nothing is recorded
+     * afterwards (an audit row would be the first trace again). A scrub that cannot be verified
+     * does not stop the wipe: the contexts are discarded, the rows deleted, then the fault thrown.
+     */
+    public async deleteEverything(modelsDir?: string): Promise<{scrubs: ScrubReport[], wipe: WipeReport}> {
+        const {engine, database, store} = this._services;
+        const {value: ends, fault} = await catchScrubFault(engine.endAllSessions("delete"));
+        this._lastSessionEnd.clear();
+        const wipe = wipeOpenDatabase({db: database, purger: store.purger, modelsDir});
+        if (fault != null)
+            throw fault;
+        return {scrubs: (ends ?? []).map(toScrubReport), wipe};
+    }
+
     public async deleteConversation(conversationId: ConversationId): Promise<{scrub: ScrubReport | null, purge: PurgeState}> {
         const {store, audit, deletionGraceMs} = this._services;
         // A scrub that cannot be verified does not stop the deletion: the context is discarded, the text deleted, then the fault thrown.

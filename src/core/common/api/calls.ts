@@ -4,7 +4,7 @@ import {ConversationIdSchema, ConversationPolicySchema, RouteRequestSchema} from
 import {
     AppSettingsSchema, AuditEventSchema, CloudEndpointSchema, ContextSizeSettingSchema, ConversationSchema, GpuSettingSchema,
     ConversationSummarySchema, DetectedModelsSchema, DownloadIdSchema, IsolationReportSchema, MessageSchema, ModelLibrarySchema,
-    ModelStatusSchema, ScrubReportSchema, SearchHitSchema, ThreadsSettingSchema, TurnStartedSchema, ExportFormatSchema
+    ModelStatusSchema, ScrubReportSchema, DeleteEverythingReportSchema, SearchHitSchema, ThreadsSettingSchema, TurnStartedSchema, ExportFormatSchema
 } from "./schemas.js";
 import {MaxTokensSchema, MessageTextSchema, SearchTextSchema, maxMessageTextLength} from "./limits.js";
 
@@ -51,6 +51,16 @@ export const coreCalls = {
     "app.lock": {
         input: z.strictObject({}),
         output: z.object({locked: z.literal(true)})
+    },
+    /**
+     * Delete everything, the core staying up: every reply stopped, every session ended (scrubbed),
+     * every conversation, message, draft, audit event, fingerprint, canary hash and setting deleted
+     * with none of their text left in the database file or its WAL, the registered-model records
+     * removed (model files stay). `confirm` must be the literal "delete everything".
+     */
+    "app.deleteEverything": {
+        input: z.strictObject({confirm: z.literal("delete everything")}),
+        output: DeleteEverythingReportSchema
     },
     "conversations.list": {
         input: z.strictObject({}),

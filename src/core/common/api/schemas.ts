@@ -404,3 +404,14 @@ export const ConversationExportFileSchema = z.object({
 });
 
 export const ExportFormatSchema = z.enum(["markdown", "json"]);
+
+/** One thing "Delete everything" checked (a table's rows, a file): whether something was there and removed, and whether anything remains. */
+export const WipeCheckSchema = z.object({path: z.string(), what: z.string(), removed: z.boolean(), remains: z.boolean()});
+
+/** What `app.deleteEverything` did: each session's scrub, each check, the model files kept, and `clean` when nothing remains. */
+export const DeleteEverythingReportSchema = z.object({
+    scrubs: z.array(ScrubReportSchema),
+    checks: z.array(WipeCheckSchema),
+    modelFilesKept: z.number().int(),
+    clean: z.boolean()
+});

@@ -232,6 +232,14 @@ export class LocalEngine {
             throwUnlessVerified(end);
     }
 
+    /** Ends every session (each scrubbed), the model staying loaded; then throws `ScrubUnverifiedError` if a scrub could not be verified. */
+    public async endAllSessions(reason: SessionEndReason): Promise<SessionEnd[]> {
+        const ends = this._pool != null ? await this._pool.endAll(reason) : [];
+        for (const end of ends)
+            throwUnlessVerified(end);
+        return ends;
+    }
+
     /** Ends the conversation's session (scrubbed); `ScrubUnverifiedError` when the scrub could not be verified (the context is discarded all the same). */
     public async endSession(conversationId: ConversationId, reason: SessionEndReason): Promise<SessionEnd | null> {
         const end = await this._pool?.end(conversationId, reason) ?? null;

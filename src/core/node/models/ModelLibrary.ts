@@ -69,6 +69,11 @@ export class ModelLibrary {
         return this._registry;
     }
 
+    /** Drops the registry read so far (its file was removed): the next use reads the folder again. */
+    public forgetRegistry(): void {
+        this._registry = null;
+    }
+
     /** The catalog, read on first use: a broken catalog is reported to the caller, it never stops the core. */
     public catalog(): ModelCatalog {
         this._catalog ??= ModelCatalog.load(this._options.catalogPath);

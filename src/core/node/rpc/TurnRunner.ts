@@ -4,7 +4,7 @@ import type {ConversationId, RouteRequest, TurnOutcome} from "../../common/types
 import type {Core} from "../Core.js";
 import type {CoreEventEmitter} from "./CoreEventEmitter.js";
 
-type ActiveTurn = {controller: AbortController, assistantMessageId: number | null};
+type ActiveTurn = {controller: AbortController, assistantMessageId: number | null, done?: Promise<void>};
 
 /** How a turn is asked for: its reply budget and where it should go (`auto` when absent). */
 export type TurnOptions = {maxTokens?: number, route?: RouteRequest};
@@ -41,7 +41,7 @@ export class TurnRunner {
         return new Promise((resolve, reject) => {
             let started = false;
             let userMessageId: number | null = null;
-            this._core.sendMessage({conversationId, text, maxTokens, route}, {
+            turn.done = this._core.sendMessage({conversationId, text, maxTokens, route}, {
                 signal: turn.controller.signal,
                 onStarted: (ids) => {
                     started = true;
@@ -124,6 +124,13 @@ export class TurnRunner {
     public stopAll() {
         for (const turn of this._active.values())
             turn.controller.abort();
+    }
+
+    /** Stops every reply in progress and waits until each has finished writing what it keeps ("Delete everything" comes after). */
+    public async stopAllAndWait(): Promise<void> {
+        const running = [...this._active.values()];
+        this.stopAll();
+        await Promise.all(running.map((turn) => turn.done));
     }
 }
 

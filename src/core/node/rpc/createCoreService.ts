@@ -82,6 +82,13 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
         "app.lock": async () => {
             throw new CleanroomError("INVALID_INPUT", "No passphrase is set, so there is nothing to lock with: set one first (cleanroom passphrase set).");
         },
+        "app.deleteEverything": async () => {
+            await turns.stopAllAndWait();
+            library?.cancelAll();
+            const {scrubs, wipe} = await core.deleteEverything(options.models?.dir);
+            library?.forgetRegistry();
+            return {scrubs, ...wipe};
+        },
         "conversations.list": async () => core.listConversations(),
         "conversations.search": async ({text, limit}) => core.searchConversations(text, limit),
         "conversations.create": async ({title, policy}) => core.createConversation({title, policy}),

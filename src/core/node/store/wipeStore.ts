@@ -1,5 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
+import type Database from "better-sqlite3-multiple-ciphers";
+import type {DeletionPurger} from "./DeletionPurger.js";
 import {zeroAndRemove} from "./keys/durableFiles.js";
 import {envelopeFile, nextEnvelopeFile} from "./keys/keyEnvelope.js";
 import {switchFiles} from "./keys/openKeyedDatabase.js";
@@ -32,12 +34,19 @@ export type WipeReport = {
  * The database must not be open in another process (its file would live on there until it closes).
  */
 export function wipeStore({database, modelsDir, removeModelFiles = false}: WipeOptions): WipeReport {
+    const {targets, modelFilesKept} = wipeTargets({database, modelsDir, removeModelFiles});
+    const checks = removeTargets(targets);
+    return {checks, modelFilesKept, clean: checks.every((check) => !check.remains)};
+}
+
+/** What `wipeStore` removes: the database's own files first (`live`), then what is left around it. */
+function wipeTargets({database, modelsDir, removeModelFiles = false}: WipeOptions) {
     const file = path.resolve(database);
     const {encrypting, rekeyed, replaced} = switchFiles(file);
-    const targets: Array<{path: string, what: string}> = [
-        {path: file, what: "database (conversations, messages, audit, fingerprints, canary hashes, settings)"},
-        ...["-wal", "-shm", "-journal"].map((suffix) => ({path: file + suffix, what: `database ${suffix.slice(1)} file`})),
-        {path: envelopeFile(file), what: "database key file"},
+    const targets: Array<{path: string, what: string, live?: boolean}> = [
+        {path: file, what: "database (conversations, messages, audit, fingerprints, canary hashes, settings)", live: true},
+        ...["-wal", "-shm", "-journal"].map((suffix) => ({path: file + suffix, what: `database ${suffix.slice(1)} file`, live: suffix !== "-journal"})),
+        {path: envelopeFile(file), what: "database key file", live: true},
         {path: nextEnvelopeFile(file), what: "database key file of a re-key"},
         ...[encrypting, rekeyed].flatMap((leftover) => ["", "-journal", "-wal", "-shm"].map((suffix) => ({path: leftover + suffix, what: "copy left by a migration or re-key"}))),
         {path: replaced, what: "database file a migration or re-key replaced"}
@@ -55,12 +64,63 @@ export function wipeStore({database, modelsDir, removeModelFiles = false}: WipeO
                 modelFilesKept++;
         }
     }
+    return {targets, modelFilesKept};
+}
 
-    const checks = targets.map(({path: target, what}) => {
+function removeTargets(targets: Array<{path: string, what: string}>): WipeCheck[] {
+    return targets.map(({path: target, what}) => {
         const existed = fs.statSync(target, {throwIfNoEntry: false})?.isFile() === true;
         if (existed)
             zeroAndRemove(target);
         return {path: target, what, removed: existed, remains: fs.existsSync(target)};
     });
+}
+
+export type OpenWipeOptions = {
+    /** The open database (its own connection: no transaction may be open on it). */
+    db: Database.Database,
+    /** Its purger: the checkpoint that takes the deleted pages out of the WAL, or a purge kept pending while another reader holds a snapshot. */
+    purger: DeletionPurger,
+    /** The models folder whose `registry.json` goes (model files stay). */
+    modelsDir?: string
+};
+
+/**
+ * "Delete everything" on a database that stays open (the app's Settings): what `wipeStore` does
+ * with the files, done inside the open database. Every row of every table goes in one
+ * transaction (`secure_delete` zeroes them; the full-text index follows through its triggers),
+ * `VACUUM` rewrites the file without the freed pages, and the purger's `wal_checkpoint(TRUNCATE)`
+ * empties the WAL. The database file, its key file and its shared-memory index stay (the core
+ * keeps running on them, under the same key); everything else `wipeStore` would remove around it
+ * (the copies a migration or re-key left, the registered-model records) is removed the same way.
+ * Model files are kept. The report has a check per table (rows left) and one per file.
+ */
+export function wipeOpenDatabase({db, purger, modelsDir}: OpenWipeOptions): WipeReport {
+    if (db.name === ":memory:" || db.readonly)
+        throw new Error("wipeOpenDatabase needs a writable database file");
+    const tables = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all() as Array<{name: string, sql: string | null}>;
+    const virtualTables = tables.filter((table) => /^CREATE VIRTUAL TABLE/i.test(table.sql ?? "")).map((table) => table.name);
+    // FTS5 keeps its own shadow tables (`<name>_data`, ...): emptied through the triggers of the table it indexes.
+    const ordinary = tables.filter((table) => !virtualTables.includes(table.name) &&
+        !virtualTables.some((virtual) => table.name.startsWith(virtual + "_"))).map((table) => table.name);
+    const quote = (name: string) => `"${name.replaceAll("\"", "\"\"")}"`;
+    db.transaction(() => {
+        db.pragma("defer_foreign_keys = ON");
+        for (const table of ordinary)
+            db.prepare(`DELETE FROM ${quote(table)}`).run();
+    })();
+    db.exec("VACUUM");
+    const purge = purger.afterDeletion();
+
+    const file = path.resolve(db.name);
+    const tableChecks: WipeCheck[] = ordinary.map((table) => {
+        const {rows} = db.prepare(`SELECT count(*) AS rows FROM ${quote(table)}`).get() as {rows: number};
+        return {path: `${file} (table ${table})`, what: `rows of ${table}`, removed: true, remains: rows > 0};
+    });
+    const walBytes = fs.statSync(file + "-wal", {throwIfNoEntry: false})?.size ?? 0;
+    const walCheck: WipeCheck = {path: file + "-wal", what: "database wal file, emptied by a checkpoint", removed: true, remains: purge !== "done" || walBytes > 0};
+    const {targets, modelFilesKept} = wipeTargets({database: file, modelsDir});
+    const fileChecks = removeTargets(targets.filter((target) => target.live !== true));
+    const checks = [...tableChecks, walCheck, ...fileChecks];
     return {checks, modelFilesKept, clean: checks.every((check) => !check.remains)};
 }
