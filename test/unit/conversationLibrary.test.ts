@@ -126,7 +126,7 @@ describe("the conversation library behind the app's list and composer", () => {
 
         // A new turn continues the branch shown; an edit refused before it started puts the old branch back.
         const again = core.branchBefore(conversation.id, shown[2]!.id);
-        core.restoreBranch(again);
+        core.restoreBranch(conversation.id, again);
         expect(store.messages(conversation.id).map((message) => message.content)).toEqual(shown.map((message) => message.content));
         expect(() => core.branchBefore(conversation.id, shown[3]!.id)).toThrow(/Only a prompt/);
     });

@@ -1,4 +1,4 @@
-import {AsyncDisposeAggregator, type EventRelayListenerHandle} from "lifecycle-utils";
+import {AsyncDisposeAggregator} from "lifecycle-utils";
 import type {Llama} from "node-llama-cpp";
 import {catchScrubFault} from "../common/catchScrubFault.js";
 import {CleanroomError} from "../common/errors.js";
@@ -12,6 +12,7 @@ import type {AuditQuery} from "./audit/AuditLog.js";
 import type {SessionEnd} from "./engine/ConversationContext.js";
 import type {LoadedModelInfo} from "./engine/LocalEngine.js";
 import {createCoreServices, type CoreOptions, type CoreServices} from "./createCoreServices.js";
+import type {ConversationServices} from "./createIncognitoServices.js";
 import {chooseRoute} from "./routing/chooseRoute.js";
 import {AppSettingsStore} from "./settings/AppSettingsStore.js";
 import type {CloudSettings} from "./settings/CloudSettingsStore.js";
@@ -20,7 +21,7 @@ import {
     conversationsToJson, conversationsToMarkdown, exportFileName, exportMimeTypes, exportedConversation, parseConversationExport
 } from "./store/conversationExport.js";
 import type {PurgeState} from "./store/DeletionPurger.js";
-import {wipeOpenDatabase, type WipeReport} from "./store/wipeStore.js";
+import {deleteEveryRow, wipeOpenDatabase, type WipeReport} from "./store/wipeStore.js";
 import type {SendMessageCallbacks, SendMessageInput, TurnRequest} from "./turns/types.js";
 
 export type {CoreOptions, CoreServices} from "./createCoreServices.js";
@@ -49,7 +50,9 @@ export class Core {
         // The teardown, in the order it must run: sessions ended (scrubbed) and the model unloaded, then the database closed.
         this._teardown.add(() => services.engine.shutdown());
         this._teardown.add(() => services.store.purger.close());
+        this._teardown.add(() => services.incognito.store.purger.close());
         this._teardown.add(() => void services.database.close());
+        this._teardown.add(() => void services.incognito.database.close());
     }
 
     /** A core on its database; `llama` may be a function, called when the first model loads. */
@@ -88,49 +91,55 @@ export class Core {
         return new AppSettingsStore(this._services.settings, vault);
     }
 
-    public createConversation(input: NewConversation = {}): Conversation {
-        const conversation = this._services.store.create(input);
-        this._services.audit.record({kind: "conversation.created", conversationId: conversation.id, data: {policy: conversation.policy}});
+    /** A new conversation; `incognito`: held in memory only, never written to disk, gone when the core closes. */
+    public createConversation({incognito = false, ...input}: NewConversation & {incognito?: boolean} = {}): Conversation {
+        const {store, audit} = incognito ? this._services.incognito : this._services;
+        const conversation = store.create(input);
+        audit.record({kind: "conversation.created", conversationId: conversation.id, data: {policy: conversation.policy}});
         return conversation;
     }
 
     /** The conversation; CONVERSATION_NOT_FOUND when there is none with this id. */
     public requireConversation(conversationId: ConversationId): Conversation {
-        return this._services.store.get(conversationId);
+        return this._at(conversationId).store.get(conversationId);
     }
 
     /** The conversation, or undefined when there is none with this id. */
     public findConversation(conversationId: ConversationId): Conversation | undefined {
-        return this._services.store.find(conversationId);
+        return this._at(conversationId).store.find(conversationId);
     }
 
+    /** Every conversation, incognito ones with the stored: pinned first, then the most recently updated. */
     public listConversations(): ConversationSummary[] {
-        return this._services.store.list();
+        return [...this._services.incognito.store.list(), ...this._services.store.list()]
+            .sort((a, b) => Number(b.pinned) - Number(a.pinned) || b.updatedAt - a.updatedAt);
     }
 
     /** Conversations whose title or message text holds every word of `text` (full-text search inside the encrypted database). */
     public searchConversations(text: string, limit?: number): SearchHit[] {
-        return this._services.store.search(text, limit);
+        const hits = [...this._services.incognito.store.search(text, limit), ...this._services.store.search(text, limit)]
+            .sort((a, b) => Number(b.conversation.pinned) - Number(a.conversation.pinned) || b.conversation.updatedAt - a.conversation.updatedAt);
+        return hits.slice(0, limit);
     }
 
     /** CONVERSATION_NOT_FOUND when there is none with this id. */
     public getConversation(conversationId: ConversationId): {conversation: Conversation, messages: Message[]} {
-        const {store} = this._services;
+        const {store} = this._at(conversationId);
         return {conversation: store.get(conversationId), messages: store.messages(conversationId)};
     }
 
     /** The composer's unsent text of the conversation ("" when none). */
     public draftOf(conversationId: ConversationId): string {
-        return this._services.store.draft(conversationId);
+        return this._at(conversationId).store.draft(conversationId);
     }
 
     /** Keeps the composer's unsent text of the conversation; "" removes it. */
     public saveDraft(conversationId: ConversationId, text: string): void {
-        this._services.store.setDraft(conversationId, text);
+        this._at(conversationId).store.setDraft(conversationId, text);
     }
 
     public pinConversation(conversationId: ConversationId, pinned: boolean): Conversation {
-        return this._services.store.setPinned(conversationId, pinned);
+        return this._at(conversationId).store.setPinned(conversationId, pinned);
     }
 
     /**
@@ -138,18 +147,20 @@ export class Core {
      * the list, kept with its id until `deleteConversation` or `deleteTrashed`; `restoreConversation` undoes it.
      */
     public async trashConversation(conversationId: ConversationId): Promise<ScrubReport | null> {
+        const {store, audit} = this._at(conversationId);
         const {value: scrub, fault} = await catchScrubFault(this.closeConversation(conversationId, "delete"));
-        this._services.store.setTrashed(conversationId, true);
-        this._services.audit.record({kind: "conversation.trashed", conversationId, data: {}});
+        store.setTrashed(conversationId, true);
+        audit.record({kind: "conversation.trashed", conversationId, data: {}});
         if (fault != null)
             throw fault;
         return scrub;
     }
 
     public restoreConversation(conversationId: ConversationId): Conversation {
-        this._services.store.setTrashed(conversationId, false);
-        this._services.audit.record({kind: "conversation.restored", conversationId, data: {}});
-        return this._services.store.get(conversationId);
+        const {store, audit} = this._at(conversationId);
+        store.setTrashed(conversationId, false);
+        audit.record({kind: "conversation.restored", conversationId, data: {}});
+        return store.get(conversationId);
     }
 
     /** Deletes every conversation left in the trash (by a window closed before its undo ran out): at the core's start. */
@@ -162,9 +173,8 @@ export class Core {
 
     /** One conversation, or every one in the list, as Markdown or as JSON (`importConversations` reads it back). */
     public exportConversations(conversationId: ConversationId | undefined, format: ExportFormat) {
-        const {store} = this._services;
-        const conversations = conversationId != null ? [store.get(conversationId)] : store.list();
-        const exported = conversations.map((conversation) => exportedConversation(conversation, store.messages(conversation.id)));
+        const conversations = conversationId != null ? [this.requireConversation(conversationId)] : this.listConversations();
+        const exported = conversations.map((conversation) => exportedConversation(conversation, this._at(conversation.id).store.messages(conversation.id)));
         return {
             fileName: exportFileName(conversationId != null ? conversations[0]!.title : null, format),
             mimeType: exportMimeTypes[format],
@@ -193,7 +203,7 @@ export class Core {
 
     /** Takes `messageId` (a prompt) and what follows off the shown branch, kept; returns their ids for `restoreBranch`. */
     public branchBefore(conversationId: ConversationId, messageId: number): number[] {
-        const {store} = this._services;
+        const {store} = this._at(conversationId);
         const message = store.getMessage(messageId);
         if (message.conversationId !== conversationId || message.role !== "user")
             throw new CleanroomError("INVALID_INPUT", "Only a prompt of this conversation can be edited and resent.", {conversationId, messageId});
@@ -201,13 +211,13 @@ export class Core {
     }
 
     /** Puts messages taken off by `branchBefore` back (an edit refused before it started). */
-    public restoreBranch(ids: number[]): void {
-        this._services.store.restoreBranch(ids);
+    public restoreBranch(conversationId: ConversationId, ids: number[]): void {
+        this._at(conversationId).store.restoreBranch(ids);
     }
 
     /** Shows another version of a message an edit kept, and returns the shown branch. */
     public showVersion(conversationId: ConversationId, messageId: number): Message[] {
-        const {store} = this._services;
+        const {store} = this._at(conversationId);
         if (store.getMessage(messageId).conversationId !== conversationId)
             throw new CleanroomError("INVALID_INPUT", "That message belongs to another conversation.", {conversationId, messageId});
         store.showVersion(messageId);
@@ -215,9 +225,10 @@ export class Core {
     }
 
     public updateConversation(conversationId: ConversationId, changes: {title?: string, policy?: ConversationPolicy, settings?: Partial<ConversationSettings>}) {
-        const updated = this._services.store.update(conversationId, changes);
+        const {store, audit} = this._at(conversationId);
+        const updated = store.update(conversationId, changes);
         if (changes.policy != null)
-            this._services.audit.record({kind: "conversation.policy", conversationId, data: {policy: changes.policy}});
+            audit.record({kind: "conversation.policy", conversationId, data: {policy: changes.policy}});
         return updated;
     }
 
@@ -226,7 +237,7 @@ export class Core {
      * no context was open. `ScrubUnverifiedError` when the scrub could not be verified (the context is discarded).
      */
     public async closeConversation(conversationId: ConversationId, reason: SessionEndReason = "close"): Promise<ScrubReport | null> {
-        this._services.store.get(conversationId);
+        this.requireConversation(conversationId);
         const end = await this._services.engine.endSession(conversationId, reason);
         return end == null ? null : toScrubReport(end);
     }
@@ -246,9 +257,10 @@ export class Core {
      * does not stop the wipe: the contexts are discarded, the rows deleted, then the fault thrown.
      */
     public async deleteEverything(modelsDir?: string): Promise<{scrubs: ScrubReport[], wipe: WipeReport}> {
-        const {engine, database, store} = this._services;
+        const {engine, database, store, incognito} = this._services;
         const {value: ends, fault} = await catchScrubFault(engine.endAllSessions("delete"));
         this._lastSessionEnd.clear();
+        deleteEveryRow(incognito.database);
         const wipe = wipeOpenDatabase({db: database, purger: store.purger, modelsDir});
         if (fault != null)
             throw fault;
@@ -256,7 +268,8 @@ export class Core {
     }
 
     public async deleteConversation(conversationId: ConversationId): Promise<{scrub: ScrubReport | null, purge: PurgeState}> {
-        const {store, audit, deletionGraceMs} = this._services;
+        const {deletionGraceMs} = this._services;
+        const {store, audit} = this._at(conversationId);
         // A scrub that cannot be verified does not stop the deletion: the context is discarded, the text deleted, then the fault thrown.
         const {value: scrub, fault} = await catchScrubFault(this.closeConversation(conversationId, "delete"));
         let {purge} = store.delete(conversationId);
@@ -280,7 +293,8 @@ export class Core {
     public async sendMessage(input: SendMessageInput & {route: "cloud"}, callbacks?: SendMessageCallbacks): Promise<CloudTurnResult>;
     public async sendMessage(input: SendMessageInput, callbacks?: SendMessageCallbacks): Promise<TurnOutcome>;
     public async sendMessage(input: SendMessageInput, callbacks: SendMessageCallbacks = {}): Promise<TurnOutcome> {
-        const {store, audit, localTurns, cloudTurns, cloudSettings} = this._services;
+        const {cloudSettings} = this._services;
+        const {store, audit, localTurns, cloudTurns} = this._at(input.conversationId);
         const conversation = store.get(input.conversationId);
         const request: TurnRequest = {
             conversation,
@@ -319,7 +333,7 @@ export class Core {
      * returns the prompt's text and the removed messages (`restoreMessages` puts them back).
      */
     public rewindToLastPrompt(conversationId: ConversationId, data: Record<string, unknown> = {}): {prompt: string, removed: Message[]} {
-        const {store, audit} = this._services;
+        const {store, audit} = this._at(conversationId);
         const messages = store.messages(store.get(conversationId).id);
         const lastPromptIndex = messages.findLastIndex((message) => message.role === "user");
         const lastPrompt = messages[lastPromptIndex];
@@ -335,7 +349,7 @@ export class Core {
 
     /** Appends `messages` again, as new messages with their content, status, route and verdict. */
     public restoreMessages(conversationId: ConversationId, messages: Message[]) {
-        const {store} = this._services;
+        const {store} = this._at(conversationId);
         for (const message of messages) {
             const restored = store.appendMessage(conversationId, {
                 role: message.role, content: message.content, status: message.status,
@@ -348,17 +362,20 @@ export class Core {
 
     /** The audit trail, oldest first: the newest `limit` events (default 500), of one conversation and of some kinds when asked. */
     public auditEvents(query: AuditQuery = {}): AuditEvent[] {
-        return this._services.audit.events(query);
+        return (query.conversationId != null ? this._at(query.conversationId) : this._services).audit.events(query);
     }
 
-    /** Every audit event as it is recorded; dispose the handle to stop listening. */
-    public onAuditEvent(listener: (event: AuditEvent) => void): EventRelayListenerHandle {
-        return this._services.audit.onEvent.createListener(listener);
+    /** Every audit event as it is recorded, incognito conversations' too; dispose the handle to stop listening. */
+    public onAuditEvent(listener: (event: AuditEvent) => void): Disposable & {dispose(): void} {
+        const handles = [this._services.audit, this._services.incognito.audit].map((audit) => audit.onEvent.createListener(listener));
+        const dispose = () => handles.forEach((handle) => handle.dispose());
+        return {dispose, [Symbol.dispose]: dispose};
     }
 
     /** What the Isolation panel shows: the live context, the last scrub, counters, each turn's route, the audit trail. */
     public isolationReport(conversationId: ConversationId): IsolationReport {
-        const {store, engine, audit, canaries} = this._services;
+        const {engine} = this._services;
+        const {store, audit, canaries} = this._at(conversationId);
         store.get(conversationId);
         const context = engine.pool?.peek(conversationId);
         // Counters and turns from the whole trail (SQL); `events` is its newest part, for display.
@@ -394,6 +411,12 @@ export class Core {
             },
             events
         };
+    }
+
+    /** The services holding the conversation: the in-memory ones for an incognito conversation, else the database's. */
+    private _at(conversationId: ConversationId): ConversationServices {
+        const {incognito} = this._services;
+        return incognito.store.find(conversationId) != null ? incognito : this._services;
     }
 
     /** The scrub report of the conversation's last session end in this process. */

@@ -1,8 +1,8 @@
-import type Database from "better-sqlite3-multiple-ciphers";
 import type {Llama} from "node-llama-cpp";
 import {AuditLog} from "./audit/AuditLog.js";
 import {CanaryLedger} from "./cloud/CanaryLedger.js";
 import {LocalEngine, type LocalEngineOptions} from "./engine/LocalEngine.js";
+import {createIncognitoServices, type ConversationServices} from "./createIncognitoServices.js";
 import {CloudSettingsStore} from "./settings/CloudSettingsStore.js";
 import {ConversationStore} from "./store/ConversationStore.js";
 import type {DeletionPurgerOptions} from "./store/DeletionPurger.js";
@@ -30,17 +30,15 @@ export type CoreOptions = {
     cloud?: CloudAccess
 };
 
-/** The services a `Core` delegates to, all on one database. Built by `createCoreServices`; owned by the `Core` made from them. */
-export type CoreServices = {
-    database: Database.Database,
-    audit: AuditLog,
-    store: ConversationStore,
+/**
+ * The services a `Core` delegates to, on one database, and `incognito`: the conversation services
+ * of incognito conversations, on an in-memory one. Built by `createCoreServices`; owned by the `Core` made from them.
+ */
+export type CoreServices = ConversationServices & {
     settings: SettingsStore,
     cloudSettings: CloudSettingsStore,
     engine: LocalEngine,
-    canaries: CanaryLedger,
-    localTurns: LocalTurnService,
-    cloudTurns: CloudTurnService,
+    incognito: ConversationServices,
     /** See `CoreOptions.deletionGraceMs`. */
     deletionGraceMs: number
 };
@@ -62,6 +60,9 @@ export function createCoreServices(llama: Llama | (() => Promise<Llama>), option
     const engine = new LocalEngine(llama, audit, settings, options.engine);
     const canaries = new CanaryLedger(database);
     const streamSaveIntervalMs = options.streamSaveIntervalMs ?? defaultStreamSaveIntervalMs;
+    const incognito = createIncognitoServices({engine, cloudSettings, cloud: options.cloud, purge: options.purge, streamSaveIntervalMs});
+    // The engine records each session's steps; an incognito conversation's go to its in-memory trail.
+    audit.divert((conversationId) => incognito.store.find(conversationId) != null ? incognito.audit : null);
     return {
         database,
         audit,
@@ -72,6 +73,7 @@ export function createCoreServices(llama: Llama | (() => Promise<Llama>), option
         canaries,
         localTurns: new LocalTurnService({store, audit, engine, streamSaveIntervalMs}),
         cloudTurns: new CloudTurnService({store, audit, canaries, settings: cloudSettings, access: options.cloud ?? {}, streamSaveIntervalMs}),
+        incognito,
         deletionGraceMs: options.deletionGraceMs ?? defaultDeletionGraceMs
     };
 }

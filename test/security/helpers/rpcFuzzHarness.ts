@@ -350,9 +350,10 @@ export function registerCallFuzz({part, parts}: {part: number, parts: number}) {
         await client.call("settings.set", {threads: 1, cloudEndpoint: "https://127.0.0.1:9/v1", cloudApiKey: "sk-fuzz-baseline"});
         conversationIds = [local.id, cloud.id];
         await new Promise((resolve) => setTimeout(resolve, 20));
-        const state = databaseState(servicesOf(core).database);
-        snapshot = state.state;
-        restoreBaseline = state.restore;
+        // The database file, and the in-memory one of incognito conversations (an accepted create may add one there).
+        const states = [servicesOf(core).database, servicesOf(core).incognito.database].map(databaseState);
+        snapshot = () => states.map((state) => state.state()).join("\n");
+        restoreBaseline = () => states.forEach((state) => state.restore());
         baselineState = snapshot();
         modelState = JSON.stringify(service.models.status);
     });

@@ -72,7 +72,8 @@ export const coreCalls = {
         output: z.array(SearchHitSchema)
     },
     "conversations.create": {
-        input: z.strictObject({title: titleSchema.optional(), policy: ConversationPolicySchema.optional()}),
+        /** `incognito`: held in the core's memory only, never written to disk; gone when the core closes (quit, lock). */
+        input: z.strictObject({title: titleSchema.optional(), policy: ConversationPolicySchema.optional(), incognito: z.boolean().optional()}),
         output: ConversationSchema
     },
     "conversations.get": {

@@ -28,7 +28,9 @@ export const ConversationSchema = z.object({
     pinned: z.boolean(),
     settings: ConversationSettingsSchema,
     createdAt: z.number(),
-    updatedAt: z.number()
+    updatedAt: z.number(),
+    /** Held in memory only, never written to disk; gone when the core closes (quit, lock). */
+    incognito: z.boolean()
 });
 
 /** A conversation in the list: how many messages it shows, and whether its composer holds an unsent draft. */

@@ -32,13 +32,26 @@ export class AuditLog {
     /** Every event as it is recorded (a throwing listener is logged, never stops the others or the record). */
     public readonly onEvent = new EventRelay<AuditEvent>();
     private _memoryId = 0;
+    private _divert: ((conversationId: string) => AuditLog | null) | null = null;
 
     /** `db: null` keeps events in memory only (used by the self-test, which must not touch the user's database). */
     public constructor(db: Database.Database | null) {
         this._db = db;
     }
 
+    /**
+     * Sends the events of some conversations to another log: `logOf` names it (null: this one).
+     * The engine records into one log; the events of incognito conversations go to the in-memory one.
+     */
+    public divert(logOf: (conversationId: string) => AuditLog | null): void {
+        this._divert = logOf;
+    }
+
     public record({kind, conversationId = null, data = {}}: AuditRecord): AuditEvent {
+        const diverted = conversationId == null ? null : this._divert?.(conversationId);
+        if (diverted != null && diverted !== this)
+            return diverted.record({kind, conversationId, data});
+
         const at = Date.now();
         let id: number;
         if (this._db != null) {

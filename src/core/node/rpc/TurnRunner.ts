@@ -79,7 +79,7 @@ export class TurnRunner {
         const taken = this._core.branchBefore(conversationId, messageId);
         return this.start(conversationId, text, options).catch((error: unknown) => {
             // Refused before it started: the branch as it was is shown again.
-            this._core.restoreBranch(taken);
+            this._core.restoreBranch(conversationId, taken);
             throw error;
         });
     }

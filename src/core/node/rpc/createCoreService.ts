@@ -91,7 +91,7 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
         },
         "conversations.list": async () => core.listConversations(),
         "conversations.search": async ({text, limit}) => core.searchConversations(text, limit),
-        "conversations.create": async ({title, policy}) => core.createConversation({title, policy}),
+        "conversations.create": async ({title, policy, incognito}) => core.createConversation({title, policy, incognito}),
         "conversations.get": async ({conversationId}) => ({
             ...core.getConversation(conversationId),
             generating: turns.isGenerating(conversationId),

@@ -39,7 +39,9 @@ export type ConversationStoreOptions = {
     /** Where the purge of deleted text is recorded. Defaults to a new `AuditLog` on the same database. */
     audit?: AuditLog,
     /** Passed to the `DeletionPurger`. */
-    purge?: DeletionPurgerOptions
+    purge?: DeletionPurgerOptions,
+    /** Marks every conversation of this store incognito (a store on an in-memory database). */
+    incognito?: boolean
 };
 
 /** What a deletion did: the rows are always gone; `purge` says whether their text is gone from disk yet. */
@@ -50,9 +52,11 @@ export class ConversationStore {
     /** Finishes the purge of deleted text from the database file and WAL (see `DeletionPurger`). */
     public readonly purger: DeletionPurger;
     private readonly _db: Database.Database;
+    private readonly _incognito: boolean;
 
-    public constructor(db: Database.Database, {audit, purge}: ConversationStoreOptions = {}) {
+    public constructor(db: Database.Database, {audit, purge, incognito = false}: ConversationStoreOptions = {}) {
         this._db = db;
+        this._incognito = incognito;
         this.purger = new DeletionPurger(db, audit ?? new AuditLog(db), purge);
     }
 
@@ -70,7 +74,8 @@ export class ConversationStore {
             pinned: false,
             settings: ConversationSettingsSchema.parse(settings),
             createdAt: now,
-            updatedAt: now
+            updatedAt: now,
+            incognito: this._incognito
         };
         this._db.prepare(
             "INSERT INTO conversations (id, title, policy, settings_json, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)"
@@ -81,7 +86,7 @@ export class ConversationStore {
 
     public find(id: ConversationId): Conversation | undefined {
         const row = this._db.prepare("SELECT * FROM conversations WHERE id = ?").get(id) as ConversationRow | undefined;
-        return row == null ? undefined : conversationFromRow(row);
+        return row == null ? undefined : conversationFromRow(row, this._incognito);
     }
 
     public get(id: ConversationId): Conversation {
@@ -99,7 +104,7 @@ export class ConversationStore {
                 EXISTS (SELECT 1 FROM drafts d WHERE d.conversation_id = c.id) AS has_draft
             FROM conversations c WHERE c.trashed_at IS NULL OR @includeTrashed = 1 ORDER BY c.pinned DESC, c.updated_at DESC, c.id
         `).all({includeTrashed: includeTrashed ? 1 : 0}) as Array<ConversationRow & {message_count: number, has_draft: number}>;
-        return rows.map((row) => ({...conversationFromRow(row), messageCount: row.message_count, hasDraft: row.has_draft === 1}));
+        return rows.map((row) => ({...conversationFromRow(row, this._incognito), messageCount: row.message_count, hasDraft: row.has_draft === 1}));
     }
 
     /** Ids of conversations in the trash (deleted, still undoable), oldest first. */
@@ -338,7 +343,7 @@ function checkTitle(title: string) {
         throw new InvalidInputError("the conversation title", ["it contains half of a character (a lone UTF-16 surrogate), which cannot be stored as UTF-8"]);
 }
 
-function conversationFromRow(row: ConversationRow): Conversation {
+function conversationFromRow(row: ConversationRow, incognito: boolean): Conversation {
     return {
         id: row.id,
         title: row.title,
@@ -346,7 +351,8 @@ function conversationFromRow(row: ConversationRow): Conversation {
         pinned: row.pinned === 1,
         settings: ConversationSettingsSchema.parse(JSON.parse(row.settings_json)),
         createdAt: row.created_at,
-        updatedAt: row.updated_at
+        updatedAt: row.updated_at,
+        incognito
     };
 }
 

@@ -98,23 +98,13 @@ export type OpenWipeOptions = {
 export function wipeOpenDatabase({db, purger, modelsDir}: OpenWipeOptions): WipeReport {
     if (db.name === ":memory:" || db.readonly)
         throw new Error("wipeOpenDatabase needs a writable database file");
-    const tables = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all() as Array<{name: string, sql: string | null}>;
-    const virtualTables = tables.filter((table) => /^CREATE VIRTUAL TABLE/i.test(table.sql ?? "")).map((table) => table.name);
-    // FTS5 keeps its own shadow tables (`<name>_data`, ...): emptied through the triggers of the table it indexes.
-    const ordinary = tables.filter((table) => !virtualTables.includes(table.name) &&
-        !virtualTables.some((virtual) => table.name.startsWith(virtual + "_"))).map((table) => table.name);
-    const quote = (name: string) => `"${name.replaceAll("\"", "\"\"")}"`;
-    db.transaction(() => {
-        db.pragma("defer_foreign_keys = ON");
-        for (const table of ordinary)
-            db.prepare(`DELETE FROM ${quote(table)}`).run();
-    })();
+    const ordinary = deleteEveryRow(db);
     db.exec("VACUUM");
     const purge = purger.afterDeletion();
 
     const file = path.resolve(db.name);
     const tableChecks: WipeCheck[] = ordinary.map((table) => {
-        const {rows} = db.prepare(`SELECT count(*) AS rows FROM ${quote(table)}`).get() as {rows: number};
+        const {rows} = db.prepare(`SELECT count(*) AS rows FROM ${quoteName(table)}`).get() as {rows: number};
         return {path: `${file} (table ${table})`, what: `rows of ${table}`, removed: true, remains: rows > 0};
     });
     const walBytes = fs.statSync(file + "-wal", {throwIfNoEntry: false})?.size ?? 0;
@@ -123,4 +113,26 @@ export function wipeOpenDatabase({db, purger, modelsDir}: OpenWipeOptions): Wipe
     const fileChecks = removeTargets(targets.filter((target) => target.live !== true));
     const checks = [...tableChecks, walCheck, ...fileChecks];
     return {checks, modelFilesKept, clean: checks.every((check) => !check.remains)};
+}
+
+/**
+ * Deletes every row of every table in one transaction (the full-text index follows through its
+ * triggers) and returns the tables emptied. Also empties an in-memory database (incognito conversations).
+ */
+export function deleteEveryRow(db: Database.Database): string[] {
+    const tables = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all() as Array<{name: string, sql: string | null}>;
+    const virtualTables = tables.filter((table) => /^CREATE VIRTUAL TABLE/i.test(table.sql ?? "")).map((table) => table.name);
+    // FTS5 keeps its own shadow tables (`<name>_data`, ...): emptied through the triggers of the table it indexes.
+    const ordinary = tables.filter((table) => !virtualTables.includes(table.name) &&
+        !virtualTables.some((virtual) => table.name.startsWith(virtual + "_"))).map((table) => table.name);
+    db.transaction(() => {
+        db.pragma("defer_foreign_keys = ON");
+        for (const table of ordinary)
+            db.prepare(`DELETE FROM ${quoteName(table)}`).run();
+    })();
+    return ordinary;
+}
+
+function quoteName(name: string) {
+    return `"${name.replaceAll("\"", "\"\"")}"`;
 }
