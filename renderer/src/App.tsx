@@ -66,7 +66,6 @@ export function App({client}: {client: AppCoreClient}) {
     const searchInput = useRef<HTMLInputElement>(null);
     const openedFirst = useRef(false);
     const purgePending = useRef(false);
-    const creatingFirst = useRef(false);
     const modelReady = models.model?.state === "ready";
 
     // The app opens where people expect: the conversation used last, or (none yet) a new one, its composer focused.
@@ -79,8 +78,7 @@ export function App({client}: {client: AppCoreClient}) {
             setOpenId(latest.id);
         } else if (modelReady) {
             openedFirst.current = true;
-            creatingFirst.current = true;
-            void list.create().then((conversation) => setOpenId(conversation.id)).catch(showError).finally(() => creatingFirst.current = false);
+            void list.openMostRecentOrCreate().then((conversation) => setOpenId(conversation.id)).catch(showError);
         }
     }, [list, models.model, modelReady, showError]);
     useEffect(() => {
@@ -143,7 +141,7 @@ export function App({client}: {client: AppCoreClient}) {
         setDrawer(null);
         try {
             const typing = (document.querySelector<HTMLTextAreaElement>("textarea[aria-label='Message']")?.value ?? "") !== "";
-            const unused = list.conversations.find((conversation) => conversation.messageCount === 0 && conversation.title === defaultTitle &&
+            const unused = list.conversations.find((conversation) => conversation.messageCount === 0 && conversation.title === defaultTitle && !conversation.incognito &&
                 !conversation.pinned && !conversation.hasDraft && !(conversation.id === openId && typing));
             await switchTo(unused?.id ?? (await list.create()).id);
             focusComposer();
@@ -151,6 +149,17 @@ export function App({client}: {client: AppCoreClient}) {
             showError(error);
         }
     }, [list, openId, switchTo, showError]);
+
+    /** A new incognito conversation: held in the core's memory only (never reused from an untouched one: that one is stored). */
+    const createIncognitoConversation = useCallback(async () => {
+        setDrawer(null);
+        try {
+            await switchTo((await list.create({incognito: true})).id);
+            focusComposer();
+        } catch (error) {
+            showError(error);
+        }
+    }, [list, switchTo, showError]);
 
     const send = useCallback(async (text: string, route: RouteRequest) => {
         const untitled = chat.conversation != null && chat.messages.length === 0 && chat.conversation.title === defaultTitle;
@@ -217,10 +226,9 @@ export function App({client}: {client: AppCoreClient}) {
 
     // Nothing open (the open one was deleted, the last one gone): a ready new conversation takes its place.
     useEffect(() => {
-        if (openedFirst.current && openId == null && list.loaded && modelReady && list.conversations.length === 0 && !creatingFirst.current) {
-            creatingFirst.current = true;
-            void list.create().then((conversation) => setOpenId(conversation.id)).catch(showError).finally(() => creatingFirst.current = false);
-        } else if (openedFirst.current && openId == null && list.conversations.length > 0)
+        if (openedFirst.current && openId == null && list.loaded && modelReady && list.conversations.length === 0)
+            void list.openMostRecentOrCreate().then((conversation) => setOpenId(conversation.id)).catch(showError);
+        else if (openedFirst.current && openId == null && list.conversations.length > 0)
             setOpenId(mostRecent(list.conversations)!.id);
     }, [openId, list, modelReady, showError]);
 
@@ -246,15 +254,15 @@ export function App({client}: {client: AppCoreClient}) {
         }
     }, [client, list, show, showError, switchTo]);
 
-    // Shortcuts: Ctrl+N (Alt+N where the browser keeps Ctrl+N) new, Ctrl+K search, Ctrl+, settings, Ctrl+/ or ? this list, Esc closes a drawer.
+    // Shortcuts: Ctrl+N (Alt+N where the browser keeps Ctrl+N) new, with Shift incognito, Ctrl+K search, Ctrl+, settings, Ctrl+/ or ? this list, Esc closes a drawer.
     useEffect(() => {
         const onKey = (event: KeyboardEvent) => {
             const control = event.ctrlKey || event.metaKey;
             const typing = event.target instanceof HTMLElement && (event.target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(event.target.tagName));
             const key = event.key.toLowerCase();
-            if ((control && !event.altKey && key === "n") || (event.altKey && !control && key === "n")) {
+            if (((control && !event.altKey) || (event.altKey && !control)) && key === "n") {
                 event.preventDefault();
-                void createConversation();
+                void (event.shiftKey ? createIncognitoConversation() : createConversation());
             } else if (control && key === "k") {
                 event.preventDefault();
                 if (narrow)
@@ -272,7 +280,7 @@ export function App({client}: {client: AppCoreClient}) {
         };
         window.addEventListener("keydown", onKey);
         return () => window.removeEventListener("keydown", onKey);
-    }, [createConversation, narrow, drawer]);
+    }, [createConversation, createIncognitoConversation, narrow, drawer]);
 
     useCoreEvent(client, "audit.event", (event) => {
         // A scrub that could not be verified, also of a session that ended on its own (idle, evicted):
@@ -352,6 +360,7 @@ export function App({client}: {client: AppCoreClient}) {
         <div className={narrow ? "app app-narrow" : "app"}>
             <div id="sidebar-drawer" className={drawerClass("sidebar")} hidden={narrow && drawer !== "sidebar"}>
                 <Sidebar conversations={list.conversations} openId={openId} searchInput={searchInput} onNew={() => void createConversation()}
+                    onNewIncognito={() => void createIncognitoConversation()}
                     onOpen={(id) => {
                         setDrawer(null);
                         void switchTo(id);

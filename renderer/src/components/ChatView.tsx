@@ -5,6 +5,7 @@ import {cloudUsable, type CloudAccess} from "../cloudAccess.js";
 import {Composer, type EditingMessage} from "./Composer.js";
 import {MessageItem} from "./MessageItem.js";
 import {PolicyControl} from "./PolicyControl.js";
+import {IncognitoIcon} from "./Sidebar.js";
 
 /**
  * The open conversation: its header (with the narrow layout's toggles and the export menu), its
@@ -54,6 +55,12 @@ export function ChatView({conversation, messages, draft, generating, modelReady,
                 <PolicyControl policy={conversation.policy} cloud={cloud} onChange={onSetPolicy} />
                 {headerEnd}
             </header>
+            {conversation.incognito && (
+                <p className="banner banner-info incognito-notice" role="note">
+                    <IncognitoIcon /> <span className="banner-text"><strong>Incognito</strong>Nothing of this conversation is written to disk. It ends,
+                        its memory scrubbed, when you delete it or quit (or the app locks).</span>
+                </p>
+            )}
             <div className="messages" ref={scroller} aria-live="polite" tabIndex={-1}>
                 {messages.length === 0 && (
                     <div className="empty-state">

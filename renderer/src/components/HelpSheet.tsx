@@ -3,6 +3,7 @@ import {useEffect, useRef} from "react";
 /** Every keyboard shortcut of the app, one row each. */
 export const shortcuts: ReadonlyArray<{keys: string, action: string}> = [
     {keys: "Ctrl+N (Alt+N in a browser tab)", action: "New conversation"},
+    {keys: "Ctrl+Shift+N (Alt+Shift+N in a browser tab)", action: "New incognito conversation (never written to disk)"},
     {keys: "Ctrl+K", action: "Search conversations"},
     {keys: "Ctrl+,", action: "Settings"},
     {keys: "Ctrl+/ or ?", action: "This list of shortcuts"},

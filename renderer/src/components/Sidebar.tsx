@@ -12,10 +12,10 @@ const searchDelayMs = 150;
  * ones first; each can be opened, pinned, renamed, deleted (with Undo); all can be exported, and an
  * export imported back.
  */
-export function Sidebar({conversations, openId, searchInput, onNew, onOpen, onRename, onDelete, onPin, onSearch, onExportAll, onImport,
+export function Sidebar({conversations, openId, searchInput, onNew, onNewIncognito, onOpen, onRename, onDelete, onPin, onSearch, onExportAll, onImport,
     onOpenSettings, onOpenHelp}: {
     conversations: ConversationListItem[], openId: string | null, searchInput: RefObject<HTMLInputElement | null>,
-    onNew: () => void, onOpen: (id: string) => void, onRename: (id: string, title: string) => void,
+    onNew: () => void, onNewIncognito: () => void, onOpen: (id: string) => void, onRename: (id: string, title: string) => void,
     onDelete: (id: string) => void, onPin: (id: string, pinned: boolean) => void,
     onSearch: (query: string) => Promise<SearchHit[]>, onExportAll: (format: "markdown" | "json") => void,
     onImport: (text: string) => void, onOpenSettings: () => void, onOpenHelp: () => void
@@ -74,6 +74,7 @@ export function Sidebar({conversations, openId, searchInput, onNew, onOpen, onRe
                         onClick={() => onOpen(conversation.id)}>
                         <span className="conversation-title">{conversation.pinned && <span className="pin-mark" aria-label="Pinned">📌 </span>}{conversation.title}</span>
                         {snippets.get(conversation.id) != null && <span className="conversation-snippet">{snippets.get(conversation.id)}</span>}
+                        {conversation.incognito && <span className="incognito-chip"><IncognitoIcon /> Incognito</span>}
                         <span className={`policy-chip small policy-${conversation.policy}`}>
                             {conversation.policy === "local" ? "Local only" : "Cloud allowed"}
                         </span>
@@ -101,6 +102,10 @@ export function Sidebar({conversations, openId, searchInput, onNew, onOpen, onRe
                 <span className="brand-name">Cleanroom</span>
             </div>
             <button type="button" className="button button-primary button-wide" onClick={onNew} aria-keyshortcuts="Control+N">New conversation</button>
+            <button type="button" className="button button-ghost button-wide" onClick={onNewIncognito} aria-keyshortcuts="Control+Shift+N"
+                title="Never written to disk: it ends, scrubbed, when you delete it or quit">
+                <IncognitoIcon /> New incognito conversation
+            </button>
             <input ref={searchInput} type="search" className="search" aria-label="Search conversations" placeholder="Search titles and messages (Ctrl+K)"
                 aria-keyshortcuts="Control+K" value={query} onChange={(event) => setQuery(event.target.value)}
                 onKeyDown={(event) => {
@@ -141,6 +146,17 @@ export function Sidebar({conversations, openId, searchInput, onNew, onOpen, onRe
                 <button type="button" className="button button-ghost" onClick={onOpenHelp} aria-keyshortcuts="Control+/">Shortcuts</button>
             </div>
         </nav>
+    );
+}
+
+export function IncognitoIcon() {
+    return (
+        <svg width="14" height="14" viewBox="0 0 16 16" aria-hidden="true" fill="none" stroke="currentColor" strokeWidth="1.5" strokeLinecap="round">
+            <path d="M2 8.5h12M4 8.5l1.2-5h5.6l1.2 5" />
+            <circle cx="5" cy="11.5" r="1.8" />
+            <circle cx="11" cy="11.5" r="1.8" />
+            <path d="M6.8 11.5h2.4" />
+        </svg>
     );
 }
 

@@ -1,4 +1,4 @@
-import {useCallback, useEffect, useState} from "react";
+import {useCallback, useEffect, useRef, useState} from "react";
 import type {ApiOutput} from "../../../src/core/common/api/index.js";
 import type {ConversationPolicy} from "../../../src/core/common/types.js";
 import type {AppCoreClient} from "../transport/AppCoreClient.js";
@@ -10,13 +10,22 @@ export type ConversationListItem = ApiOutput<"conversations.list">[number];
 export function useConversationList(client: AppCoreClient, onError: (error: unknown) => void) {
     const [conversations, setConversations] = useState<ConversationListItem[]>([]);
     const [loaded, setLoaded] = useState(false);
+    const latestRequest = useRef(0);
+    const openingFirst = useRef<Promise<{id: string}> | null>(null);
 
+    /** Lists again; an answer overtaken by a later request is dropped, so an older, slower list never replaces a newer one. */
     const refresh = useCallback(async () => {
+        const request = ++latestRequest.current;
         try {
-            setConversations(await client.call("conversations.list", {}));
-            setLoaded(true);
+            const answer = await client.call("conversations.list", {});
+            if (request === latestRequest.current) {
+                setConversations(answer);
+                setLoaded(true);
+            }
+            return answer;
         } catch (error) {
             onError(error);
+            return null;
         }
     }, [client, onError]);
 
@@ -30,11 +39,30 @@ export function useConversationList(client: AppCoreClient, onError: (error: unkn
     }, [client, refresh]);
     useCoreEvent(client, "turn.finished", () => void refresh());
 
-    const create = useCallback(async () => {
-        const conversation = await client.call("conversations.create", {});
+    /** A new conversation; `incognito`: held in the core's memory only, never written to disk. */
+    const create = useCallback(async ({incognito = false}: {incognito?: boolean} = {}) => {
+        const conversation = await client.call("conversations.create", incognito ? {incognito} : {});
         await refresh();
         return conversation;
     }, [client, refresh]);
+
+    /**
+     * The conversation to open when none is: the most recent in a fresh list, or (none) a new one.
+     * Single-flight: callers that overlap share one answer, so the app never creates two at once.
+     */
+    const openMostRecentOrCreate = useCallback(async () => {
+        openingFirst.current ??= (async () => {
+            const fresh = await client.call("conversations.list", {});
+            const latest = fresh.reduce<ConversationListItem | undefined>((found, conversation) =>
+                found == null || conversation.updatedAt > found.updatedAt ? conversation : found, undefined);
+            if (latest != null) {
+                await refresh();
+                return latest;
+            }
+            return await create();
+        })().finally(() => openingFirst.current = null);
+        return await openingFirst.current;
+    }, [client, refresh, create]);
 
     const rename = useCallback(async (conversationId: string, title: string) => {
         await client.call("conversations.rename", {conversationId, title});
@@ -77,5 +105,5 @@ export function useConversationList(client: AppCoreClient, onError: (error: unkn
         return [];
     }), [client, onError]);
 
-    return {conversations, loaded, refresh, create, rename, setPolicy, remove, pin, trash, restore, search};
+    return {conversations, loaded, refresh, create, openMostRecentOrCreate, rename, setPolicy, remove, pin, trash, restore, search};
 }
