@@ -1,13 +1,16 @@
 import os from "node:os";
+import path from "node:path";
 import {afterEach, describe, expect, it} from "vitest";
 import type {ApiEventPayload} from "../../src/core/common/api/index.js";
 import {connectCoreClient, createInProcessChannelPair, type ConnectedCoreClient} from "../../src/core/common/rpc/index.js";
 import type {Core} from "../../src/core/node/Core.js";
 import {createCoreService} from "../../src/core/node/rpc/createCoreService.js";
 import {serveCoreOverChannel} from "../../src/core/node/rpc/serveCoreOverChannel.js";
-import {openTestCore} from "../helpers/coreServices.js";
+import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
+import {SharedCloudSimulator} from "../../tools/cloudSim/SharedCloudSimulator.js";
+import {openTestCore, servicesOf} from "../helpers/coreServices.js";
 import {decryptedRows} from "../helpers/decryptedRows.js";
-import {createTestCore} from "../helpers/tempCore.js";
+import {createTestCore, tempDir} from "../helpers/tempCore.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {databaseFiles, makeTestCanary, scanForSecrets, type ScanSource} from "./helpers/scanForSecrets.js";
 
@@ -116,5 +119,26 @@ describe.skipIf(modelPath == null)("incognito conversations in the app (real mod
         expect(reopened.listConversations().map((item) => item.id)).toEqual([stored.id]);
         expect(reopened.auditEvents({limit: null}).filter((event) => event.conversationId === second.id || event.conversationId === incognito.id)).toEqual([]);
         expect(reopened.auditEvents({kinds: ["scrub.verified"], limit: null}).length, "the stored conversation's scrub is on record").toBeGreaterThan(0);
+    }, 120_000);
+
+    it("a cloud turn of an incognito conversation keeps its canary hashes in memory: none in the database", async () => {
+        const sim = await SharedCloudSimulator.start({mode: "honest", modelPath: modelPath!});
+        cleanups.push(() => sim.close());
+        const database = path.join(tempDir("incognito-cloud"), "core.db");
+        const core = openTestCore(await loadLlama(), {database, engine: {threads: 1, contextSize: 512, pool: {idleTimeoutMs: 0}},
+            cloud: {apiKey: () => "tenant-incognito", clientOptions: {timeoutMs: 10_000, retries: 0}}});
+        cleanups.push(() => core.close());
+        core.setCloudSettings({endpoint: sim.url, model: sim.modelName, fallback: true, contextLimit: null});
+        const secret = makeTestCanary("incognito-cloud");
+        const conversation = core.createConversation({policy: "cloud-allowed", incognito: true});
+        const result = await core.sendMessage({conversationId: conversation.id, text: `Once upon a time ${secret}`, maxTokens: 12, route: "cloud"});
+        expect(result).toMatchObject({route: "cloud", status: "complete", cloud: {blocked: false}});
+        expect(result.cloud.canariesPlanted).toBeGreaterThanOrEqual(1);
+        const {canaries, incognito} = servicesOf(core);
+        expect(incognito.canaries.count(conversation.id), "the hashes are kept (in memory) to check later replies").toBe(result.cloud.canariesPlanted);
+        expect(canaries.count(conversation.id)).toBe(0);
+        expect(core.isolationReport(conversation.id).canaries.planted).toBe(result.cloud.canariesPlanted);
+        expect(allRows(database)).not.toContain(conversation.id);
+        expect(scanForSecrets(databaseFiles(database), [{label: "secret", value: secret}, {label: "id", value: conversation.id}]).findings).toEqual([]);
     }, 120_000);
 });
