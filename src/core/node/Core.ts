@@ -13,6 +13,7 @@ import type {SessionEnd} from "./engine/ConversationContext.js";
 import type {LoadedModelInfo} from "./engine/LocalEngine.js";
 import {createCoreServices, type CoreOptions, type CoreServices} from "./createCoreServices.js";
 import type {ConversationServices} from "./createIncognitoServices.js";
+import {buildIsolationReport} from "./buildIsolationReport.js";
 import {chooseRoute} from "./routing/chooseRoute.js";
 import {AppSettingsStore} from "./settings/AppSettingsStore.js";
 import type {CloudSettings} from "./settings/CloudSettingsStore.js";
@@ -374,43 +375,9 @@ export class Core {
 
     /** What the Isolation panel shows: the live context, the last scrub, counters, each turn's route, the audit trail. */
     public isolationReport(conversationId: ConversationId): IsolationReport {
-        const {engine} = this._services;
-        const {store, audit, canaries} = this._at(conversationId);
-        store.get(conversationId);
-        const context = engine.pool?.peek(conversationId);
-        // Counters and turns from the whole trail (SQL); `events` is its newest part, for display.
-        const events = audit.events({conversationId});
-        const {byKind, cloudChecksPassed} = audit.counts(conversationId);
-        const count = (kind: string) => byKind[kind] ?? 0;
-        const lastScrubEvent = audit.events({conversationId, kinds: ["scrub.verified", "scrub.failed"], limit: 1})[0];
-        return {
-            conversationId,
-            live: context == null || context.ended ? null : {
-                contextId: context.id, kvCells: context.kvCells, kvBytes: context.kvBytes,
-                tokensInContext: context.tokensInContext, threads: context.threads
-            },
-            lastScrub: lastScrubEvent == null ? null : {
-                ...(lastScrubEvent.data as Omit<ScrubReport, "verified">),
-                verified: lastScrubEvent.kind === "scrub.verified",
-                at: lastScrubEvent.at
-            },
-            scrubs: {verified: count("scrub.verified"), failed: count("scrub.failed")},
-            refusals: count("turn.refused"),
-            routes: {local: count("turn.local"), cloud: count("turn.cloud")},
-            turns: audit.events({conversationId, kinds: ["turn.local", "turn.cloud"], limit: null}).map((event) => ({
-                messageId: typeof event.data.messageId === "number" ? event.data.messageId : null,
-                route: event.kind === "turn.cloud" ? "cloud" as const : "local" as const,
-                contextId: typeof event.data.contextId === "string" ? event.data.contextId : null,
-                at: event.at
-            })),
-            canaries: {
-                planted: canaries.count(conversationId),
-                checksPassed: cloudChecksPassed,
-                repliesBlocked: count("cloud.blocked"),
-                repliesFlagged: count("cloud.flagged")
-            },
-            events
-        };
+        const services = this._at(conversationId);
+        services.store.get(conversationId);
+        return buildIsolationReport(conversationId, services, this._services.engine.pool?.peek(conversationId));
     }
 
     /** The services holding the conversation: the in-memory ones for an incognito conversation, else the database's. */

@@ -1,0 +1,44 @@
+import type {ConversationId, ScrubReport} from "../common/types.js";
+import type {IsolationReport} from "../common/api/types.js";
+import type {ConversationServices} from "./createIncognitoServices.js";
+import type {ConversationContext} from "./engine/ConversationContext.js";
+
+/**
+ * What the Isolation panel shows of a conversation: its live context (if any), the last scrub,
+ * counters and each turn's route from its whole audit trail (SQL), the newest events for display.
+ */
+export function buildIsolationReport(conversationId: ConversationId, {audit, canaries}: Pick<ConversationServices, "audit" | "canaries">,
+    context: ConversationContext | undefined): IsolationReport {
+    const events = audit.events({conversationId});
+    const {byKind, cloudChecksPassed} = audit.counts(conversationId);
+    const count = (kind: string) => byKind[kind] ?? 0;
+    const lastScrubEvent = audit.events({conversationId, kinds: ["scrub.verified", "scrub.failed"], limit: 1})[0];
+    return {
+        conversationId,
+        live: context == null || context.ended ? null : {
+            contextId: context.id, kvCells: context.kvCells, kvBytes: context.kvBytes,
+            tokensInContext: context.tokensInContext, threads: context.threads
+        },
+        lastScrub: lastScrubEvent == null ? null : {
+            ...(lastScrubEvent.data as Omit<ScrubReport, "verified">),
+            verified: lastScrubEvent.kind === "scrub.verified",
+            at: lastScrubEvent.at
+        },
+        scrubs: {verified: count("scrub.verified"), failed: count("scrub.failed")},
+        refusals: count("turn.refused"),
+        routes: {local: count("turn.local"), cloud: count("turn.cloud")},
+        turns: audit.events({conversationId, kinds: ["turn.local", "turn.cloud"], limit: null}).map((event) => ({
+            messageId: typeof event.data.messageId === "number" ? event.data.messageId : null,
+            route: event.kind === "turn.cloud" ? "cloud" as const : "local" as const,
+            contextId: typeof event.data.contextId === "string" ? event.data.contextId : null,
+            at: event.at
+        })),
+        canaries: {
+            planted: canaries.count(conversationId),
+            checksPassed: cloudChecksPassed,
+            repliesBlocked: count("cloud.blocked"),
+            repliesFlagged: count("cloud.flagged")
+        },
+        events
+    };
+}
