@@ -141,4 +141,29 @@ describe.skipIf(modelPath == null)("incognito conversations in the app (real mod
         expect(allRows(database)).not.toContain(conversation.id);
         expect(scanForSecrets(databaseFiles(database), [{label: "secret", value: secret}, {label: "id", value: conversation.id}]).findings).toEqual([]);
     }, 120_000);
+
+    it("an incognito conversation's text is fingerprinted for a stored conversation's cloud turns: the same reply coming back is blocked", async () => {
+        const sim = await SharedCloudSimulator.start({mode: "honest", modelPath: modelPath!});
+        cleanups.push(() => sim.close());
+        const core = openTestCore(await loadLlama(), {database: path.join(tempDir("incognito-fingerprint"), "core.db"),
+            engine: {threads: 1, contextSize: 512, pool: {idleTimeoutMs: 0}},
+            cloud: {apiKey: () => "tenant-fingerprint", clientOptions: {timeoutMs: 10_000, retries: 0}}});
+        cleanups.push(() => core.close());
+        core.setCloudSettings({endpoint: sim.url, model: sim.modelName, fallback: true, contextLimit: null});
+        const prompt = "Once upon a time";
+        // The simulator's real model is greedy: the same prompt gives the same story.
+        const first = core.createConversation({policy: "cloud-allowed"});
+        const story = await core.sendMessage({conversationId: first.id, text: prompt, maxTokens: 40, route: "cloud"});
+        expect(story).toMatchObject({route: "cloud", status: "complete"});
+        expect(story.reply.split(/\s+/).length).toBeGreaterThan(12);
+        await core.deleteConversation(first.id);
+        // The story now lives only in an incognito conversation.
+        const incognito = core.createConversation({incognito: true});
+        servicesOf(core).incognito.store.appendMessage(incognito.id, {role: "assistant", content: story.reply, status: "complete", route: "local"});
+
+        const second = core.createConversation({policy: "cloud-allowed"});
+        const again = await core.sendMessage({conversationId: second.id, text: prompt, maxTokens: 40, route: "cloud"});
+        expect(again).toMatchObject({route: "cloud", status: "blocked", cloud: {blocked: true, verdict: {kind: "fingerprint"}}});
+        expect(again.reply).toBe("");
+    }, 120_000);
 });

@@ -1,5 +1,5 @@
 import {useCallback, useEffect, useRef, useState} from "react";
-import type {ApiOutput} from "../../../src/core/common/api/index.js";
+import type {ApiInput, ApiMethod, ApiOutput} from "../../../src/core/common/api/index.js";
 import type {ConversationPolicy} from "../../../src/core/common/types.js";
 import type {AppCoreClient} from "../transport/AppCoreClient.js";
 import {useCoreEvent} from "./useCoreEvent.js";
@@ -39,12 +39,16 @@ export function useConversationList(client: AppCoreClient, onError: (error: unkn
     }, [client, refresh]);
     useCoreEvent(client, "turn.finished", () => void refresh());
 
-    /** A new conversation; `incognito`: held in the core's memory only, never written to disk. */
-    const create = useCallback(async ({incognito = false}: {incognito?: boolean} = {}) => {
-        const conversation = await client.call("conversations.create", incognito ? {incognito} : {});
+    /** A call that changes the list, then the list as it is after it; the call's answer. */
+    const callThenRefresh = useCallback(async <M extends ApiMethod>(method: M, input: ApiInput<M>): Promise<ApiOutput<M>> => {
+        const answer = await client.call(method, input);
         await refresh();
-        return conversation;
+        return answer;
     }, [client, refresh]);
+
+    /** A new conversation; `incognito`: held in the core's memory only, never written to disk. */
+    const create = useCallback(async ({incognito = false}: {incognito?: boolean} = {}) =>
+        await callThenRefresh("conversations.create", incognito ? {incognito} : {}), [callThenRefresh]);
 
     /**
      * The conversation to open when none is: the most recent in a fresh list, or (none) a new one.
@@ -64,40 +68,25 @@ export function useConversationList(client: AppCoreClient, onError: (error: unkn
         return await openingFirst.current;
     }, [client, refresh, create]);
 
-    const rename = useCallback(async (conversationId: string, title: string) => {
-        await client.call("conversations.rename", {conversationId, title});
-        await refresh();
-    }, [client, refresh]);
+    const rename = useCallback(async (conversationId: string, title: string) =>
+        void await callThenRefresh("conversations.rename", {conversationId, title}), [callThenRefresh]);
 
-    const setPolicy = useCallback(async (conversationId: string, policy: ConversationPolicy) => {
-        await client.call("conversations.setPolicy", {conversationId, policy});
-        await refresh();
-    }, [client, refresh]);
+    const setPolicy = useCallback(async (conversationId: string, policy: ConversationPolicy) =>
+        void await callThenRefresh("conversations.setPolicy", {conversationId, policy}), [callThenRefresh]);
 
     /** Deletes a conversation; `purge: "pending"` while another reader keeps its text in the database file. */
-    const remove = useCallback(async (conversationId: string) => {
-        const result = await client.call("conversations.delete", {conversationId});
-        await refresh();
-        return result;
-    }, [client, refresh]);
+    const remove = useCallback(async (conversationId: string) =>
+        await callThenRefresh("conversations.delete", {conversationId}), [callThenRefresh]);
 
-    const pin = useCallback(async (conversationId: string, pinned: boolean) => {
-        await client.call("conversations.pin", {conversationId, pinned});
-        await refresh();
-    }, [client, refresh]);
+    const pin = useCallback(async (conversationId: string, pinned: boolean) =>
+        void await callThenRefresh("conversations.pin", {conversationId, pinned}), [callThenRefresh]);
 
     /** Deletion that can be undone: scrubbed and out of the list now, deleted by `remove` later. */
-    const trash = useCallback(async (conversationId: string) => {
-        const result = await client.call("conversations.trash", {conversationId});
-        await refresh();
-        return result;
-    }, [client, refresh]);
+    const trash = useCallback(async (conversationId: string) =>
+        await callThenRefresh("conversations.trash", {conversationId}), [callThenRefresh]);
 
-    const restore = useCallback(async (conversationId: string) => {
-        const conversation = await client.call("conversations.restore", {conversationId});
-        await refresh();
-        return conversation;
-    }, [client, refresh]);
+    const restore = useCallback(async (conversationId: string) =>
+        await callThenRefresh("conversations.restore", {conversationId}), [callThenRefresh]);
 
     /** Conversations whose title or shown messages contain the words of `query` (the core's full-text search); none when the call fails. */
     const search = useCallback(async (query: string) => await client.call("conversations.search", {text: query}).catch((error: unknown) => {

@@ -60,7 +60,7 @@ export function createCoreServices(llama: Llama | (() => Promise<Llama>), option
     const engine = new LocalEngine(llama, audit, settings, options.engine);
     const canaries = new CanaryLedger(database);
     const streamSaveIntervalMs = options.streamSaveIntervalMs ?? defaultStreamSaveIntervalMs;
-    const incognito = createIncognitoServices({engine, cloudSettings, cloud: options.cloud, purge: options.purge, streamSaveIntervalMs});
+    const incognito = createIncognitoServices({engine, cloudSettings, diskStore: store, cloud: options.cloud, purge: options.purge, streamSaveIntervalMs});
     // The engine records each session's steps; an incognito conversation's go to its in-memory trail.
     audit.divert((conversationId) => incognito.store.find(conversationId) != null ? incognito.audit : null);
     return {
@@ -72,7 +72,8 @@ export function createCoreServices(llama: Llama | (() => Promise<Llama>), option
         engine,
         canaries,
         localTurns: new LocalTurnService({store, audit, engine, streamSaveIntervalMs}),
-        cloudTurns: new CloudTurnService({store, audit, canaries, settings: cloudSettings, access: options.cloud ?? {}, streamSaveIntervalMs}),
+        cloudTurns: new CloudTurnService({store, audit, canaries, settings: cloudSettings, access: options.cloud ?? {}, streamSaveIntervalMs,
+            fingerprintStores: () => [store, incognito.store]}),
         incognito,
         deletionGraceMs: options.deletionGraceMs ?? defaultDeletionGraceMs
     };

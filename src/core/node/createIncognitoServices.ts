@@ -22,6 +22,8 @@ export type ConversationServices = {
 export type IncognitoServicesOptions = {
     engine: LocalEngine,
     cloudSettings: CloudSettingsStore,
+    /** The database's conversations: fingerprinted for an incognito conversation's cloud turns, as the incognito ones are. */
+    diskStore: ConversationStore,
     cloud?: CloudAccess,
     purge?: DeletionPurgerOptions,
     streamSaveIntervalMs: number
@@ -32,7 +34,7 @@ export type IncognitoServicesOptions = {
  * database (nothing written to disk, gone when it closes), sharing the disk core's one engine
  * (the model is never loaded twice) and its cloud settings.
  */
-export function createIncognitoServices({engine, cloudSettings, cloud = {}, purge, streamSaveIntervalMs}: IncognitoServicesOptions): ConversationServices {
+export function createIncognitoServices({engine, cloudSettings, diskStore, cloud = {}, purge, streamSaveIntervalMs}: IncognitoServicesOptions): ConversationServices {
     const database = openDatabase(":memory:");
     const audit = new AuditLog(database);
     const store = new ConversationStore(database, {audit, purge, incognito: true});
@@ -43,6 +45,7 @@ export function createIncognitoServices({engine, cloudSettings, cloud = {}, purg
         store,
         canaries,
         localTurns: new LocalTurnService({store, audit, engine, streamSaveIntervalMs}),
-        cloudTurns: new CloudTurnService({store, audit, canaries, settings: cloudSettings, access: cloud, streamSaveIntervalMs})
+        cloudTurns: new CloudTurnService({store, audit, canaries, settings: cloudSettings, access: cloud, streamSaveIntervalMs,
+            fingerprintStores: () => [store, diskStore]})
     };
 }

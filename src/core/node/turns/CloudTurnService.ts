@@ -41,7 +41,12 @@ export type CloudTurnServiceOptions = {
     settings: CloudSettingsStore,
     access: CloudAccess,
     /** How often a growing reply is written to the database. */
-    streamSaveIntervalMs: number
+    streamSaveIntervalMs: number,
+    /**
+     * Every store whose conversations are fingerprinted (all but the one of the turn). Defaults to
+     * `[store]`; a core with incognito conversations names both, so that neither kind's text comes back in the other.
+     */
+    fingerprintStores?: () => ConversationStore[]
 };
 
 /**
@@ -56,12 +61,14 @@ export class CloudTurnService {
     private readonly _settings: CloudSettingsStore;
     private readonly _access: CloudAccess;
     private readonly _streamSaveIntervalMs: number;
+    private readonly _fingerprintStores: () => ConversationStore[];
     /** Which cloud endpoints count tokens for us (`/tokenize`), learnt once per endpoint. */
     private readonly _tokenizers = new EndpointTokenizerCache();
     private readonly _processKey = new Uint8Array(crypto.randomBytes(32));
 
-    public constructor({store, audit, canaries, settings, access, streamSaveIntervalMs}: CloudTurnServiceOptions) {
+    public constructor({store, audit, canaries, settings, access, streamSaveIntervalMs, fingerprintStores = () => [store]}: CloudTurnServiceOptions) {
         this._store = store;
+        this._fingerprintStores = fingerprintStores;
         this._audit = audit;
         this._canaries = canaries;
         this._settings = settings;
@@ -173,9 +180,10 @@ export class CloudTurnService {
     /** Fingerprints of the user's other conversations (those still undoably deleted too): their text must never come back in this one. */
     private async _fingerprintsOfOthers(conversationId: ConversationId) {
         const fingerprints = new FingerprintIndex({key: this._access.fingerprintKey != null ? await this._access.fingerprintKey() : this._processKey});
-        for (const other of this._store.list({includeTrashed: true}))
-            if (other.id !== conversationId)
-                fingerprints.addConversation(this._store.messages(other.id).map((message) => message.content));
+        for (const store of this._fingerprintStores())
+            for (const other of store.list({includeTrashed: true}))
+                if (other.id !== conversationId)
+                    fingerprints.addConversation(store.messages(other.id).map((message) => message.content));
         return fingerprints;
     }
 }
