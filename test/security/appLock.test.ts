@@ -7,6 +7,7 @@ import {derivedKeyCount, forgetDerivedKeys} from "../../src/core/node/store/keys
 import {ConversationStore} from "../../src/core/node/store/ConversationStore.js";
 import {openDatabase} from "../../src/core/node/store/openDatabase.js";
 import {tempDir} from "../helpers/tempCore.js";
+import {requireTestModel} from "../helpers/testModel.js";
 import {makeTestCanary, walkFiles} from "./helpers/scanForSecrets.js";
 
 const passphrase = "the lock test passphrase";
@@ -87,6 +88,48 @@ describe.skipIf(process.platform !== "linux")("the app lock (a real encrypted da
         expect(openFilesOf(database)).toEqual([]);
         expect((await service.call("app.unlock", {passphrase})).ok).toBe(true);
         expect((await service.call("conversations.list", {})).ok).toBe(true);
+    });
+
+    it("the idle lock waits for a reply that streams longer than the idle time: the reply completes, then the core locks", async () => {
+        const modelPath = requireTestModel();
+        if (modelPath == null)
+            return;
+        const {dir, database} = protectedDatabase("lock-streaming");
+        const idleLockMs = 25;
+        host = await openLockableCoreHost({database, key: {passphrase}, idleLockMs, modelsDir: path.join(dir, "models")});
+        const {service} = host;
+        expect((await service.call("model.load", {path: modelPath, remember: false})).ok).toBe(true);
+
+        const streamed: string[] = [];
+        let lockedWhileStreaming = false;
+        type ReplyEnd = {status: string, timings?: {totalMs: number}};
+        const finished = new Promise<ReplyEnd>((resolve) => {
+            service.events.on("message.text", ({text}) => {
+                streamed.push(text);
+                lockedWhileStreaming ||= host!.locked();
+            });
+            service.events.on("turn.finished", (result) => resolve(result as never));
+            service.events.on("turn.error", ({error}) => resolve({status: `error: ${error.code}`}));
+        });
+        const sent = await service.call("chat.send", {conversationId: "diary", text: "Once upon a time, a little fox", maxTokens: 400});
+        expect(sent.ok).toBe(true);
+        // Locked mid-stream, the core's events stop reaching here: that is reported as the result instead of waiting forever.
+        const lockedFirst = expect.poll(() => host!.locked(), {timeout: 60_000, interval: 5}).toBe(true)
+            .then((): ReplyEnd => ({status: "locked before the reply finished"}), (): ReplyEnd => ({status: "neither finished nor locked"}));
+        const result = await Promise.race([finished, lockedFirst]);
+
+        expect(result.status).toBe("complete");
+        expect(result.timings!.totalMs, "the reply streamed for longer than the idle time").toBeGreaterThan(idleLockMs * 4);
+        expect(lockedWhileStreaming, "not locked while the reply streamed").toBe(false);
+        const assistantMessageId = sent.ok && (sent.value as {assistantMessageId: number}).assistantMessageId;
+        const stored = await service.call("conversations.get", {conversationId: "diary"});
+        const reply = stored.ok && (stored.value as {messages: Array<{id: number, content: string, status: string}>}).messages
+            .find((message) => message.id === assistantMessageId);
+        expect(reply).toMatchObject({status: "complete", content: streamed.join("")});
+
+        await expect.poll(() => host!.locked(), {timeout: 10_000, interval: 10}).toBe(true);
+        expect(errorCode(await service.call("conversations.list", {}))).toBe("STORE_LOCKED");
+        await expect.poll(() => openFilesOf(database), {timeout: 10_000, interval: 10}).toEqual([]);
     });
 
     it("a database without a passphrase is never locked, and app.lock says why it cannot lock", async () => {

@@ -13,7 +13,7 @@ export type LockingCoreServiceOptions = {
     open: (passphrase: string) => Promise<CoreHost>,
     /** Runs after each unlock with the host just opened (a front end loads its startup model there). Defaults to nothing. */
     onUnlocked?: (host: CoreHost) => Promise<void> | void,
-    /** Locks after this long without a call; null never. Defaults to `defaultIdleLockMs` (15 minutes). */
+    /** Locks after this long with no call in flight and no reply streaming; null never. Defaults to `defaultIdleLockMs` (15 minutes). */
     idleLockMs?: number | null,
     /** A host already open (the passphrase was given at start): it starts unlocked. Defaults to none: it starts locked. */
     unlocked?: CoreHost
@@ -25,9 +25,11 @@ export const defaultIdleLockMs = 15 * 60_000;
  * The door of a core whose database has a passphrase: the app lock. Locked, it holds no core, no
  * open database, no derived key and no decrypted text, and refuses every call but
  * `app.lockState` and `app.unlock` (STORE_LOCKED). `app.unlock` opens the core with the
- * passphrase; `app.lock`, or `idleLockMs` without a call, closes it again (every session
- * scrubbed, replies stopped, the database closed) and forgets the key. Events of the core it
- * holds are passed on through its own emitter, which outlives each unlock.
+ * passphrase; `app.lock`, or `idleLockMs` of idleness, closes it again (every session
+ * scrubbed, replies stopped, the database closed) and forgets the key. Idle means no call in
+ * flight and no reply streaming: the idle time counts from when the last of them ended, so the
+ * idle lock never cuts a reply. Events of the core it holds are passed on through its own
+ * emitter, which outlives each unlock.
  */
 export class LockingCoreService implements CoreService {
     public readonly events = new CoreEventEmitter();
@@ -36,6 +38,9 @@ export class LockingCoreService implements CoreService {
     private _host: CoreHost | null = null;
     private _forwarding: EventRelayListenerHandle | null = null;
     private _idleTimer: NodeJS.Timeout | null = null;
+    private _callsInFlight = 0;
+    /** Conversations whose reply is streaming (between `turn.started` and `turn.finished` or `turn.error`). */
+    private readonly _streaming = new Set<string>();
     private _transition: Promise<void> = Promise.resolve();
     private _disposed = false;
 
@@ -70,8 +75,7 @@ export class LockingCoreService implements CoreService {
             const host = this._host;
             if (host == null)
                 throw new StoreLockedError(typeof method === "string" && method.length <= 100 ? method : "the call");
-            this._touch();
-            return await host.service.call(method, input);
+            return await this._whileBusy(() => host.service.call(method, input));
         } catch (error) {
             return {ok: false, error: toWireError(error)};
         }
@@ -82,6 +86,7 @@ export class LockingCoreService implements CoreService {
         return this._serialize(async () => {
             const host = this._host;
             this._host = null;
+            this._streaming.clear();
             this._stopIdleTimer();
             this._forwarding?.dispose();
             this._forwarding = null;
@@ -116,8 +121,39 @@ export class LockingCoreService implements CoreService {
 
     private _attach(host: CoreHost) {
         this._host = host;
-        this._forwarding = host.service.events.onAny((event, payload) => this.events.emit(event, payload));
-        this._touch();
+        this._forwarding = host.service.events.onAny((event, payload) => {
+            this._trackStreaming(event, payload);
+            this.events.emit(event, payload);
+        });
+        this._restartIdleTimer();
+    }
+
+    private async _whileBusy(work: () => Promise<CallResult>): Promise<CallResult> {
+        this._callsInFlight++;
+        this._stopIdleTimer();
+        try {
+            return await work();
+        } finally {
+            this._callsInFlight--;
+            this._restartIdleTimer();
+        }
+    }
+
+    private _trackStreaming(event: string, payload: unknown) {
+        const conversationId = (payload as {conversationId?: unknown} | null)?.conversationId;
+        if (typeof conversationId !== "string")
+            return;
+        if (event === "turn.started") {
+            this._streaming.add(conversationId);
+            this._stopIdleTimer();
+        } else if (event === "turn.finished" || event === "turn.error") {
+            this._streaming.delete(conversationId);
+            this._restartIdleTimer();
+        }
+    }
+
+    private get _busy() {
+        return this._callsInFlight > 0 || this._streaming.size > 0;
     }
 
     /** Unlock and lock run one at a time, in order. */
@@ -127,11 +163,15 @@ export class LockingCoreService implements CoreService {
         return next;
     }
 
-    private _touch() {
+    /** The idle time starts again, from now, unless something is still going on (then it starts when the last of it ends). */
+    private _restartIdleTimer() {
         this._stopIdleTimer();
-        if (this._idleLockMs == null || this._host == null)
+        if (this._idleLockMs == null || this._host == null || this._busy)
             return;
-        this._idleTimer = setTimeout(() => void this.lock(), this._idleLockMs);
+        this._idleTimer = setTimeout(() => {
+            if (!this._busy)
+                void this.lock();
+        }, this._idleLockMs);
         this._idleTimer.unref();
     }
 
