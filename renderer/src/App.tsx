@@ -318,7 +318,7 @@ export function App({client}: {client: AppCoreClient}) {
     };
 
     const settingsDialog = settingsOpen && models.settings != null && (
-        <SettingsDialog settings={models.settings} model={models.model} pendingRestart={models.pendingRestart}
+        <SettingsDialog client={client} settings={models.settings} model={models.model} pendingRestart={models.pendingRestart}
             conversation={chat.conversation} onClose={() => setSettingsOpen(false)}
             onSave={(changes) => models.save(changes).catch(showError)}
             onLoadModel={(path) => models.loadModel(path).catch(showError)}

@@ -1,9 +1,10 @@
 import {parseArgs} from "node:util";
 import {GpuSettingSchema} from "../core/common/api/schemas.js";
 import {defaultDatabasePath} from "../core/node/appPaths.js";
-import {openCoreHost, type CoreHost} from "../core/node/host/openCoreHost.js";
+import type {CoreHost} from "../core/node/host/openCoreHost.js";
+import {openLockableCoreHost, type LockableCoreHost} from "../core/node/host/openLockableCoreHost.js";
 import {resolveStartupModel} from "../core/node/host/resolveStartupModel.js";
-import {keychainStoreKey} from "../core/node/secrets/keychainStoreKey.js";
+import {keychainKeyWithoutPassphrase} from "../core/node/secrets/keychainStoreKey.js";
 import {storeKeyFromEnvironment} from "../core/node/store/openDatabase.js";
 import {ParentPortSecretVault, type VaultMessage, type VaultReply} from "../core/node/secrets/ParentPortSecretVault.js";
 import {messagePortChannel, type MessagePortLike} from "./messagePortChannel.js";
@@ -38,13 +39,16 @@ async function main() {
     const vault = new ParentPortSecretVault((message: VaultMessage) => parentPort.postMessage(message),
         values["key-storage"] ?? "unavailable", values["key-warning"] != null && values["key-warning"] !== "" ? values["key-warning"] : null);
 
-    // The database key: the passphrase when one is set (CLEANROOM_PASSPHRASE for now: the app's unlock screen is not built yet),
-    // else the random key the OS keychain wraps.
-    const ready: Promise<CoreHost> = (async () => {
-        const fromEnvironment = storeKeyFromEnvironment();
-        const keychainKey = fromEnvironment.passphrase != null ? null : await keychainStoreKey(vault);
-        return await openCoreHost({database: values.db ?? defaultDatabasePath(), vault, key: {...fromEnvironment, ...(keychainKey != null ? {keychainKey} : {})}, gpu: gpu.success ? gpu.data : undefined});
-    })();
+    // With a passphrase the core opens locked (unless CLEANROOM_PASSPHRASE gives it), and the window's lock screen unlocks it;
+    // without one, the database key is the random key the OS keychain wraps.
+    const ready: Promise<LockableCoreHost> = openLockableCoreHost({
+        database: values.db ?? defaultDatabasePath(),
+        vault,
+        key: storeKeyFromEnvironment(),
+        withoutPassphrase: keychainKeyWithoutPassphrase(vault),
+        onUnlocked: loadStartupModel,
+        gpu: gpu.success ? gpu.data : undefined
+    });
 
     parentPort.on("message", ({data, ports}) => {
         const message = data as ParentMessage;
@@ -52,20 +56,25 @@ async function main() {
             vault.settle(message);
             return;
         }
-        void ready.then(async (opened) => {
+        void ready.then(async (host) => {
             if (message.type === "connect" && ports[0] != null)
-                serveCoreOverChannel(opened.service, messagePortChannel(ports[0]));
+                serveCoreOverChannel(host.service, messagePortChannel(ports[0]));
             else if (message.type === "shutdown") {
-                await opened.close();
+                await host.close();
                 process.exit(0);
             }
         });
     });
 
-    const opened = await ready;
-    const model = resolveStartupModel({modelsDir: opened.modelsDir, folders: [opened.modelsDir], saved: opened.savedModelPath});
+    const {opened} = await ready;
+    if (opened != null)
+        await loadStartupModel(opened);
+}
+
+async function loadStartupModel(host: CoreHost) {
+    const model = resolveStartupModel({modelsDir: host.modelsDir, folders: [host.modelsDir], saved: host.savedModelPath});
     if (model != null)
-        await opened.service.models.load(model.path);
+        await host.service.models.load(model.path);
 }
 
 main().catch((error: unknown) => {

@@ -4,6 +4,7 @@ import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {ConversationStore} from "../../src/core/node/store/ConversationStore.js";
 import {openDatabase} from "../../src/core/node/store/openDatabase.js";
 import {openE2eApp, type E2eApp} from "../helpers/e2eApp.js";
+import {seriousAxeViolations} from "../helpers/uxChecks.js";
 import {requireChromium} from "../helpers/launchChromium.js";
 import {tempDir} from "../helpers/tempCore.js";
 import {requireTestModel} from "../helpers/testModel.js";
@@ -48,5 +49,56 @@ describe.skipIf(!runnable)("the app lock in the real UI (web mode, no passphrase
         await page.getByRole("navigation", {name: "Conversations"}).getByRole("button", {name: /^My locked diary/}).waitFor();
         await page.getByRole("textbox", {name: "Message"}).waitFor();
         await app.screenshot("lock-02-unlocked");
+    });
+});
+
+/** Set in Settings: the running app becomes a locked one; Lock now shows the lock screen; the new passphrase, and only it, opens it again. */
+describe.skipIf(!runnable)("a passphrase set in the real UI's Settings (web mode, no passphrase at start)", () => {
+    let app: E2eApp;
+    let page: Page;
+    const chosen = "chosen in settings";
+
+    beforeAll(async () => {
+        const home = tempDir("e2e-lock-set");
+        const db = openDatabase(path.join(home, "e2e.db"), {key: {}});
+        new ConversationStore(db).create({id: "plans", title: "My open plans"});
+        db.close();
+        app = await openE2eApp({label: "e2e-lock-set", home, args: ["--model", modelPath!], contextSize: 512, env: {TMPDIR: home, CLEANROOM_PASSPHRASE: ""}});
+        page = app.page;
+    }, 240_000);
+
+    afterAll(async () => {
+        await app?.close();
+    });
+
+    it("sets it (typed twice), Lock now shows the lock screen, a wrong one is refused with a clear message, the right one shows the conversation", async () => {
+        await page.goto(app.web.url);
+        await page.getByRole("navigation", {name: "Conversations"}).getByRole("button", {name: /^My open plans/}).waitFor();
+        await page.keyboard.press("Control+,");
+        const settings = page.getByRole("dialog", {name: "Settings"});
+        const lock = settings.getByRole("group", {name: "Passphrase and app lock"});
+        await lock.getByRole("button", {name: "Set a passphrase…"}).click();
+        await lock.getByLabel("New passphrase", {exact: true}).fill(chosen);
+        await lock.getByLabel("New passphrase again").fill("chosen in settingz");
+        await expect.poll(() => lock.getByRole("status").first().textContent()).toContain("differ");
+        expect(await lock.getByRole("button", {name: "Set passphrase"}).isDisabled()).toBe(true);
+        expect(await seriousAxeViolations(page), "the passphrase section").toEqual([]);
+        await lock.getByLabel("New passphrase again").fill(chosen);
+        await lock.getByRole("button", {name: "Set passphrase"}).click();
+        await expect.poll(() => lock.getByRole("status").last().textContent(), {timeout: 30_000}).toContain("The passphrase is set");
+        expect(await lock.getByLabel("New passphrase", {exact: true}).count(), "the fields are gone, emptied").toBe(0);
+        await app.screenshot("lock-03-passphrase-set");
+
+        await lock.getByRole("button", {name: "Lock now"}).click();
+        const locked = page.getByRole("main", {name: "Locked"});
+        await locked.getByRole("heading", {name: "Cleanroom is locked"}).waitFor();
+        expect(await page.getByText("My open plans").count()).toBe(0);
+        await locked.getByLabel("Passphrase").fill("not the chosen one");
+        await locked.getByRole("button", {name: "Unlock"}).click();
+        await expect.poll(() => locked.getByRole("alert").textContent()).toContain("does not open");
+        await locked.getByLabel("Passphrase").fill(chosen);
+        await locked.getByRole("button", {name: "Unlock"}).click();
+        await page.getByRole("navigation", {name: "Conversations"}).getByRole("button", {name: /^My open plans/}).waitFor();
+        await app.screenshot("lock-04-unlocked-after-set");
     });
 });

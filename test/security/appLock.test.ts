@@ -7,6 +7,7 @@ import {derivedKeyCount, forgetDerivedKeys} from "../../src/core/node/store/keys
 import {ConversationStore} from "../../src/core/node/store/ConversationStore.js";
 import {openDatabase} from "../../src/core/node/store/openDatabase.js";
 import {tempDir} from "../helpers/tempCore.js";
+import {requireTestModel} from "../helpers/testModel.js";
 import {makeTestCanary, walkFiles} from "./helpers/scanForSecrets.js";
 
 const passphrase = "the lock test passphrase";
@@ -87,6 +88,111 @@ describe.skipIf(process.platform !== "linux")("the app lock (a real encrypted da
         expect(openFilesOf(database)).toEqual([]);
         expect((await service.call("app.unlock", {passphrase})).ok).toBe(true);
         expect((await service.call("conversations.list", {})).ok).toBe(true);
+    });
+
+    it("the idle lock waits for a reply that streams longer than the idle time: the reply completes, then the core locks", async () => {
+        const modelPath = requireTestModel();
+        if (modelPath == null)
+            return;
+        const {dir, database} = protectedDatabase("lock-streaming");
+        const idleLockMs = 25;
+        host = await openLockableCoreHost({database, key: {passphrase}, idleLockMs, modelsDir: path.join(dir, "models")});
+        const {service} = host;
+        expect((await service.call("model.load", {path: modelPath, remember: false})).ok).toBe(true);
+
+        const streamed: string[] = [];
+        let lockedWhileStreaming = false;
+        type ReplyEnd = {status: string, timings?: {totalMs: number}};
+        const finished = new Promise<ReplyEnd>((resolve) => {
+            service.events.on("message.text", ({text}) => {
+                streamed.push(text);
+                lockedWhileStreaming ||= host!.locked();
+            });
+            service.events.on("turn.finished", (result) => resolve(result as never));
+            service.events.on("turn.error", ({error}) => resolve({status: `error: ${error.code}`}));
+        });
+        const sent = await service.call("chat.send", {conversationId: "diary", text: "Once upon a time, a little fox", maxTokens: 400});
+        expect(sent.ok).toBe(true);
+        // Locked mid-stream, the core's events stop reaching here: that is reported as the result instead of waiting forever.
+        const lockedFirst = expect.poll(() => host!.locked(), {timeout: 60_000, interval: 5}).toBe(true)
+            .then((): ReplyEnd => ({status: "locked before the reply finished"}), (): ReplyEnd => ({status: "neither finished nor locked"}));
+        const result = await Promise.race([finished, lockedFirst]);
+
+        expect(result.status).toBe("complete");
+        expect(result.timings!.totalMs, "the reply streamed for longer than the idle time").toBeGreaterThan(idleLockMs * 4);
+        expect(lockedWhileStreaming, "not locked while the reply streamed").toBe(false);
+        const assistantMessageId = sent.ok && (sent.value as {assistantMessageId: number}).assistantMessageId;
+        const stored = await service.call("conversations.get", {conversationId: "diary"});
+        const reply = stored.ok && (stored.value as {messages: Array<{id: number, content: string, status: string}>}).messages
+            .find((message) => message.id === assistantMessageId);
+        expect(reply).toMatchObject({status: "complete", content: streamed.join("")});
+
+        await expect.poll(() => host!.locked(), {timeout: 10_000, interval: 10}).toBe(true);
+        expect(errorCode(await service.call("conversations.list", {}))).toBe("STORE_LOCKED");
+        await expect.poll(() => openFilesOf(database), {timeout: 10_000, interval: 10}).toEqual([]);
+    });
+
+    it("app.setPassphrase sets, changes and removes it on the real files: a wrong current changes no byte; the passphrase is in no file", async () => {
+        const dir = tempDir("lock-set");
+        const database = path.join(dir, "app.db");
+        const next = "the new lock passphrase";
+        const snapshot = () => walkFiles(dir).map((file) => [file, fs.readFileSync(file).toString("base64")]);
+        host = await openLockableCoreHost({database, key: {}, idleLockMs: null, modelsDir: path.join(dir, "models")});
+        const {service} = host;
+        const created = await service.call("conversations.create", {title: "Before the passphrase"});
+        const conversationId = created.ok ? (created.value as {id: string}).id : "";
+        expect(errorCode(await service.call("app.setPassphrase", {current: null, next: "short"})), "too short").toBe("INVALID_INPUT");
+
+        expect(await service.call("app.setPassphrase", {current: null, next: passphrase})).toEqual({ok: true, value: {passphraseSet: true}});
+        expect(await service.call("app.lockState", {})).toMatchObject({ok: true, value: {locked: false, passphraseSet: true}});
+        expect(() => openDatabase(database, {key: {}}), "no longer opens without the passphrase").toThrow(expect.objectContaining({code: "PASSPHRASE_REQUIRED"}));
+        expect(await service.call("app.lock", {})).toEqual({ok: true, value: {locked: true}});
+        expect(errorCode(await service.call("app.unlock", {passphrase: "not it at all"}))).toBe("WRONG_PASSPHRASE");
+        expect((await service.call("app.unlock", {passphrase})).ok).toBe(true);
+        const listed = await service.call("conversations.list", {});
+        expect(listed.ok && (listed.value as Array<{id: string}>).map((summary) => summary.id)).toEqual([conversationId]);
+
+        const before = snapshot();
+        expect(errorCode(await service.call("app.setPassphrase", {current: "not it at all", next}))).toBe("WRONG_PASSPHRASE");
+        expect(errorCode(await service.call("app.setPassphrase", {current: null, next}))).toBe("INVALID_INPUT");
+        expect(snapshot(), "a refused change leaves every file byte-identical").toEqual(before);
+        expect((await service.call("conversations.list", {})).ok, "and the core goes on serving").toBe(true);
+
+        expect(await service.call("app.setPassphrase", {current: passphrase, next})).toEqual({ok: true, value: {passphraseSet: true}});
+        await service.call("app.lock", {});
+        expect(errorCode(await service.call("app.unlock", {passphrase})), "the old passphrase no longer opens it").toBe("WRONG_PASSPHRASE");
+        expect((await service.call("app.unlock", {passphrase: next})).ok).toBe(true);
+
+        expect(await service.call("app.setPassphrase", {current: next, next: null})).toEqual({ok: true, value: {passphraseSet: false}});
+        expect(await service.call("app.lockState", {})).toEqual({ok: true, value: {locked: false, passphraseSet: false, idleLockMs: null}});
+        await host.close();
+        host = undefined;
+        const reopened = openDatabase(database, {key: {}});
+        expect(new ConversationStore(reopened).list().map((summary) => summary.id), "opens without one, the conversation there").toEqual([conversationId]);
+        reopened.close();
+
+        const holding = [...walkFiles(dir), ...walkFiles(process.env.CLEANROOM_HOME!)]
+            .filter((file) => [passphrase, next].some((text) => fs.readFileSync(file).includes(text)));
+        expect(holding, "neither passphrase is in any file").toEqual([]);
+    });
+
+    it("the idle time is an app setting, read after unlock; --lock-after overrides it", async () => {
+        const {dir, database} = protectedDatabase("lock-setting");
+        host = await openLockableCoreHost({database, key: {passphrase}, modelsDir: path.join(dir, "models")});
+        await expect.poll(async () => (await host!.service.call("app.lockState", {})).ok && host!.service.call("app.lockState", {}))
+            .toMatchObject({value: {idleLockMs: 15 * 60_000}});
+        expect((await host.service.call("settings.set", {lockAfterMinutes: 0})).ok).toBe(true);
+        expect(await host.service.call("app.lockState", {})).toMatchObject({ok: true, value: {idleLockMs: null}});
+        await host.close();
+        forgetDerivedKeys();
+
+        host = await openLockableCoreHost({database, key: {}, modelsDir: path.join(dir, "models")});
+        expect((await host.service.call("app.unlock", {passphrase})).ok).toBe(true);
+        await expect.poll(async () => host!.service.call("app.lockState", {})).toMatchObject({value: {idleLockMs: null}});
+        await host.close();
+
+        host = await openLockableCoreHost({database, key: {passphrase}, idleLockMs: 60_000, modelsDir: path.join(dir, "models")});
+        expect(await host.service.call("app.lockState", {})).toMatchObject({ok: true, value: {idleLockMs: 60_000}});
     });
 
     it("a database without a passphrase is never locked, and app.lock says why it cannot lock", async () => {

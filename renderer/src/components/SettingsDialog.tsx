@@ -1,6 +1,8 @@
 import {useEffect, useState} from "react";
 import type {ApiInput, ApiOutput, AppSettings, GpuSetting, ModelStatus} from "../../../src/core/common/api/index.js";
 import type {Conversation, ConversationPolicy} from "../../../src/core/common/types.js";
+import type {AppCoreClient} from "../transport/AppCoreClient.js";
+import {PassphraseSettings} from "./PassphraseSettings.js";
 import {Switch} from "./Switch.js";
 
 type Draft = {modelPath: string, threads: string, contextSize: string, gpu: GpuSetting, cloudEndpoint: string, cloudModel: string, cloudApiKey: string};
@@ -8,8 +10,8 @@ type Draft = {modelPath: string, threads: string, contextSize: string, gpu: GpuS
 const gpuSettings: GpuSetting[] = ["auto", "metal", "cuda", "vulkan", "off"];
 
 /** Model, engine and cloud settings, and the open conversation's policy. */
-export function SettingsDialog({settings, model, pendingRestart, conversation, onSave, onLoadModel, onSetPolicy, onOpenModels, onDeleteEverything, onClose}: {
-    settings: AppSettings, model: ModelStatus | null, pendingRestart: string[], conversation: Conversation | null,
+export function SettingsDialog({client, settings, model, pendingRestart, conversation, onSave, onLoadModel, onSetPolicy, onOpenModels, onDeleteEverything, onClose}: {
+    client: AppCoreClient, settings: AppSettings, model: ModelStatus | null, pendingRestart: string[], conversation: Conversation | null,
     onSave: (changes: ApiInput<"settings.set">) => Promise<unknown>, onLoadModel: (path: string) => Promise<unknown>,
     onSetPolicy: (policy: ConversationPolicy) => void, onOpenModels: () => void,
     onDeleteEverything: () => Promise<ApiOutput<"app.deleteEverything"> | undefined>, onClose: () => void
@@ -131,6 +133,8 @@ export function SettingsDialog({settings, model, pendingRestart, conversation, o
                             onChange={(checked) => onSetPolicy(checked ? "cloud-allowed" : "local")} />
                     </fieldset>
                 )}
+
+                <PassphraseSettings client={client} settings={settings} onSave={onSave} />
 
                 <DeleteEverything onDelete={onDeleteEverything} />
 

@@ -1,10 +1,9 @@
 import type {Command} from "commander";
+import {passphraseMinimumLength as minimumLength} from "../../core/common/api/limits.js";
 import {CleanroomError} from "../../core/common/errors.js";
 import {printJson, reportError} from "../output.js";
 
 type PassphraseCliOptions = {db?: string, json?: boolean};
-
-const minimumLength = 8;
 
 /**
  * `cleanroom passphrase set|remove`: protects the database with a passphrase (scrypt-derived key,

@@ -6,7 +6,9 @@ import {
     ConversationSummarySchema, DetectedModelsSchema, DownloadIdSchema, IsolationReportSchema, MessageSchema, ModelLibrarySchema,
     ModelStatusSchema, ScrubReportSchema, DeleteEverythingReportSchema, SearchHitSchema, ThreadsSettingSchema, TurnStartedSchema, ExportFormatSchema
 } from "./schemas.js";
-import {MaxTokensSchema, MessageTextSchema, SearchTextSchema, maxMessageTextLength} from "./limits.js";
+import {
+    GivenPassphraseSchema, LockAfterMinutesSchema, MaxTokensSchema, MessageTextSchema, NewPassphraseSchema, SearchTextSchema, maxMessageTextLength
+} from "./limits.js";
 
 export type CallDefinition = {input: z.ZodType, output: z.ZodType};
 
@@ -44,8 +46,18 @@ export const coreCalls = {
     },
     /** Unlocks with the passphrase (WRONG_PASSPHRASE, and nothing changed, when it does not open the database). */
     "app.unlock": {
-        input: z.strictObject({passphrase: z.string().min(1).max(1024)}),
+        input: z.strictObject({passphrase: GivenPassphraseSchema}),
         output: z.object({locked: z.literal(false)})
+    },
+    /**
+     * Sets (`current` null), changes, or removes (`next` null) the database's passphrase. A wrong
+     * `current` is refused (WRONG_PASSPHRASE) with nothing changed; else every reply is stopped,
+     * every session ended (scrubbed), the database closed, re-keyed atomically and reopened under
+     * the new key. Removed, the key is a key file (web mode) or a new keychain-wrapped key (the app).
+     */
+    "app.setPassphrase": {
+        input: z.strictObject({current: GivenPassphraseSchema.nullable(), next: NewPassphraseSchema.nullable()}),
+        output: z.object({passphraseSet: z.boolean()})
     },
     /** Locks now: every session scrubbed, the database closed, the key dropped. Refused (INVALID_INPUT) when no passphrase is set. */
     "app.lock": {
@@ -192,7 +204,9 @@ export const coreCalls = {
             cloudEndpoint: CloudEndpointSchema.optional(),
             cloudModel: z.string().min(1).max(256).nullable().optional(),
             cloudFallback: z.boolean().optional(),
-            cloudApiKey: z.string().min(1).max(4096).nullable().optional()
+            cloudApiKey: z.string().min(1).max(4096).nullable().optional(),
+            /** Minutes of idleness before the app locks with a passphrase (0 never); null back to the default. */
+            lockAfterMinutes: LockAfterMinutesSchema.nullable().optional()
         }),
         output: AppSettingsSchema
     },

@@ -35,3 +35,19 @@ export const CloudContextLimitSchema = z.number().int().min(1).max(100_000_000);
 
 /** Words to search for in titles and message text (`conversations.search`, `cleanroom conversations search`). */
 export const SearchTextSchema = z.string().trim().min(1, "a search needs a word").max(500);
+
+/** The fewest characters (code points) a new passphrase has, in the app and the CLI alike. */
+export const passphraseMinimumLength = 8;
+
+/** A passphrase given to open the database (`app.unlock`, the current one in `app.setPassphrase`). */
+export const GivenPassphraseSchema = z.string().min(1).max(1024);
+
+/** A new passphrase (`app.setPassphrase`). */
+export const NewPassphraseSchema = z.string().max(1024)
+    .refine((text) => [...text].length >= passphraseMinimumLength, `a passphrase has at least ${passphraseMinimumLength} characters`);
+
+/** Minutes of idleness before the app locks (with a passphrase); 0 never. At most a week. */
+export const LockAfterMinutesSchema = z.number().int().min(0).max(7 * 24 * 60);
+
+/** The idle time before the app locks, unless changed in Settings (or `--lock-after` in web mode). */
+export const defaultLockAfterMinutes = 15;

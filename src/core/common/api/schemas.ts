@@ -7,7 +7,7 @@ import {
     CloudVerdictKindSchema, ConversationIdSchema, ConversationPolicySchema, ConversationSettingsSchema, MessageRoleSchema, MessageStatusSchema,
     RouteSchema, SessionEndReasonSchema
 } from "../types.js";
-import {ContextSizeSchema, ThreadsSchema} from "./limits.js";
+import {ContextSizeSchema, LockAfterMinutesSchema, ThreadsSchema} from "./limits.js";
 
 /**
  * Shapes of the values that cross the API: what calls return and what events carry.
@@ -172,6 +172,8 @@ export const AppSettingsSchema = z.object({
     contextSize: ContextSizeSettingSchema,
     /** Defaults to `auto`; applies when the core next starts. */
     gpu: GpuSettingSchema,
+    /** Minutes of idleness before the app locks, with a passphrase (0 never). */
+    lockAfterMinutes: LockAfterMinutesSchema,
     cloud: z.object({
         endpoint: CloudEndpointSchema,
         model: z.string().min(1).max(256).nullable(),

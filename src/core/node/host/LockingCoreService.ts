@@ -1,53 +1,83 @@
 import type {EventRelayListenerHandle} from "lifecycle-utils";
-import {InvalidInputError, toWireError} from "../../common/errors.js";
-import {coreCalls, type CallResult} from "../../common/api/index.js";
+import {CleanroomError, InvalidInputError, toWireError} from "../../common/errors.js";
+import {coreCalls, defaultLockAfterMinutes, type AppSettings, type CallResult} from "../../common/api/index.js";
 import {CoreEventEmitter} from "../rpc/CoreEventEmitter.js";
 import type {CoreService} from "../rpc/createCoreService.js";
 import type {ModelStatusTracker} from "../rpc/ModelStatusTracker.js";
 import {forgetDerivedKeys} from "../store/keys/deriveKey.js";
 import {StoreLockedError} from "../store/keys/StoreLockedError.js";
+import type {StoreKeySource} from "../store/keys/types.js";
 import type {CoreHost} from "./openCoreHost.js";
+import {currentKeyFor, rekeyOpenDatabase, type KeyWithoutPassphrase} from "./rekeyOpenDatabase.js";
 
 export type LockingCoreServiceOptions = {
-    /** Opens the core on the database with the passphrase (the unlock); WRONG_PASSPHRASE when it does not open it. */
-    open: (passphrase: string) => Promise<CoreHost>,
+    /** The database file (re-keyed by `app.setPassphrase`). */
+    database: string,
+    /** Opens the core on the database with `key`; WRONG_PASSPHRASE when a passphrase does not open it. */
+    open: (key: StoreKeySource) => Promise<CoreHost>,
+    /** Whether the database has a passphrase at start. */
+    passphraseSet: boolean,
+    /** The key without a passphrase: what opens the database when none is set, and what `app.setPassphrase` removing one switches to. */
+    withoutPassphrase: KeyWithoutPassphrase,
     /** Runs after each unlock with the host just opened (a front end loads its startup model there). Defaults to nothing. */
     onUnlocked?: (host: CoreHost) => Promise<void> | void,
-    /** Locks after this long without a call; null never. Defaults to `defaultIdleLockMs` (15 minutes). */
+    /**
+     * Locks after this long with no call in flight and no reply streaming; null never. Overrides the
+     * saved idle time (`lockAfterMinutes`, read at each unlock), as web mode's `--lock-after` does.
+     * Defaults to the saved one.
+     */
     idleLockMs?: number | null,
-    /** A host already open (the passphrase was given at start): it starts unlocked. Defaults to none: it starts locked. */
+    /** A host already open (no passphrase, or one given at start). Required without a passphrase; with one, it starts locked without it. */
     unlocked?: CoreHost
 };
 
-export const defaultIdleLockMs = 15 * 60_000;
+export const defaultIdleLockMs = defaultLockAfterMinutes * 60_000;
 
 /**
- * The door of a core whose database has a passphrase: the app lock. Locked, it holds no core, no
- * open database, no derived key and no decrypted text, and refuses every call but
- * `app.lockState` and `app.unlock` (STORE_LOCKED). `app.unlock` opens the core with the
- * passphrase; `app.lock`, or `idleLockMs` without a call, closes it again (every session
- * scrubbed, replies stopped, the database closed) and forgets the key. Events of the core it
- * holds are passed on through its own emitter, which outlives each unlock.
+ * The core's door in the app and web mode, and the app lock. Without a passphrase it passes every
+ * call to its core and never locks. With one, locked, it holds no core, no open database, no
+ * derived key and no decrypted text, and refuses every call but `app.lockState` and `app.unlock`
+ * (STORE_LOCKED); `app.unlock` opens the core with the passphrase; `app.lock`, or the idle time,
+ * closes it again (every session scrubbed, replies stopped, the database closed) and forgets the
+ * key. Idle means no call in flight and no reply streaming: the idle time counts from when the last
+ * of them ended, so the idle lock never cuts a reply. `app.setPassphrase` switches between the two
+ * at run time (`rekeyOpenDatabase`). Events of the core it holds are passed on through its own
+ * emitter, which outlives each unlock.
  */
 export class LockingCoreService implements CoreService {
     public readonly events = new CoreEventEmitter();
     private readonly _options: LockingCoreServiceOptions;
-    private readonly _idleLockMs: number | null;
+    private _passphraseSet: boolean;
+    private _savedIdleLockMs: number | null = defaultIdleLockMs;
     private _host: CoreHost | null = null;
     private _forwarding: EventRelayListenerHandle | null = null;
     private _idleTimer: NodeJS.Timeout | null = null;
+    private _callsInFlight = 0;
+    /** Conversations whose reply is streaming (between `turn.started` and `turn.finished` or `turn.error`). */
+    private readonly _streaming = new Set<string>();
     private _transition: Promise<void> = Promise.resolve();
     private _disposed = false;
 
     public constructor(options: LockingCoreServiceOptions) {
         this._options = options;
-        this._idleLockMs = options.idleLockMs === undefined ? defaultIdleLockMs : options.idleLockMs;
+        this._passphraseSet = options.passphraseSet;
         if (options.unlocked != null)
             this._attach(options.unlocked);
+        else if (!options.passphraseSet)
+            throw new Error("LockingCoreService: a database without a passphrase needs its core open from the start (`unlocked`).");
     }
 
     public get locked(): boolean {
         return this._host == null;
+    }
+
+    public get passphraseSet(): boolean {
+        return this._passphraseSet;
+    }
+
+    /** The host open now (null while locked). */
+    public get host(): CoreHost | null {
+        return this._host;
     }
 
     /** The model status of the unlocked core; STORE_LOCKED while locked. */
@@ -60,44 +90,58 @@ export class LockingCoreService implements CoreService {
     public async call(method: string, input: unknown): Promise<CallResult> {
         try {
             if (method === "app.lockState")
-                return {ok: true, value: {locked: this.locked, passphraseSet: true, idleLockMs: this._idleLockMs}};
-            if (method === "app.unlock")
+                return {ok: true, value: {locked: this.locked, passphraseSet: this._passphraseSet, idleLockMs: this._passphraseSet ? this._idleLockMs : null}};
+            if (method === "app.setPassphrase")
+                return {ok: true, value: await this._setPassphrase(input)};
+            if (this._passphraseSet && method === "app.unlock")
                 return {ok: true, value: await this._unlock(input)};
-            if (method === "app.lock") {
+            if (this._passphraseSet && method === "app.lock") {
                 await this.lock();
                 return {ok: true, value: {locked: true}};
             }
             const host = this._host;
             if (host == null)
                 throw new StoreLockedError(typeof method === "string" && method.length <= 100 ? method : "the call");
-            this._touch();
-            return await host.service.call(method, input);
+            const result = await this._whileBusy(() => host.service.call(method, input));
+            if (method === "settings.set" && result.ok)
+                this._rememberIdleSetting(result.value as AppSettings);
+            return result;
         } catch (error) {
             return {ok: false, error: toWireError(error)};
         }
     }
 
-    /** Locks now (see the class); a second call while locked does nothing. */
+    /** Locks now (see the class); a second call while locked does nothing, and so does a call without a passphrase. */
     public lock(): Promise<void> {
         return this._serialize(async () => {
-            const host = this._host;
-            this._host = null;
-            this._stopIdleTimer();
-            this._forwarding?.dispose();
-            this._forwarding = null;
-            try {
-                await host?.close();
-            } finally {
-                forgetDerivedKeys();
-            }
+            if (this._passphraseSet)
+                await this._closeHost();
         });
     }
 
-    public dispose(): void {
-        if (this._disposed)
-            return;
+    /** Closes the core for good (the host shuts down). */
+    public close(): Promise<void> {
         this._disposed = true;
-        void this.lock();
+        return this._serialize(() => this._closeHost());
+    }
+
+    public dispose(): void {
+        if (!this._disposed)
+            void this.close();
+    }
+
+    private get _idleLockMs(): number | null {
+        return this._options.idleLockMs !== undefined ? this._options.idleLockMs : this._savedIdleLockMs;
+    }
+
+    private async _closeHost() {
+        const host = this._host;
+        this._detach();
+        try {
+            await host?.close();
+        } finally {
+            forgetDerivedKeys();
+        }
     }
 
     private async _unlock(input: unknown): Promise<{locked: false}> {
@@ -107,31 +151,106 @@ export class LockingCoreService implements CoreService {
         await this._serialize(async () => {
             if (this._host != null || this._disposed)
                 return;
-            const host = await this._options.open(parsed.data.passphrase);
+            const host = await this._options.open({passphrase: parsed.data.passphrase});
             this._attach(host);
             await this._options.onUnlocked?.(host);
         });
         return {locked: false};
     }
 
-    private _attach(host: CoreHost) {
-        this._host = host;
-        this._forwarding = host.service.events.onAny((event, payload) => this.events.emit(event, payload));
-        this._touch();
+    private async _setPassphrase(input: unknown): Promise<{passphraseSet: boolean}> {
+        const parsed = coreCalls["app.setPassphrase"].input.safeParse(input);
+        if (!parsed.success)
+            throw new InvalidInputError("app.setPassphrase", parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`));
+        await this._serialize(async () => {
+            const host = this._host;
+            if (host == null)
+                throw new StoreLockedError("app.setPassphrase");
+            if (this._disposed)
+                throw new CleanroomError("INVALID_INPUT", "The core is shutting down: the passphrase was not changed.");
+            const change = {database: this._options.database, passphraseSet: this._passphraseSet, ...parsed.data, withoutPassphrase: this._options.withoutPassphrase};
+            const currentKey = await currentKeyFor(change);
+            this._detach();
+            const outcome = await rekeyOpenDatabase(host, currentKey, change, this._options.open);
+            this._passphraseSet = outcome.passphraseSet;
+            this._attach(outcome.host);
+            if (outcome.failure != null)
+                throw outcome.failure;
+        });
+        return {passphraseSet: this._passphraseSet};
     }
 
-    /** Unlock and lock run one at a time, in order. */
+    private _attach(host: CoreHost) {
+        this._host = host;
+        this._forwarding = host.service.events.onAny((event, payload) => {
+            this._trackStreaming(event, payload);
+            this.events.emit(event, payload);
+        });
+        void host.service.call("settings.get", {}).then((result) => {
+            if (result.ok && this._host === host)
+                this._rememberIdleSetting(result.value as AppSettings);
+        });
+        this._restartIdleTimer();
+    }
+
+    private _detach() {
+        this._host = null;
+        this._streaming.clear();
+        this._stopIdleTimer();
+        this._forwarding?.dispose();
+        this._forwarding = null;
+    }
+
+    private _rememberIdleSetting(settings: AppSettings) {
+        this._savedIdleLockMs = settings.lockAfterMinutes === 0 ? null : settings.lockAfterMinutes * 60_000;
+        this._restartIdleTimer();
+    }
+
+    private async _whileBusy(work: () => Promise<CallResult>): Promise<CallResult> {
+        this._callsInFlight++;
+        this._stopIdleTimer();
+        try {
+            return await work();
+        } finally {
+            this._callsInFlight--;
+            this._restartIdleTimer();
+        }
+    }
+
+    private _trackStreaming(event: string, payload: unknown) {
+        const conversationId = (payload as {conversationId?: unknown} | null)?.conversationId;
+        if (typeof conversationId !== "string")
+            return;
+        if (event === "turn.started") {
+            this._streaming.add(conversationId);
+            this._stopIdleTimer();
+        } else if (event === "turn.finished" || event === "turn.error") {
+            this._streaming.delete(conversationId);
+            this._restartIdleTimer();
+        }
+    }
+
+    private get _busy() {
+        return this._callsInFlight > 0 || this._streaming.size > 0;
+    }
+
+    /** Unlock, lock and re-key run one at a time, in order. */
     private _serialize(work: () => Promise<void>): Promise<void> {
         const next = this._transition.then(work, work);
         this._transition = next.catch(() => undefined);
         return next;
     }
 
-    private _touch() {
+    /** The idle time starts again, from now, unless something is still going on (then it starts when the last of it ends). */
+    private _restartIdleTimer() {
         this._stopIdleTimer();
-        if (this._idleLockMs == null || this._host == null)
+        const idleLockMs = this._idleLockMs;
+        if (!this._passphraseSet || idleLockMs == null || this._host == null || this._busy)
             return;
-        this._idleTimer = setTimeout(() => void this.lock(), this._idleLockMs);
+        this._idleTimer = setTimeout(() => {
+            if (!this._busy)
+                void this.lock();
+        }, idleLockMs);
         this._idleTimer.unref();
     }
 

@@ -2,12 +2,21 @@ import type {CoreService} from "../rpc/createCoreService.js";
 import {storeKeyModeOf} from "../store/keys/storeKeyModeOf.js";
 import {LockingCoreService} from "./LockingCoreService.js";
 import {openCoreHost, type CoreHost, type CoreHostOptions} from "./openCoreHost.js";
+import type {KeyWithoutPassphrase} from "./rekeyOpenDatabase.js";
 
 export type LockableCoreHostOptions = CoreHostOptions & {
-    /** Locks a passphrase-protected core after this long without a call; null never. Defaults to `LockingCoreService`'s 15 minutes. */
+    /**
+     * Locks a passphrase-protected core after this long idle; null never. Overrides the saved idle
+     * time (Settings, `lockAfterMinutes`). Defaults to the saved one (15 minutes unless changed).
+     */
     idleLockMs?: number | null,
     /** Runs after each unlock with the core just opened (the core open at start is `LockableCoreHost.opened`). */
-    onUnlocked?: (host: CoreHost) => Promise<void> | void
+    onUnlocked?: (host: CoreHost) => Promise<void> | void,
+    /**
+     * What opens the database without a passphrase (and what removing one switches to): the app's
+     * keychain key. Defaults to none: the key file beside the database (web mode).
+     */
+    withoutPassphrase?: KeyWithoutPassphrase
 };
 
 export type LockableCoreHost = {
@@ -19,21 +28,25 @@ export type LockableCoreHost = {
 };
 
 /**
- * The core of the app and web mode. Without a passphrase it is `openCoreHost`'s, never locked.
- * With one, the app lock (`LockingCoreService`): it opens locked unless `key.passphrase` was
- * given (then a wrong one fails here, as in the CLI), and `app.unlock` opens the core.
+ * The core of the app and web mode, behind `LockingCoreService`. Without a passphrase it is open
+ * (with `withoutPassphrase`'s key) and never locked. With one, it opens locked unless
+ * `key.passphrase` was given (then a wrong one fails here, as in the CLI), and `app.unlock` opens
+ * it. `app.setPassphrase` switches between the two at run time.
  */
-export async function openLockableCoreHost({idleLockMs, onUnlocked, ...options}: LockableCoreHostOptions): Promise<LockableCoreHost> {
-    if (storeKeyModeOf(options.database) !== "passphrase") {
-        const host = await openCoreHost(options);
-        return {service: host.service, opened: host, locked: () => false, close: host.close};
-    }
-    const unlocked = options.key?.passphrase != null ? await openCoreHost(options) : undefined;
+export async function openLockableCoreHost({idleLockMs, onUnlocked, withoutPassphrase, ...options}: LockableCoreHostOptions): Promise<LockableCoreHost> {
+    const keyWithoutPassphrase = withoutPassphrase ?? {key: async () => ({})};
+    // The passphrase given at start is used once, here: the core keeps none (each unlock brings its own).
+    const {passphrase: givenPassphrase, ...baseKey} = options.key ?? {};
+    const open = (key: CoreHostOptions["key"]) => openCoreHost({...options, key: {...baseKey, ...key}});
+    let unlocked: CoreHost | undefined;
+    if (storeKeyModeOf(options.database) !== "passphrase")
+        // A new database is created with the passphrase given at start, if any (as the CLI does).
+        unlocked = await open({...await keyWithoutPassphrase.key(), passphrase: givenPassphrase});
+    else if (givenPassphrase != null)
+        unlocked = await open({passphrase: givenPassphrase});
+    const passphraseSet = storeKeyModeOf(options.database) === "passphrase";
     const service = new LockingCoreService({
-        open: (passphrase) => openCoreHost({...options, key: {...options.key, passphrase}}),
-        onUnlocked,
-        idleLockMs,
-        unlocked
+        database: options.database, open, passphraseSet, withoutPassphrase: keyWithoutPassphrase, onUnlocked, idleLockMs, unlocked
     });
-    return {service, opened: unlocked ?? null, locked: () => service.locked, close: () => service.lock()};
+    return {service, opened: unlocked ?? null, locked: () => service.locked, close: () => service.close()};
 }

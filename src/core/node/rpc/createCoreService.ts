@@ -82,6 +82,9 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
         "app.lock": async () => {
             throw new CleanroomError("INVALID_INPUT", "No passphrase is set, so there is nothing to lock with: set one first (cleanroom passphrase set).");
         },
+        "app.setPassphrase": async () => {
+            throw new CleanroomError("INVALID_INPUT", "This core cannot re-key its database while it holds it open: the app and web mode can (Settings), the CLI with `cleanroom passphrase set`.");
+        },
         "app.deleteEverything": async () => {
             await turns.stopAllAndWait();
             library?.cancelAll();

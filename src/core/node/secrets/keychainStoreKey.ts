@@ -1,4 +1,5 @@
 import type {SecretVault} from "../../common/secrets.js";
+import type {KeyWithoutPassphrase} from "../host/rekeyOpenDatabase.js";
 import {secretNames} from "../settings/settingKeys.js";
 import {readOrCreateVaultKey} from "./readOrCreateVaultKey.js";
 
@@ -13,4 +14,19 @@ export async function keychainStoreKey(vault: SecretVault): Promise<Buffer | nul
     if (!vault.storage.startsWith("os-keychain"))
         return null;
     return await readOrCreateVaultKey(vault, secretNames.storeKey, 32);
+}
+
+/**
+ * The app's key without a passphrase, for `openLockableCoreHost`: the keychain's (made anew when
+ * none is kept, as after a passphrase is removed), or none where there is no real keychain (the
+ * key file then). Once a passphrase replaces it, the keychain's copy is deleted: it opens nothing.
+ */
+export function keychainKeyWithoutPassphrase(vault: SecretVault): KeyWithoutPassphrase {
+    return {
+        key: async () => {
+            const keychainKey = await keychainStoreKey(vault);
+            return keychainKey != null ? {keychainKey} : {};
+        },
+        discard: () => vault.write(secretNames.storeKey, null)
+    };
 }

@@ -1,4 +1,5 @@
 import type {ApiParsedInput, AppSettings} from "../../common/api/index.js";
+import {defaultLockAfterMinutes} from "../../common/api/limits.js";
 import {GpuSettingSchema} from "../../common/api/schemas.js";
 import {InvalidInputError} from "../../common/errors.js";
 import type {SecretVault} from "../../common/secrets.js";
@@ -37,6 +38,7 @@ export class AppSettingsStore {
             threads: this._settings.get<number>(keys.threads) ?? null,
             contextSize: this._settings.get<number>(keys.contextSize) ?? null,
             gpu: GpuSettingSchema.catch("auto").parse(this._settings.get<string>(keys.gpu) ?? "auto"),
+            lockAfterMinutes: this._settings.get<number>(keys.lockAfterMinutes) ?? defaultLockAfterMinutes,
             cloud: {
                 endpoint,
                 model: this._settings.get<string>(keys.cloudModel) ?? null,

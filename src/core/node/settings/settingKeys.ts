@@ -10,7 +10,8 @@ export const settingKeys = {
         modelPath: "app.modelPath",
         threads: "app.threads",
         contextSize: "app.contextSize",
-        gpu: "app.gpu"
+        gpu: "app.gpu",
+        lockAfterMinutes: "app.lockAfterMinutes"
     },
     /** Where the shared cloud is (CloudSettingsStore, and the app's settings dialog through AppSettingsStore). */
     cloud: {
