@@ -12,7 +12,7 @@ import type {AuditQuery} from "./audit/AuditLog.js";
 import type {SessionEnd} from "./engine/ConversationContext.js";
 import type {LoadedModelInfo} from "./engine/LocalEngine.js";
 import {createCoreServices, type CoreOptions, type CoreServices} from "./createCoreServices.js";
-import type {ConversationServices} from "./createIncognitoServices.js";
+import type {ConversationServices} from "./createConversationServices.js";
 import {buildIsolationReport} from "./buildIsolationReport.js";
 import {chooseRoute} from "./routing/chooseRoute.js";
 import {AppSettingsStore} from "./settings/AppSettingsStore.js";
@@ -113,13 +113,13 @@ export class Core {
     /** Every conversation, incognito ones with the stored: pinned first, then the most recently updated. */
     public listConversations(): ConversationSummary[] {
         return [...this._services.incognito.store.list(), ...this._services.store.list()]
-            .sort((a, b) => Number(b.pinned) - Number(a.pinned) || b.updatedAt - a.updatedAt);
+            .sort(pinnedThenNewest);
     }
 
     /** Conversations whose title or message text holds every word of `text` (full-text search inside the encrypted database). */
     public searchConversations(text: string, limit?: number): SearchHit[] {
         const hits = [...this._services.incognito.store.search(text, limit), ...this._services.store.search(text, limit)]
-            .sort((a, b) => Number(b.conversation.pinned) - Number(a.conversation.pinned) || b.conversation.updatedAt - a.conversation.updatedAt);
+            .sort((a, b) => pinnedThenNewest(a.conversation, b.conversation));
         return hits.slice(0, limit);
     }
 
@@ -401,6 +401,11 @@ export class Core {
     public [Symbol.asyncDispose](): Promise<void> {
         return this.close();
     }
+}
+
+/** The list's order (the store's): pinned first, then the most recently updated. */
+function pinnedThenNewest(a: Conversation, b: Conversation): number {
+    return Number(b.pinned) - Number(a.pinned) || b.updatedAt - a.updatedAt;
 }
 
 export function toScrubReport(end: SessionEnd): ScrubReport {

@@ -1,6 +1,6 @@
 import type {ConversationId, ScrubReport} from "../common/types.js";
 import type {IsolationReport} from "../common/api/types.js";
-import type {ConversationServices} from "./createIncognitoServices.js";
+import type {ConversationServices} from "./createConversationServices.js";
 import type {ConversationContext} from "./engine/ConversationContext.js";
 
 /**

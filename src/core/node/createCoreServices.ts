@@ -1,16 +1,13 @@
 import type {Llama} from "node-llama-cpp";
 import {AuditLog} from "./audit/AuditLog.js";
-import {CanaryLedger} from "./cloud/CanaryLedger.js";
 import {LocalEngine, type LocalEngineOptions} from "./engine/LocalEngine.js";
-import {createIncognitoServices, type ConversationServices} from "./createIncognitoServices.js";
+import {createConversationServices, type ConversationServices} from "./createConversationServices.js";
 import {CloudSettingsStore} from "./settings/CloudSettingsStore.js";
-import {ConversationStore} from "./store/ConversationStore.js";
 import type {DeletionPurgerOptions} from "./store/DeletionPurger.js";
 import {SettingsStore} from "./store/SettingsStore.js";
 import type {StoreKeySource} from "./store/keys/types.js";
 import {openDatabase} from "./store/openDatabase.js";
-import {CloudTurnService, type CloudAccess} from "./turns/CloudTurnService.js";
-import {LocalTurnService} from "./turns/LocalTurnService.js";
+import type {CloudAccess} from "./turns/CloudTurnService.js";
 
 export type CoreOptions = {
     /** SQLite file, or ":memory:" (nothing written to disk: incognito). */
@@ -54,26 +51,22 @@ export const defaultDeletionGraceMs = 500;
 export function createCoreServices(llama: Llama | (() => Promise<Llama>), options: CoreOptions): CoreServices {
     const database = openDatabase(options.database, {key: options.key});
     const audit = new AuditLog(database);
-    const store = new ConversationStore(database, {audit, purge: options.purge});
     const settings = new SettingsStore(database);
     const cloudSettings = new CloudSettingsStore(settings, audit, options.cloud?.settingsOverride);
     const engine = new LocalEngine(llama, audit, settings, options.engine);
-    const canaries = new CanaryLedger(database);
-    const streamSaveIntervalMs = options.streamSaveIntervalMs ?? defaultStreamSaveIntervalMs;
-    const incognito = createIncognitoServices({engine, cloudSettings, diskStore: store, cloud: options.cloud, purge: options.purge, streamSaveIntervalMs});
+    const shared = {engine, cloudSettings, cloud: options.cloud, purge: options.purge,
+        streamSaveIntervalMs: options.streamSaveIntervalMs ?? defaultStreamSaveIntervalMs};
+    // Each set's cloud turns are checked against the text of both sets' other conversations.
+    const fingerprintStores = () => [stored.store, incognito.store];
+    const stored = createConversationServices({...shared, database, audit, fingerprintStores});
+    const incognito = createConversationServices({...shared, database: openDatabase(":memory:"), incognito: true, fingerprintStores});
     // The engine records each session's steps; an incognito conversation's go to its in-memory trail.
     audit.divert((conversationId) => incognito.store.find(conversationId) != null ? incognito.audit : null);
     return {
-        database,
-        audit,
-        store,
+        ...stored,
         settings,
         cloudSettings,
         engine,
-        canaries,
-        localTurns: new LocalTurnService({store, audit, engine, streamSaveIntervalMs}),
-        cloudTurns: new CloudTurnService({store, audit, canaries, settings: cloudSettings, access: options.cloud ?? {}, streamSaveIntervalMs,
-            fingerprintStores: () => [store, incognito.store]}),
         incognito,
         deletionGraceMs: options.deletionGraceMs ?? defaultDeletionGraceMs
     };

@@ -42,11 +42,8 @@ export type CloudTurnServiceOptions = {
     access: CloudAccess,
     /** How often a growing reply is written to the database. */
     streamSaveIntervalMs: number,
-    /**
-     * Every store whose conversations are fingerprinted (all but the one of the turn). Defaults to
-     * `[store]`; a core with incognito conversations names both, so that neither kind's text comes back in the other.
-     */
-    fingerprintStores?: () => ConversationStore[]
+    /** Every store whose conversations are fingerprinted (all but the one of the turn): the core's and the incognito one. */
+    fingerprintStores: () => ConversationStore[]
 };
 
 /**
@@ -66,7 +63,7 @@ export class CloudTurnService {
     private readonly _tokenizers = new EndpointTokenizerCache();
     private readonly _processKey = new Uint8Array(crypto.randomBytes(32));
 
-    public constructor({store, audit, canaries, settings, access, streamSaveIntervalMs, fingerprintStores = () => [store]}: CloudTurnServiceOptions) {
+    public constructor({store, audit, canaries, settings, access, streamSaveIntervalMs, fingerprintStores}: CloudTurnServiceOptions) {
         this._store = store;
         this._fingerprintStores = fingerprintStores;
         this._audit = audit;

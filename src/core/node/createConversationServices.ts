@@ -5,7 +5,6 @@ import type {LocalEngine} from "./engine/LocalEngine.js";
 import type {CloudSettingsStore} from "./settings/CloudSettingsStore.js";
 import {ConversationStore} from "./store/ConversationStore.js";
 import type {DeletionPurgerOptions} from "./store/DeletionPurger.js";
-import {openDatabase} from "./store/openDatabase.js";
 import {CloudTurnService, type CloudAccess} from "./turns/CloudTurnService.js";
 import {LocalTurnService} from "./turns/LocalTurnService.js";
 
@@ -19,25 +18,29 @@ export type ConversationServices = {
     cloudTurns: CloudTurnService
 };
 
-export type IncognitoServicesOptions = {
+export type ConversationServicesOptions = {
+    database: Database.Database,
+    /** The trail's log. Defaults to a new one on `database` (the disk core passes the one its engine and settings record into). */
+    audit?: AuditLog,
     engine: LocalEngine,
     cloudSettings: CloudSettingsStore,
-    /** The database's conversations: fingerprinted for an incognito conversation's cloud turns, as the incognito ones are. */
-    diskStore: ConversationStore,
+    /** Every store whose conversations are fingerprinted for this set's cloud turns (see `CloudTurnService`). */
+    fingerprintStores: () => ConversationStore[],
+    /** Marks every conversation of this set incognito (an in-memory database). */
+    incognito?: boolean,
     cloud?: CloudAccess,
     purge?: DeletionPurgerOptions,
     streamSaveIntervalMs: number
 };
 
 /**
- * The conversation services of incognito conversations: the same services on an in-memory
- * database (nothing written to disk, gone when it closes), sharing the disk core's one engine
- * (the model is never loaded twice) and its cloud settings.
+ * The conversation services on one database: the core's own on its file, and those of incognito
+ * conversations on an in-memory database (nothing written to disk, gone when it closes). Both
+ * share the core's one engine (the model is never loaded twice) and its cloud settings.
  */
-export function createIncognitoServices({engine, cloudSettings, diskStore, cloud = {}, purge, streamSaveIntervalMs}: IncognitoServicesOptions): ConversationServices {
-    const database = openDatabase(":memory:");
-    const audit = new AuditLog(database);
-    const store = new ConversationStore(database, {audit, purge, incognito: true});
+export function createConversationServices({database, audit = new AuditLog(database), engine, cloudSettings, fingerprintStores, incognito = false,
+    cloud = {}, purge, streamSaveIntervalMs}: ConversationServicesOptions): ConversationServices {
+    const store = new ConversationStore(database, {audit, purge, incognito});
     const canaries = new CanaryLedger(database);
     return {
         database,
@@ -45,7 +48,6 @@ export function createIncognitoServices({engine, cloudSettings, diskStore, cloud
         store,
         canaries,
         localTurns: new LocalTurnService({store, audit, engine, streamSaveIntervalMs}),
-        cloudTurns: new CloudTurnService({store, audit, canaries, settings: cloudSettings, access: cloud, streamSaveIntervalMs,
-            fingerprintStores: () => [store, diskStore]})
+        cloudTurns: new CloudTurnService({store, audit, canaries, settings: cloudSettings, access: cloud, streamSaveIntervalMs, fingerprintStores})
     };
 }
