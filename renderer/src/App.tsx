@@ -22,6 +22,7 @@ import {useModelAndSettings} from "./hooks/useModelAndSettings.js";
 import {useOpenConversation} from "./hooks/useOpenConversation.js";
 import type {AppCoreClient} from "./transport/AppCoreClient.js";
 import {downloadText} from "./downloadText.js";
+import {mostRecentlyActive} from "../../src/core/common/conversationOrder.js";
 
 const defaultTitle = defaultConversationTitle;
 const purgeBannerId = "deletion-purge";
@@ -72,7 +73,7 @@ export function App({client}: {client: AppCoreClient}) {
     useEffect(() => {
         if (openedFirst.current || !list.loaded || models.model == null)
             return;
-        const latest = mostRecent(list.conversations);
+        const latest = mostRecentlyActive(list.conversations);
         if (latest != null) {
             openedFirst.current = true;
             setOpenId(latest.id);
@@ -205,7 +206,7 @@ export function App({client}: {client: AppCoreClient}) {
         }
         if (id === openId) {
             setPrevious(null);
-            setOpenId(mostRecent(list.conversations.filter((conversation) => conversation.id !== id))?.id ?? null);
+            setOpenId(mostRecentlyActive(list.conversations.filter((conversation) => conversation.id !== id))?.id ?? null);
         }
         setPendingDeletion({id, title, timer: setTimeout(() => void finishDeletion(id), undoDeleteMs)});
     }, [list, openId, pendingDeletion, finishDeletion, showError]);
@@ -229,7 +230,7 @@ export function App({client}: {client: AppCoreClient}) {
         if (openedFirst.current && openId == null && list.loaded && modelReady && list.conversations.length === 0)
             void list.openMostRecentOrCreate().then((conversation) => setOpenId(conversation.id)).catch(showError);
         else if (openedFirst.current && openId == null && list.conversations.length > 0)
-            setOpenId(mostRecent(list.conversations)!.id);
+            setOpenId(mostRecentlyActive(list.conversations)!.id);
     }, [openId, list, modelReady, showError]);
 
     const exportConversations = useCallback(async (conversationId: string | undefined, format: "markdown" | "json") => {
@@ -400,11 +401,6 @@ export function App({client}: {client: AppCoreClient}) {
             {helpOpen && <HelpSheet onClose={() => setHelpOpen(false)} />}
         </div>
     );
-}
-
-/** The conversation updated last (pinned or not). */
-function mostRecent<T extends {updatedAt: number}>(conversations: T[]): T | undefined {
-    return conversations.reduce<T | undefined>((latest, conversation) => latest == null || conversation.updatedAt > latest.updatedAt ? conversation : latest, undefined);
 }
 
 /** Puts the cursor in the message box (once the conversation's composer is there). */

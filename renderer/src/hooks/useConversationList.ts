@@ -1,5 +1,6 @@
 import {useCallback, useEffect, useRef, useState} from "react";
 import type {ApiInput, ApiMethod, ApiOutput} from "../../../src/core/common/api/index.js";
+import {mostRecentlyActive} from "../../../src/core/common/conversationOrder.js";
 import type {ConversationPolicy} from "../../../src/core/common/types.js";
 import type {AppCoreClient} from "../transport/AppCoreClient.js";
 import {useCoreEvent} from "./useCoreEvent.js";
@@ -57,8 +58,7 @@ export function useConversationList(client: AppCoreClient, onError: (error: unkn
     const openMostRecentOrCreate = useCallback(async () => {
         openingFirst.current ??= (async () => {
             const fresh = await client.call("conversations.list", {});
-            const latest = fresh.reduce<ConversationListItem | undefined>((found, conversation) =>
-                found == null || conversation.updatedAt > found.updatedAt ? conversation : found, undefined);
+            const latest = mostRecentlyActive(fresh);
             if (latest != null) {
                 await refresh();
                 return latest;

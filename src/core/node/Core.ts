@@ -2,6 +2,7 @@ import {AsyncDisposeAggregator} from "lifecycle-utils";
 import type {Llama} from "node-llama-cpp";
 import {catchScrubFault} from "../common/catchScrubFault.js";
 import {CleanroomError} from "../common/errors.js";
+import {compareListOrder} from "../common/conversationOrder.js";
 import type {SecretVault} from "../common/secrets.js";
 import type {
     AuditEvent, Conversation, ConversationId, ConversationPolicy, ConversationSettings, ConversationSummary,
@@ -113,13 +114,13 @@ export class Core {
     /** Every conversation, incognito ones with the stored: pinned first, then the most recently updated. */
     public listConversations(): ConversationSummary[] {
         return [...this._services.incognito.store.list(), ...this._services.store.list()]
-            .sort(pinnedThenNewest);
+            .sort(compareListOrder);
     }
 
     /** Conversations whose title or message text holds every word of `text` (full-text search inside the encrypted database). */
     public searchConversations(text: string, limit?: number): SearchHit[] {
         const hits = [...this._services.incognito.store.search(text, limit), ...this._services.store.search(text, limit)]
-            .sort((a, b) => pinnedThenNewest(a.conversation, b.conversation));
+            .sort((a, b) => compareListOrder(a.conversation, b.conversation));
         return hits.slice(0, limit);
     }
 
@@ -401,11 +402,6 @@ export class Core {
     public [Symbol.asyncDispose](): Promise<void> {
         return this.close();
     }
-}
-
-/** The list's order (the store's): pinned first, then the most recently updated. */
-function pinnedThenNewest(a: Conversation, b: Conversation): number {
-    return Number(b.pinned) - Number(a.pinned) || b.updatedAt - a.updatedAt;
 }
 
 export function toScrubReport(end: SessionEnd): ScrubReport {

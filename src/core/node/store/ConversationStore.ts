@@ -3,6 +3,7 @@ import type Database from "better-sqlite3-multiple-ciphers";
 import {CleanroomError, InvalidInputError} from "../../common/errors.js";
 import {isWellFormed} from "../../common/titleFromText.js";
 import {AuditLog} from "../audit/AuditLog.js";
+import {processActivityClock, type ActivityClock} from "./ActivityClock.js";
 import {DeletionPurger, type DeletionPurgerOptions, type PurgeState} from "./DeletionPurger.js";
 import {
     ConversationIdSchema, ConversationSettingsSchema, type CloudVerdict, type Conversation, type ConversationId, type ConversationPolicy, type ConversationSettings,
@@ -41,7 +42,9 @@ export type ConversationStoreOptions = {
     /** Passed to the `DeletionPurger`. */
     purge?: DeletionPurgerOptions,
     /** Marks every conversation of this store incognito (a store on an in-memory database). */
-    incognito?: boolean
+    incognito?: boolean,
+    /** Where conversations' activity times come from; defaults to the one clock of the process. */
+    clock?: ActivityClock
 };
 
 /** What a deletion did: the rows are always gone; `purge` says whether their text is gone from disk yet. */
@@ -53,10 +56,12 @@ export class ConversationStore {
     public readonly purger: DeletionPurger;
     private readonly _db: Database.Database;
     private readonly _incognito: boolean;
+    private readonly _clock: ActivityClock;
 
-    public constructor(db: Database.Database, {audit, purge, incognito = false}: ConversationStoreOptions = {}) {
+    public constructor(db: Database.Database, {audit, purge, incognito = false, clock = processActivityClock}: ConversationStoreOptions = {}) {
         this._db = db;
         this._incognito = incognito;
+        this._clock = clock;
         this.purger = new DeletionPurger(db, audit ?? new AuditLog(db), purge);
     }
 
@@ -66,22 +71,22 @@ export class ConversationStore {
         const checkedId = id == null ? undefined : ConversationIdSchema.safeParse(id);
         if (checkedId?.success === false)
             throw new InvalidInputError("conversations.create", checkedId.error.issues.map((issue) => `id: ${issue.message}`));
-        const now = Date.now();
-        const conversation: Conversation = {
+        const fields = {
             id: id ?? crypto.randomUUID(),
             title: title ?? "New conversation",
             policy,
             pinned: false,
             settings: ConversationSettingsSchema.parse(settings),
-            createdAt: now,
-            updatedAt: now,
             incognito: this._incognito
         };
-        this._db.prepare(
-            "INSERT INTO conversations (id, title, policy, settings_json, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)"
-        ).run(conversation.id, conversation.title, conversation.policy, JSON.stringify(conversation.settings), now, now);
+        const {time} = this._db.prepare(`
+            INSERT INTO conversations (id, title, policy, settings_json, created_at, updated_at)
+            SELECT @id, @title, @policy, @settings, time, time FROM (SELECT ${nextActivityTime} AS time)
+            RETURNING updated_at AS time
+        `).get({id: fields.id, title: fields.title, policy: fields.policy, settings: JSON.stringify(fields.settings), now: this._clock.next()}) as {time: number};
+        this._clock.observe(time);
         this.purger.afterWrite();
-        return conversation;
+        return {...fields, createdAt: time, updatedAt: time};
     }
 
     public find(id: ConversationId): Conversation | undefined {
@@ -189,17 +194,17 @@ export class ConversationStore {
         if (changes.title != null)
             checkTitle(changes.title);
         const current = this.get(id);
-        const next: Conversation = {
+        const next = {
             ...current,
             title: changes.title ?? current.title,
             policy: changes.policy ?? current.policy,
-            settings: ConversationSettingsSchema.parse({...current.settings, ...changes.settings}),
-            updatedAt: Date.now()
+            settings: ConversationSettingsSchema.parse({...current.settings, ...changes.settings})
         };
-        this._db.prepare("UPDATE conversations SET title = ?, policy = ?, settings_json = ?, updated_at = ? WHERE id = ?")
-            .run(next.title, next.policy, JSON.stringify(next.settings), next.updatedAt, id);
+        this._db.prepare("UPDATE conversations SET title = @title, policy = @policy, settings_json = @settings WHERE id = @id")
+            .run({id, title: next.title, policy: next.policy, settings: JSON.stringify(next.settings)});
+        const updatedAt = this._touch(id);
         this.purger.afterWrite();
-        return next;
+        return {...next, updatedAt};
     }
 
     /**
@@ -218,16 +223,25 @@ export class ConversationStore {
         return {purge: this.purger.afterDeletion()};
     }
 
+    /** Marks the conversation active now (see `nextActivityTime`); its new `updatedAt`. */
+    private _touch(id: ConversationId): number {
+        const row = this._db.prepare(`UPDATE conversations SET updated_at = ${nextActivityTime} WHERE id = @id RETURNING updated_at AS time`)
+            .get({id, now: this._clock.next()}) as {time: number} | undefined;
+        if (row == null)
+            throw new CleanroomError("CONVERSATION_NOT_FOUND", `No conversation with id ${id}.`, {conversationId: id});
+        this._clock.observe(row.time);
+        return row.time;
+    }
+
     /** Appends to the shown branch: the new message's parent is the conversation's last active message. */
     public appendMessage(conversationId: ConversationId, message: NewMessage): Message {
-        const now = Date.now();
+        const now = this._touch(conversationId);
         const parent = this._db.prepare("SELECT MAX(id) AS id FROM messages WHERE conversation_id = ? AND active = 1").get(conversationId) as {id: number | null};
         const result = this._db.prepare(`
             INSERT INTO messages (conversation_id, role, content, status, route, route_reason, tokens, created_at, updated_at, parent_id, active)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
         `).run(conversationId, message.role, message.content, message.status, message.route ?? null,
             message.routeReason ?? null, message.tokens ?? null, now, now, parent.id);
-        this._db.prepare("UPDATE conversations SET updated_at = ? WHERE id = ?").run(now, conversationId);
         this.purger.afterWrite();
         return this.getMessage(Number(result.lastInsertRowid));
     }
@@ -336,6 +350,13 @@ export class ConversationStore {
         })();
     }
 }
+
+/**
+ * SQL for the time of a conversation's new activity: `@now` (from the process's `ActivityClock`), or
+ * just after the newest activity in the file when another process wrote one as late. One statement
+ * reads and writes it, so two processes writing in the same millisecond still get distinct times.
+ */
+const nextActivityTime = "MAX(@now, COALESCE((SELECT MAX(updated_at) FROM conversations), 0) + 1)";
 
 /** SQLite would store a lone surrogate as bytes that are not UTF-8: such a title is refused, not written. */
 function checkTitle(title: string) {
