@@ -1,9 +1,11 @@
 import type {Page} from "playwright-core";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {isCleanroomError} from "../../src/core/common/errors.js";
 import {plantCanaries} from "../../src/core/common/cloud/plantCanaries.js";
 import {SharedCloudSimulator} from "../../tools/cloudSim/SharedCloudSimulator.js";
 import {openE2eApp, type E2eApp} from "../helpers/e2eApp.js";
 import {requireChromium} from "../helpers/launchChromium.js";
+import {connectToWebMode} from "../helpers/startWebMode.js";
 import {requireTestModel} from "../helpers/testModel.js";
 
 const modelPath = requireTestModel();
@@ -30,6 +32,25 @@ const assistantMessages = () => page.getByRole("article", {name: "Assistant mess
 const isolation = () => page.getByRole("region", {name: "Isolation"});
 const canaryCard = () => isolation().getByLabel("Cloud canaries");
 const composer = () => page.getByRole("textbox", {name: "Message"});
+
+/** Asks the core over a second connection, as another window would. */
+async function askCore<T>(ask: (client: Awaited<ReturnType<typeof connectToWebMode>>["client"]) => Promise<T>): Promise<T> {
+    const connection = await connectToWebMode(app.web);
+    try {
+        return await ask(connection.client);
+    } finally {
+        connection.close();
+    }
+}
+
+/** Whether the core still holds the conversation, in the list or in the trash. */
+async function coreHolds(conversationId: string) {
+    return await askCore((client) => client.call("conversations.get", {conversationId})).then(() => true, (error: unknown) => {
+        if (isCleanroomError(error, "CONVERSATION_NOT_FOUND"))
+            return false;
+        throw error;
+    });
+}
 
 /**
  * Points the app at a simulator through the Settings dialog. A key stored for an earlier
@@ -177,11 +198,15 @@ describe.skipIf(!runnable)("the shared cloud in the real UI: a cloud turn, then 
     it("incident mode: a reply carrying another tenant's pages is blocked, and nothing of it reaches the page", async () => {
         // The first conversation goes (scrubbed): its story, which the greedy test model tends to retell word for word,
         // would otherwise be caught first as a fingerprint, and this test is about the other tenant's canaries.
+        const story = (await askCore((client) => client.call("conversations.list", {}))).filter((conversation) => conversation.title.startsWith("Once upon a time"));
+        expect(story).toHaveLength(1);
         page.once("dialog", (dialog) => void dialog.accept());
         await page.getByRole("button", {name: /^Delete Once upon a time/}).click();
         await expect.poll(() => page.getByRole("navigation", {name: "Conversations"}).getByRole("listitem").count()).toBe(1);
-        // Deleted for good once its Undo runs out (until then its text is still fingerprinted, as any other conversation's).
+        // Deleted for good once its Undo runs out: until the core has deleted it (not when the toast goes), its text is still
+        // fingerprinted, as any other conversation's.
         await page.getByRole("status").filter({hasText: "Deleted “"}).waitFor({state: "detached"});
+        await expect.poll(() => coreHolds(story[0]!.id), {timeout: 30_000}).toBe(false);
         await sim!.close();
         sim = await SharedCloudSimulator.start({mode: "incident", modelPath: modelPath!, poolTokens: incidentPoolTokens});
         await seedOtherTenant(sim);
