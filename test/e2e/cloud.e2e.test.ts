@@ -5,7 +5,7 @@ import {plantCanaries} from "../../src/core/common/cloud/plantCanaries.js";
 import {SharedCloudSimulator} from "../../tools/cloudSim/SharedCloudSimulator.js";
 import {openE2eApp, type E2eApp} from "../helpers/e2eApp.js";
 import {requireChromium} from "../helpers/launchChromium.js";
-import {connectToWebMode} from "../helpers/startWebMode.js";
+import {askWebMode} from "../helpers/startWebMode.js";
 import {requireTestModel} from "../helpers/testModel.js";
 
 const modelPath = requireTestModel();
@@ -34,14 +34,7 @@ const canaryCard = () => isolation().getByLabel("Cloud canaries");
 const composer = () => page.getByRole("textbox", {name: "Message"});
 
 /** Asks the core over a second connection, as another window would. */
-async function askCore<T>(ask: (client: Awaited<ReturnType<typeof connectToWebMode>>["client"]) => Promise<T>): Promise<T> {
-    const connection = await connectToWebMode(app.web);
-    try {
-        return await ask(connection.client);
-    } finally {
-        connection.close();
-    }
-}
+const askCore = <T,>(ask: Parameters<typeof askWebMode<T>>[1]) => askWebMode(app.web, ask);
 
 /** Whether the core still holds the conversation, in the list or in the trash. */
 async function coreHolds(conversationId: string) {

@@ -4,7 +4,7 @@ import type {Page} from "playwright-core";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {openE2eApp, type E2eApp} from "../helpers/e2eApp.js";
 import {requireChromium} from "../helpers/launchChromium.js";
-import {connectToWebMode, startWebMode} from "../helpers/startWebMode.js";
+import {askWebMode, startWebMode} from "../helpers/startWebMode.js";
 import {tempDir} from "../helpers/tempCore.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {outsideViewport, overlapping, seriousAxeViolations, tabThrough, visibleBoxes} from "../helpers/uxChecks.js";
@@ -24,24 +24,15 @@ const expectNoSeriousAxeViolations = async (view: string) => {
     const violations = await seriousAxeViolations(page);
     expect(violations, `${view}: ${JSON.stringify(violations, null, 1)}`).toEqual([]);
 };
-/** What the core keeps as the conversation's draft, asked over a second connection as another window would. */
-const storedDraft = async (conversationId: string) => {
-    const connection = await connectToWebMode(app.web);
-    try {
-        return (await connection.client.call("conversations.get", {conversationId})).draft;
-    } finally {
-        connection.close();
-    }
-};
+/** Asks the core over a second connection, as another window would. */
+const askCore = <T,>(ask: Parameters<typeof askWebMode<T>>[1]) => askWebMode(app.web, ask);
+/** What the core keeps as the conversation's draft. */
+const storedDraft = async (conversationId: string) => (await askCore((client) => client.call("conversations.get", {conversationId}))).draft;
+/** The id of the conversation the page shows (by its title in the core's list). */
 const openConversationId = async () => {
-    const connection = await connectToWebMode(app.web);
-    try {
-        const list = await connection.client.call("conversations.list", {});
-        const title = await page.getByRole("heading", {level: 1}).textContent();
-        return list.find((conversation) => conversation.title === title)!.id;
-    } finally {
-        connection.close();
-    }
+    const list = await askCore((client) => client.call("conversations.list", {}));
+    const title = await page.getByRole("heading", {level: 1}).textContent();
+    return list.find((conversation) => conversation.title === title)!.id;
 };
 
 /** #12, tried as a new user would: drafts, focus and keys, layout at every width, message actions, the list, progress, accessibility. */
@@ -67,7 +58,11 @@ describe.skipIf(!runnable)("the app as people expect it, in Chromium against web
         await composer().waitFor();
         await expect.poll(focusedLabel).toBe("Message");
         expect(await page.getByText("No conversation open").count()).toBe(0);
-        expect(await sidebar().getByRole("button", {name: /^New conversation\s*Local only$/}).count()).toBe(1);
+        // One conversation in the core (asked over a second connection), and it is the one the page shows and opened.
+        const inCore = await askCore((client) => client.call("conversations.list", {}));
+        expect(inCore.map((conversation) => conversation.title)).toEqual(["New conversation"]);
+        expect(await openConversationId()).toBe(inCore[0]!.id);
+        await expect.poll(() => sidebar().getByRole("button", {name: /^New conversation\s*Local only$/}).count()).toBe(1);
         await screenshot("01-opens-ready");
         await expectNoSeriousAxeViolations("chat, empty");
     });
@@ -267,13 +262,10 @@ describe.skipIf(!runnable)("the app as people expect it, in Chromium against web
         await sidebar().getByRole("button", {name: "Delete Dragon stories"}).click();
         await toast.waitFor();
         await toast.waitFor({state: "detached", timeout: 30_000});
-        const connection = await connectToWebMode(app.web);
-        try {
-            await expect.poll(async () => (await connection.client.call("conversations.search", {text: "Dragon stories"})).length).toBe(0);
-            await expect(connection.client.call("conversations.get", {conversationId: id})).rejects.toMatchObject({code: "CONVERSATION_NOT_FOUND"});
-        } finally {
-            connection.close();
-        }
+        // Gone from the core (not only from search, which leaves out the trash at once): polled, as the deletion ends after the toast.
+        expect(await askCore((client) => client.call("conversations.search", {text: "Dragon stories"}))).toEqual([]);
+        await expect.poll(() => askCore((client) => client.call("conversations.get", {conversationId: id}).then(() => "still there", (error: {code?: string}) => error.code)))
+            .toBe("CONVERSATION_NOT_FOUND");
     });
 
     it("lists the keyboard shortcuts in a help sheet; Ctrl+, opens Settings; a dark theme follows the system", async () => {

@@ -73,3 +73,13 @@ export async function connectToWebMode(web: WebMode): Promise<{client: Connected
         socket.close();
     }};
 }
+
+/** One question to web mode's core over a connection of its own (as another window would ask), closed after. */
+export async function askWebMode<T>(web: WebMode, ask: (client: ConnectedCoreClient) => Promise<T>): Promise<T> {
+    const connection = await connectToWebMode(web);
+    try {
+        return await ask(connection.client);
+    } finally {
+        connection.close();
+    }
+}

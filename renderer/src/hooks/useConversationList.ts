@@ -1,6 +1,5 @@
 import {useCallback, useEffect, useRef, useState} from "react";
 import type {ApiInput, ApiMethod, ApiOutput} from "../../../src/core/common/api/index.js";
-import {mostRecentlyActive} from "../../../src/core/common/conversationOrder.js";
 import type {ConversationPolicy} from "../../../src/core/common/types.js";
 import type {AppCoreClient} from "../transport/AppCoreClient.js";
 import {useCoreEvent} from "./useCoreEvent.js";
@@ -52,21 +51,18 @@ export function useConversationList(client: AppCoreClient, onError: (error: unkn
         await callThenRefresh("conversations.create", incognito ? {incognito} : {}), [callThenRefresh]);
 
     /**
-     * The conversation to open when none is: the most recent in a fresh list, or (none) a new one.
-     * Single-flight: callers that overlap share one answer, so the app never creates two at once.
+     * The conversation to open when none is: the most recent, or (none) a new one, decided in the core in
+     * one call (another window or a reload opening at the same time gets the same one). Single-flight
+     * here as well: the app's effects that overlap share one answer.
      */
     const openMostRecentOrCreate = useCallback(async () => {
         openingFirst.current ??= (async () => {
-            const fresh = await client.call("conversations.list", {});
-            const latest = mostRecentlyActive(fresh);
-            if (latest != null) {
-                await refresh();
-                return latest;
-            }
-            return await create();
+            const conversation = await client.call("conversations.latestOrNew", {});
+            await refresh();
+            return conversation;
         })().finally(() => openingFirst.current = null);
         return await openingFirst.current;
-    }, [client, refresh, create]);
+    }, [client, refresh]);
 
     const rename = useCallback(async (conversationId: string, title: string) =>
         void await callThenRefresh("conversations.rename", {conversationId, title}), [callThenRefresh]);

@@ -2,7 +2,7 @@ import {AsyncDisposeAggregator} from "lifecycle-utils";
 import type {Llama} from "node-llama-cpp";
 import {catchScrubFault} from "../common/catchScrubFault.js";
 import {CleanroomError} from "../common/errors.js";
-import {compareListOrder} from "../common/conversationOrder.js";
+import {compareListOrder, mostRecentlyActive} from "../common/conversationOrder.js";
 import type {SecretVault} from "../common/secrets.js";
 import type {
     AuditEvent, Conversation, ConversationId, ConversationPolicy, ConversationSettings, ConversationSummary,
@@ -99,6 +99,15 @@ export class Core {
         const conversation = store.create(input);
         audit.record({kind: "conversation.created", conversationId: conversation.id, data: {policy: conversation.policy}});
         return conversation;
+    }
+
+    /**
+     * The conversation active last (stored or incognito, pinned or not), or, when there is none (the
+     * trash aside), a new one. Synchronous: no other call can come between the look and the create.
+     */
+    public latestOrNewConversation(): Conversation {
+        const latest = mostRecentlyActive(this.listConversations());
+        return latest != null ? this.requireConversation(latest.id) : this.createConversation();
     }
 
     /** The conversation; CONVERSATION_NOT_FOUND when there is none with this id. */

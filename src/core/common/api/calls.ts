@@ -88,6 +88,15 @@ export const coreCalls = {
         input: z.strictObject({title: titleSchema.optional(), policy: ConversationPolicySchema.optional(), incognito: z.boolean().optional()}),
         output: ConversationSchema
     },
+    /**
+     * The conversation to open when none is: the one active last (stored or incognito, pinned or not),
+     * or a new one when there is none. One call, so that windows, tabs and reloads opening at once on an
+     * empty list all get the same new conversation (a list, then a create, from each would make one each).
+     */
+    "conversations.latestOrNew": {
+        input: z.strictObject({}),
+        output: ConversationSchema
+    },
     "conversations.get": {
         input: conversationRef,
         output: z.object({conversation: ConversationSchema, messages: z.array(MessageSchema), generating: z.boolean(), draft: z.string()})

@@ -95,6 +95,7 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
         "conversations.list": async () => core.listConversations(),
         "conversations.search": async ({text, limit}) => core.searchConversations(text, limit),
         "conversations.create": async ({title, policy, incognito}) => core.createConversation({title, policy, incognito}),
+        "conversations.latestOrNew": async () => core.latestOrNewConversation(),
         "conversations.get": async ({conversationId}) => ({
             ...core.getConversation(conversationId),
             generating: turns.isGenerating(conversationId),
