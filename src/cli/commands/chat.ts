@@ -9,6 +9,7 @@ import {titleFromText} from "../../core/common/titleFromText.js";
 import {ConversationIdSchema, ConversationSettingsSchema, type CloudTurnResult, type ScrubReport} from "../../core/common/types.js";
 import type {GpuSetting} from "../../core/common/api/types.js";
 import type {Core} from "../../core/node/Core.js";
+import type {NewConversation} from "../../core/node/store/ConversationStore.js";
 import type {LoadedModelInfo} from "../../core/node/engine/LocalEngine.js";
 import {gpuOption, gpuOptionDescription, numberOption, textOption} from "../optionParsers.js";
 import {exitCodes, printJson, reportError} from "../output.js";
@@ -79,7 +80,7 @@ export function registerChatCommand(program: Command) {
                     }}});
                     if (modelPath != null)
                         await core.loadModel(modelPath);
-                    await cloudTurn(core, ensureConversation(core, options, "cloud-allowed"), options, json);
+                    await cloudTurn(core, conversationFor(core, options, "cloud-allowed"), options, json);
                     return;
                 }
                 if (modelPath == null)
@@ -90,11 +91,11 @@ export function registerChatCommand(program: Command) {
 
                 core = await openCore({db: options.db, threads: options.threads, contextSize: options.contextSize, gpu: options.gpu, json});
                 const info = await core.loadModel(modelPath);
-                const conversationId = ensureConversation(core, options);
+                const conversation = conversationFor(core, options);
                 if (options.prompt != null)
-                    await singleTurn(core, conversationId, options, json, info);
+                    await singleTurn(core, conversation, options, json, info);
                 else
-                    await interactive(core, conversationId, options);
+                    await interactive(core, conversation.id ?? core.createConversation(conversation.create).id, options);
             } catch (error) {
                 reportError(error, json);
             } finally {
@@ -103,23 +104,29 @@ export function registerChatCommand(program: Command) {
         });
 }
 
-function ensureConversation(core: Core, options: ChatOptions, policy: "local" | "cloud-allowed" = "local") {
+/** The stored conversation to continue, or the one to create: by the first turn once it is accepted (a refused turn leaves none). */
+type ChatConversation = {id: string, create?: undefined} | {id?: undefined, create: NewConversation};
+
+function conversationFor(core: Core, options: ChatOptions, policy: "local" | "cloud-allowed" = "local"): ChatConversation {
     if (options.conversation != null && core.findConversation(options.conversation) != null)
-        return options.conversation;
+        return {id: options.conversation};
 
     const title = options.prompt != null ? titleFromText(options.prompt, {fallback: "Terminal chat"}) : "Terminal chat";
-    return core.createConversation({
-        id: options.conversation,
-        title,
-        policy,
-        settings: options.system != null ? {systemPrompt: options.system} : {}
-    }).id;
+    return {create: {id: options.conversation, title, policy, settings: options.system != null ? {systemPrompt: options.system} : {}}};
 }
 
-async function singleTurn(core: Core, conversationId: string, options: ChatOptions, json: boolean, info: LoadedModelInfo) {
-    const result = await core.sendMessage({
-        conversationId, text: options.prompt!, maxTokens: options.maxTokens, temperature: options.temperature, seed: options.seed
-    }, {onText: json ? undefined : (piece) => process.stdout.write(piece)});
+/** The turn of `--prompt`: in the stored conversation, or the first of a new one. */
+function sendPrompt(core: Core, conversation: ChatConversation, options: ChatOptions, json: boolean, route?: "cloud") {
+    const input = {text: options.prompt!, maxTokens: options.maxTokens, temperature: options.temperature, seed: options.seed, route};
+    const callbacks = {onText: json ? undefined : (piece: string) => process.stdout.write(piece)};
+    return conversation.id != null
+        ? core.sendMessage({...input, conversationId: conversation.id}, callbacks)
+        : core.startConversation(conversation.create, input, callbacks);
+}
+
+async function singleTurn(core: Core, conversation: ChatConversation, options: ChatOptions, json: boolean, info: LoadedModelInfo) {
+    const result = await sendPrompt(core, conversation, options, json);
+    const conversationId = result.conversationId;
     if (result.route === "cloud") {
         // An existing conversation that allows the cloud, with the fallback on: the local engine could not serve it.
         reportCloudTurn(result, json);
@@ -155,10 +162,10 @@ async function singleTurn(core: Core, conversationId: string, options: ChatOptio
         throw fault;
 }
 
-async function cloudTurn(core: Core, conversationId: string, options: ChatOptions, json: boolean) {
-    const result = await core.sendMessage({
-        conversationId, text: options.prompt!, maxTokens: options.maxTokens, temperature: options.temperature, seed: options.seed, route: "cloud"
-    }, {onText: json ? undefined : (piece) => process.stdout.write(piece)});
+async function cloudTurn(core: Core, conversation: ChatConversation, options: ChatOptions, json: boolean) {
+    const result = await sendPrompt(core, conversation, options, json, "cloud");
+    if (result.route !== "cloud")
+        throw new CleanroomError("INTERNAL", `A turn sent to the cloud was answered by the ${result.route} engine.`);
     reportCloudTurn(result, json);
 }
 

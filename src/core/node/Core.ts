@@ -304,22 +304,35 @@ export class Core {
     public async sendMessage(input: SendMessageInput & {route: "cloud"}, callbacks?: SendMessageCallbacks): Promise<CloudTurnResult>;
     public async sendMessage(input: SendMessageInput, callbacks?: SendMessageCallbacks): Promise<TurnOutcome>;
     public async sendMessage(input: SendMessageInput, callbacks: SendMessageCallbacks = {}): Promise<TurnOutcome> {
-        const {cloudSettings} = this._services;
-        const {store, audit, localTurns, cloudTurns} = this._at(input.conversationId);
-        const conversation = store.get(input.conversationId);
-        const request: TurnRequest = {
-            conversation,
-            history: store.messages(conversation.id)
-                .filter((message) => message.status === "complete" || (message.status === "interrupted" && message.content !== ""))
-                .map((message) => ({role: message.role, content: message.content})),
-            text: input.text,
-            maxTokens: input.maxTokens,
-            temperature: input.temperature,
-            seed: input.seed
-        };
+        const services = this._at(input.conversationId);
+        const conversation = services.store.get(input.conversationId);
+        const history = services.store.messages(conversation.id)
+            .filter((message) => message.status === "complete" || (message.status === "interrupted" && message.content !== ""))
+            .map((message) => ({role: message.role, content: message.content}));
+        return await this._turn(services, conversation, history, input, callbacks);
+    }
 
-        const local = localTurns.prepare(request);
-        const cloud = cloudSettings.get();
+    /**
+     * The first turn of a new conversation, which is created (as `createConversation` creates it)
+     * only once the turn is accepted: a refused turn leaves no conversation, title or message, and
+     * its refusal is recorded without one.
+     */
+    public async startConversation(conversation: NewConversation & {incognito?: boolean}, input: Omit<SendMessageInput, "conversationId">,
+        callbacks: SendMessageCallbacks = {}): Promise<TurnOutcome> {
+        const {incognito = false, ...fields} = conversation;
+        const services = incognito ? this._services.incognito : this._services;
+        const preview = services.store.preview(fields);
+        const create = () => this.createConversation({...fields, id: preview.id, incognito});
+        return await this._turn(services, preview, [], input, callbacks, create);
+    }
+
+    /** A turn on `conversation`, which `create` stores once the turn is accepted when it is not stored yet. */
+    private async _turn(services: ConversationServices, conversation: Conversation, history: TurnRequest["history"], input: Omit<SendMessageInput, "conversationId">,
+        callbacks: SendMessageCallbacks, create?: () => Conversation): Promise<TurnOutcome> {
+        const {audit, localTurns, cloudTurns} = services;
+        const turn: TurnRequest = {conversation, history, text: input.text, maxTokens: input.maxTokens, temperature: input.temperature, seed: input.seed};
+        const local = localTurns.prepare(turn);
+        const cloud = this._services.cloudSettings.get();
         let decision;
         try {
             decision = chooseRoute({
@@ -331,12 +344,13 @@ export class Core {
             });
         } catch (error) {
             if (error instanceof CleanroomError && error.code === "CONTEXT_OVERFLOW")
-                audit.record({kind: "turn.refused", conversationId: conversation.id, data: {...error.details}});
+                audit.record({kind: "turn.refused", conversationId: create == null ? conversation.id : null, data: {...error.details}});
             throw error;
         }
+        const accepted = create == null ? turn : {...turn, conversation: create()};
         return decision.route === "cloud"
-            ? await cloudTurns.run(request, decision.reason, callbacks)
-            : await localTurns.run(request, local.prepared!, decision.reason, callbacks);
+            ? await cloudTurns.run(accepted, decision.reason, callbacks)
+            : await localTurns.run(accepted, local.prepared!, decision.reason, callbacks);
     }
 
     /**

@@ -103,10 +103,18 @@ export class ContextPool {
         }
     }
 
+    /**
+     * Ends every session, each on its own: one that fails never keeps the others from ending. The
+     * reports, unverified ones included; rejects only when a session could not report its end,
+     * once every other has ended.
+     */
     public async endAll(reason: SessionEndReason): Promise<SessionEnd[]> {
-        const results = await Promise.all(this.conversations().map((conversationId) => this.end(conversationId, reason)));
+        const settled = await Promise.allSettled(this.conversations().map((conversationId) => this.end(conversationId, reason)));
         await Promise.allSettled([...this._ending]);
-        return results.filter((result): result is SessionEnd => result != null);
+        const errors = settled.flatMap((outcome) => outcome.status === "rejected" ? [outcome.reason as unknown] : []);
+        if (errors.length > 0)
+            throw errors.length === 1 ? errors[0] : new AggregateError(errors, `${errors.length} sessions could not report their end.`);
+        return settled.flatMap((outcome) => outcome.status === "fulfilled" && outcome.value != null ? [outcome.value] : []);
     }
 
     public async dispose(reason: SessionEndReason = "unload") {
@@ -148,11 +156,15 @@ export class ContextPool {
         }
 
         const llamaContext = await this._model.createContext({...this._contextOptions, sequences: 1});
-        if (llamaContext.contextSize !== this._scrubber.kvCells) // a cached layout this context refutes is learned again
-            await this._scrubber.relearnCached(`a new context has ${llamaContext.contextSize} cells, the cached layout ${this._scrubber.kvCells}`);
-        if (llamaContext.contextSize !== this._scrubber.kvCells) {
+        try {
+            if (llamaContext.contextSize !== this._scrubber.kvCells) // a cached layout this context refutes is learned again
+                await this._scrubber.relearnCached(`a new context has ${llamaContext.contextSize} cells, the cached layout ${this._scrubber.kvCells}`);
+            if (llamaContext.contextSize !== this._scrubber.kvCells)
+                throw new CleanroomError("INTERNAL", `A new context has ${llamaContext.contextSize} cells, the scrubber was learned for ${this._scrubber.kvCells}.`);
+        } catch (error) {
+            // Never used (zero-filled when allocated, nothing evaluated): freed, with nothing to scrub.
             await llamaContext.dispose();
-            throw new CleanroomError("INTERNAL", `A new context has ${llamaContext.contextSize} cells, the scrubber was learned for ${this._scrubber.kvCells}.`);
+            throw error;
         }
         const context = ConversationContext._create(llamaContext, conversationId, this._scrubber);
         this._contexts.set(conversationId, context);

@@ -121,16 +121,31 @@ export class ConversationContext {
         });
     }
 
-    /** Ends the session: zero every KV cell, verify, then free the context. Runs once; later calls get the same result. */
+    /**
+     * Ends the session: zero every KV cell, verify, then free the context. Runs once; later calls get
+     * the same result. It never rejects: a scrub that throws, or a context that cannot be freed,
+     * ends the session unverified (`failure` says why), and the context is freed all the same.
+     */
     public end(reason: SessionEndReason): Promise<SessionEnd> {
-        if (this._ended == null) {
-            this._ended = (async () => {
-                const result = await this._withLock(() => this._scrubber.zeroAndVerify(this._sequence));
-                await this._context.dispose();
-                return {...result, contextId: this.id, reason};
-            })();
-        }
+        this._ended ??= this._scrubAndFree().then((result) => ({...result, contextId: this.id, reason}));
         return this._ended;
+    }
+
+    private async _scrubAndFree(): Promise<ZeroAndVerifyResult> {
+        const started = performance.now();
+        let result: ZeroAndVerifyResult;
+        try {
+            result = await this._withLock(() => this._scrubber.zeroAndVerify(this._sequence));
+        } catch (error) {
+            result = this._scrubber.unverifiedResult(`the scrub failed: ${messageOf(error)}`, performance.now() - started);
+        }
+        try {
+            await this._context.dispose();
+        } catch (error) {
+            const failure = `the context could not be freed: ${messageOf(error)}`;
+            result = {...result, verified: false, failure: result.failure == null ? failure : `${result.failure}; ${failure}`};
+        }
+        return result;
     }
 
     private async _generate(options: GenerateOptions): Promise<GenerateResult> {
@@ -261,4 +276,8 @@ export class ConversationContext {
             this._busy--;
         }
     }
+}
+
+function messageOf(error: unknown) {
+    return error instanceof Error ? error.message : String(error);
 }

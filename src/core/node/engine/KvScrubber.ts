@@ -158,6 +158,14 @@ export class KvScrubber {
         await this._relearning;
     }
 
+    /** The report of a scrub that could not run to its end (it threw): nothing zeroed or checked is claimed. */
+    public unverifiedResult(failure: string, durationMs: number): ZeroAndVerifyResult {
+        return {
+            kvCells: this.kvCells, layers: this.layout.layers.length, bytesZeroed: 0, bytesChecked: 0, nonZeroBytes: 0, cellsReadBack: 0,
+            verified: false, failure, layoutSource: this._source, durationMs
+        };
+    }
+
     /**
      * Scrubs `sequence`. Each scrub proves the layout it used: llama.cpp must refuse a zero state one
      * cell larger than the cache and accept the zero state, and the state read back must have the

@@ -223,11 +223,18 @@ export class LocalEngine {
         await unload?.dispose();
     }
 
-    /** Ends every session (scrubbed) and unloads the model; then throws `ScrubUnverifiedError` if a scrub could not be verified. */
+    /**
+     * Ends every session (scrubbed) and unloads the model, whatever the sessions' ends reported;
+     * then throws `ScrubUnverifiedError` if a scrub could not be verified.
+     */
     public async shutdown() {
         const pool = this._pool;
-        const ends = pool != null ? await pool.endAll("shutdown") : [];
-        await this.unloadModel();
+        let ends: SessionEnd[];
+        try {
+            ends = pool != null ? await pool.endAll("shutdown") : [];
+        } finally {
+            await this.unloadModel();
+        }
         for (const end of ends)
             throwUnlessVerified(end);
     }

@@ -65,20 +65,8 @@ export class ConversationStore {
         this.purger = new DeletionPurger(db, audit ?? new AuditLog(db), purge);
     }
 
-    public create({id, title, policy = "local", settings = {}}: NewConversation = {}): Conversation {
-        if (title != null)
-            checkTitle(title);
-        const checkedId = id == null ? undefined : ConversationIdSchema.safeParse(id);
-        if (checkedId?.success === false)
-            throw new InvalidInputError("conversations.create", checkedId.error.issues.map((issue) => `id: ${issue.message}`));
-        const fields = {
-            id: id ?? crypto.randomUUID(),
-            title: title ?? "New conversation",
-            policy,
-            pinned: false,
-            settings: ConversationSettingsSchema.parse(settings),
-            incognito: this._incognito
-        };
+    public create(input: NewConversation = {}): Conversation {
+        const {createdAt, updatedAt, ...fields} = this.preview(input);
         const {time} = this._db.prepare(`
             INSERT INTO conversations (id, title, policy, settings_json, created_at, updated_at)
             SELECT @id, @title, @policy, @settings, time, time FROM (SELECT ${nextActivityTime} AS time)
@@ -87,6 +75,29 @@ export class ConversationStore {
         this._clock.observe(time);
         this.purger.afterWrite();
         return {...fields, createdAt: time, updatedAt: time};
+    }
+
+    /**
+     * The conversation `create` would make of `input` (checked the same way), not stored: what a
+     * turn is prepared against before it may create it. Its times are those of now.
+     */
+    public preview({id, title, policy = "local", settings = {}}: NewConversation = {}): Conversation {
+        if (title != null)
+            checkTitle(title);
+        const checkedId = id == null ? undefined : ConversationIdSchema.safeParse(id);
+        if (checkedId?.success === false)
+            throw new InvalidInputError("conversations.create", checkedId.error.issues.map((issue) => `id: ${issue.message}`));
+        const now = Date.now();
+        return {
+            id: id ?? crypto.randomUUID(),
+            title: title ?? "New conversation",
+            policy,
+            pinned: false,
+            settings: ConversationSettingsSchema.parse(settings),
+            incognito: this._incognito,
+            createdAt: now,
+            updatedAt: now
+        };
     }
 
     public find(id: ConversationId): Conversation | undefined {
