@@ -16,6 +16,7 @@ const normalizedCanaryLength = canaryNormalizedPrefix.length + canaryBodyLength;
  * canary, or a fingerprint run, and the 8 words before it are never shown before they are judged.
  */
 export const scanAhead = {letters: normalizedCanaryLength, words: defaultFingerprintWords} as const;
+/** A folded body: base32, and `l` (`canaryIOrL`) for a letter that reads as `I` or `L`. */
 const bodyPattern = /^[A-Z2-7l]*$/;
 /** The prefix, folded: its `L` may be written with a letter that reads as `I` or `L` (`canaryIOrL`). */
 const prefixPattern = /C[Ll]RM/g;
