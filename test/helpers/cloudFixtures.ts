@@ -1,10 +1,27 @@
 import Database from "better-sqlite3-multiple-ciphers";
+import {createCanary, hashCanary} from "../../src/core/common/cloud/canary.js";
+import type {CanaryBook, PlantedCanary} from "../../src/core/common/cloud/types.js";
 import {migrations} from "../../src/core/node/store/migrations.js";
 import {CanaryLedger} from "../../src/core/node/cloud/CanaryLedger.js";
 import {type SeededRandom} from "../../tools/cloudSim/SeededRandom.js";
 
 /** A fixed fingerprint key for tests (each install has its own random one). */
 export const testFingerprintKey = new Uint8Array(32).map((_, index) => (index * 37 + 11) & 0xff);
+
+/** A canary book over a Map: the canaries one "install" planted, by hash. */
+export class MapCanaryBook implements CanaryBook {
+    public readonly planted = new Map<string, PlantedCanary>();
+
+    public plant(conversationId: string, requestId: string) {
+        const canary = createCanary();
+        this.planted.set(hashCanary(canary), {conversationId, requestId});
+        return canary;
+    }
+
+    public lookup(canaryHash: string) {
+        return this.planted.get(canaryHash);
+    }
+}
 
 /** A canary ledger on a private in-memory database: one "install". */
 export function memoryLedger() {

@@ -1,11 +1,11 @@
 import {describe, expect, it} from "vitest";
-import {createCanary, hashCanary} from "../../src/core/common/cloud/canary.js";
+import {createCanary} from "../../src/core/common/cloud/canary.js";
 import {CanaryScanner} from "../../src/core/common/cloud/CanaryScanner.js";
 import {FingerprintIndex, type FingerprintMatcher} from "../../src/core/common/cloud/fingerprints.js";
-import type {CanaryBook, PlantedCanary, ScanFindingKind} from "../../src/core/common/cloud/types.js";
+import type {ScanFindingKind} from "../../src/core/common/cloud/types.js";
 import {mangleText} from "../../tools/cloudSim/mangleText.js";
 import {SeededRandom} from "../../tools/cloudSim/SeededRandom.js";
-import {testFingerprintKey} from "../helpers/cloudFixtures.js";
+import {MapCanaryBook, testFingerprintKey} from "../helpers/cloudFixtures.js";
 
 /**
  * Detection rates of the scanner, in process: at least 1,000 generated cases per kind, each
@@ -35,20 +35,6 @@ function sentence(words: number) {
 
 function paragraph(sentences: number) {
     return Array.from({length: sentences}, () => sentence(random.between(5, 16))).join(" ");
-}
-
-class MapCanaryBook implements CanaryBook {
-    public readonly planted = new Map<string, PlantedCanary>();
-
-    public plant(conversationId: string, requestId: string) {
-        const canary = createCanary();
-        this.planted.set(hashCanary(canary), {conversationId, requestId});
-        return canary;
-    }
-
-    public lookup(canaryHash: string) {
-        return this.planted.get(canaryHash);
-    }
 }
 
 // The user's other conversations, fingerprinted; our canaries planted in earlier requests.

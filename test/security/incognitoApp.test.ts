@@ -142,7 +142,8 @@ describe.skipIf(modelPath == null)("incognito conversations in the app (real mod
         expect(scanForSecrets(databaseFiles(database), [{label: "secret", value: secret}, {label: "id", value: conversation.id}]).findings).toEqual([]);
     }, 120_000);
 
-    it("an incognito conversation's text is fingerprinted for a stored conversation's cloud turns: the same reply coming back is blocked", async () => {
+    /** A greedy story answered by the cloud, kept only in an incognito conversation (as `stored` makes it), then answered again elsewhere. */
+    async function storyBackFromIncognito(stored: (story: string) => string) {
         const sim = await SharedCloudSimulator.start({mode: "honest", modelPath: modelPath!});
         cleanups.push(() => sim.close());
         const core = openTestCore(await loadLlama(), {database: path.join(tempDir("incognito-fingerprint"), "core.db"),
@@ -159,10 +160,23 @@ describe.skipIf(modelPath == null)("incognito conversations in the app (real mod
         await core.deleteConversation(first.id);
         // The story now lives only in an incognito conversation.
         const incognito = core.createConversation({incognito: true});
-        servicesOf(core).incognito.store.appendMessage(incognito.id, {role: "assistant", content: story.reply, status: "complete", route: "local"});
+        const kept = stored(story.reply);
+        servicesOf(core).incognito.store.appendMessage(incognito.id, {role: "assistant", content: kept, status: "complete", route: "local"});
 
         const second = core.createConversation({policy: "cloud-allowed"});
-        const again = await core.sendMessage({conversationId: second.id, text: prompt, maxTokens: 40, route: "cloud"});
+        return {again: await core.sendMessage({conversationId: second.id, text: prompt, maxTokens: 40, route: "cloud"}), story: story.reply, kept};
+    }
+
+    it("an incognito conversation's text is fingerprinted for a stored conversation's cloud turns: the same reply coming back is blocked", async () => {
+        const {again} = await storyBackFromIncognito((story) => story);
+        expect(again).toMatchObject({route: "cloud", status: "blocked", cloud: {blocked: true, verdict: {kind: "fingerprint"}}});
+        expect(again.reply).toBe("");
+    }, 120_000);
+
+    it("#27: the incognito text written with Cyrillic е, а, о still blocks the story coming back in Latin letters", async () => {
+        const {again, story, kept} = await storyBackFromIncognito((text) => text.replace(/[eao]/g, (char) => ({e: "е", a: "а", o: "о"})[char]!));
+        expect(kept).not.toBe(story);
+        expect(kept.split(/\s+/).filter((word) => /[еао]/u.test(word)).length).toBeGreaterThan(8);
         expect(again).toMatchObject({route: "cloud", status: "blocked", cloud: {blocked: true, verdict: {kind: "fingerprint"}}});
         expect(again.reply).toBe("");
     }, 120_000);

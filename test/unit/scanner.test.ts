@@ -2,22 +2,8 @@ import {describe, expect, it} from "vitest";
 import {createCanary, hashCanary} from "../../src/core/common/cloud/canary.js";
 import {CanaryScanner} from "../../src/core/common/cloud/CanaryScanner.js";
 import {FingerprintIndex, fingerprintText} from "../../src/core/common/cloud/fingerprints.js";
-import type {CanaryBook, CanaryScannerOptions, PlantedCanary, ScanFinding} from "../../src/core/common/cloud/types.js";
-import {testFingerprintKey} from "../helpers/cloudFixtures.js";
-
-class MapCanaryBook implements CanaryBook {
-    private readonly _planted = new Map<string, PlantedCanary>();
-
-    public plant(conversationId: string, requestId: string) {
-        const canary = createCanary();
-        this._planted.set(hashCanary(canary), {conversationId, requestId});
-        return canary;
-    }
-
-    public lookup(canaryHash: string) {
-        return this._planted.get(canaryHash);
-    }
-}
+import type {CanaryScannerOptions, ScanFinding} from "../../src/core/common/cloud/types.js";
+import {MapCanaryBook, testFingerprintKey} from "../helpers/cloudFixtures.js";
 
 function streamThrough(options: CanaryScannerOptions, chunks: string[]) {
     const scanner = new CanaryScanner(options);

@@ -1,4 +1,5 @@
-import {canaryFromBody, canaryNormalizedPrefix, canaryBodyLength, hashCanary} from "./canary.js";
+import {canaryFromFoldedBody, canaryIOrL, canaryNormalizedPrefix, canaryBodyLength, hashCanary} from "./canary.js";
+import {foldLetter} from "./foldLetter.js";
 import {defaultFingerprintWords, WordGramHasher, type FingerprintMatcher} from "./fingerprints.js";
 import type {CanaryBook, CanaryScannerOptions, ScanFinding, ScanStep} from "./types.js";
 
@@ -15,10 +16,17 @@ const normalizedCanaryLength = canaryNormalizedPrefix.length + canaryBodyLength;
  * canary, or a fingerprint run, and the 8 words before it are never shown before they are judged.
  */
 export const scanAhead = {letters: normalizedCanaryLength, words: defaultFingerprintWords} as const;
-const bodyPattern = /^[A-Z2-7]*$/;
+/** A folded body: base32, and `l` (`canaryIOrL`) for a letter that reads as `I` or `L`. */
+const bodyPattern = /^[A-Z2-7l]*$/;
+/** The prefix, folded: its `L` may be written with a letter that reads as `I` or `L` (`canaryIOrL`). */
+const prefixPattern = /C[Ll]RM/g;
+/** What may still grow into the prefix at the very end. */
+const partialPrefix = /^(?:C|C[Ll]|C[Ll]R)$/;
 const unicodeLetterOrDigit = /[\p{L}\p{N}]/u;
 /** Stands for a letter that cannot be part of a canary, so that it breaks a candidate. */
-const blockerCode = 0x23; // "#"
+const blocker = "#";
+const combiningMarks = /\p{M}/gu;
+const asciiLettersAndDigits = /^[A-Z0-9]+$/;
 
 /**
  * ASCII normalisation: letters upper-cased, digits kept, everything else (spaces, line
@@ -38,10 +46,11 @@ const asciiNormalTable = (() => {
 /**
  * Scans a streamed cloud reply for canaries and fingerprints, across chunk boundaries.
  *
- * Canary matching runs on a normalised copy of the reply: letters upper-cased (with NFKC,
- * so full-width letters count), digits kept, and every other character dropped (spaces,
- * line breaks, zero-width characters, hyphens, underscores, dots, any punctuation), each
- * kept character mapped back to its offset in the original text. Candidates are `CLRM` +
+ * Canary matching runs on a normalised copy of the reply: letters and digits folded
+ * (`foldLetter`: look-alike letters of any script, full-width and mathematical forms read as
+ * the ASCII they imitate) and upper-cased, and every other character dropped (spaces, line
+ * breaks, zero-width characters, hyphens, underscores, dots, any punctuation), each kept
+ * character mapped back to its offset in the original text. Candidates are `CLRM` +
  * 24 base32 characters; the checksum decides. `feed()` returns only text that can no longer
  * be part of a canary (or, with fingerprints, of a matching run), so a blocked reply is cut
  * before its contaminated part is shown, and an echoed own canary is stripped.
@@ -71,7 +80,9 @@ export class CanaryScanner {
     /** Offsets of the letters and digits not yet released, and of the words that start among them. */
     private _letterOffsets: number[] = [];
     private _wordStarts: number[] = [];
-    private _lastLetterOffset = -2;
+    private _lastLetterEnd = -1;
+    /** A high surrogate that ended the last chunk: read with the next chunk's first character. */
+    private _carry = "";
     /** Matching runs that may still turn out to share a word with a common phrase: held back until decided. */
     private readonly _pendingMatches: Array<{index: number, hash: number, start: number, end: number, holdFrom: number}> = [];
     private _gramIndex = 0;
@@ -123,10 +134,10 @@ export class CanaryScanner {
         if (this._blocked || chunk.length === 0)
             return this._step("", findingsBefore);
 
-        const base = this._received;
+        const base = this._received - this._carry.length;
         this._received += chunk.length;
         this._pending += chunk;
-        this._appendNormalized(chunk, base);
+        this._appendNormalized(this._carry + chunk, base);
         this._scanCanaries();
 
         if (this._hasher != null && !this._blocked)
@@ -143,6 +154,12 @@ export class CanaryScanner {
         if (this._finished)
             return this._step("", findingsBefore);
         this._finished = true;
+        if (this._carry !== "" && !this._blocked) {
+            const carry = this._carry;
+            this._carry = "";
+            this._appendNormalized(carry, this._received - carry.length, true);
+            this._scanCanaries();
+        }
         if (this._hasher != null && !this._blocked) {
             this._hasher.end(this._onGram);
             this._settlePendingMatches();
@@ -156,35 +173,50 @@ export class CanaryScanner {
         return {text, findings: this._findings.slice(findingsBefore), blocked: this._blocked};
     }
 
-    private _appendNormalized(chunk: string, base: number) {
+    /** Appends the normalised form of `text`, which starts at offset `base`; a trailing high surrogate waits for the next chunk unless `last`. */
+    private _appendNormalized(text: string, base: number, last = false) {
         let normal = "";
         const offsets = this._normalOffsets;
-        for (let i = 0; i < chunk.length; i++) {
-            const code = chunk.charCodeAt(i);
-            let mapped: number;
-            if (code < 128)
-                mapped = asciiNormalTable[code]!;
-            else if (code >= 0xd800 && code <= 0xdfff)
-                mapped = 0;
-            else
-                mapped = normalizeNonAscii(chunk[i]!);
-            if (mapped !== 0) {
-                normal += String.fromCharCode(mapped);
-                offsets.push(base + i);
+        let end = text.length;
+        this._carry = "";
+        const lastCode = text.charCodeAt(end - 1);
+        if (!last && lastCode >= 0xd800 && lastCode <= 0xdbff) {
+            this._carry = text.slice(end - 1);
+            end--;
+        }
+        for (let i = 0; i < end;) {
+            const code = text.charCodeAt(i);
+            let width = 1;
+            let mapped: string;
+            if (code < 128) {
+                const ascii = asciiNormalTable[code]!;
+                mapped = ascii !== 0 ? String.fromCharCode(ascii) : "";
+            } else {
+                const point = text.codePointAt(i)!;
+                width = point > 0xffff ? 2 : 1;
+                mapped = readNonAscii(String.fromCodePoint(point));
+            }
+            if (mapped !== "") {
+                normal += mapped;
+                const offset = base + i;
+                for (let k = 0; k < mapped.length; k++)
+                    offsets.push(offset);
                 if (this._scanAhead) {
-                    if (base + i !== this._lastLetterOffset + 1)
-                        this._wordStarts.push(base + i);
-                    this._letterOffsets.push(base + i);
-                    this._lastLetterOffset = base + i;
+                    if (offset !== this._lastLetterEnd)
+                        this._wordStarts.push(offset);
+                    for (let k = 0; k < mapped.length; k++)
+                        this._letterOffsets.push(offset);
+                    this._lastLetterEnd = offset + width;
                 }
             }
+            i += width;
         }
         this._normal += normal;
     }
 
     private _scanCanaries() {
         const normal = this._normal;
-        let position = normal.indexOf(canaryNormalizedPrefix, this._scanFrom);
+        let position = findPrefix(normal, this._scanFrom);
         while (position !== -1) {
             const bodyStart = position + canaryNormalizedPrefix.length;
             if (position + normalizedCanaryLength > normal.length) {
@@ -194,22 +226,22 @@ export class CanaryScanner {
             } else {
                 const body = normal.slice(bodyStart, bodyStart + canaryBodyLength);
                 if (bodyPattern.test(body)) {
-                    const canary = canaryFromBody(body);
+                    const canary = canaryFromFoldedBody(body);
                     if (canary != null) {
-                        this._classify(canary, this._normalOffsets[position]!, this._normalOffsets[position + normalizedCanaryLength - 1]! + 1);
+                        this._classify(canary, this._normalOffsets[position]!, this._endOfCharAt(this._normalOffsets[position + normalizedCanaryLength - 1]!));
                         if (this._blocked)
                             return;
                     }
                 }
             }
-            position = normal.indexOf(canaryNormalizedPrefix, position + 1);
+            position = findPrefix(normal, position + 1);
         }
 
         if (position === -1) {
             // Only a partial prefix ("C", "CL", "CLR") at the very end can still grow into a canary.
             position = normal.length;
             for (let start = Math.max(0, normal.length - canaryNormalizedPrefix.length + 1); start < normal.length; start++) {
-                if (canaryNormalizedPrefix.startsWith(normal.slice(start))) {
+                if (partialPrefix.test(normal.slice(start))) {
                     position = start;
                     break;
                 }
@@ -223,6 +255,12 @@ export class CanaryScanner {
             this._normalOffsets = this._normalOffsets.slice(position);
             this._scanFrom = 0;
         }
+    }
+
+    /** The offset after the character that starts at `offset` (still pending: a canary is held until judged). */
+    private _endOfCharAt(offset: number) {
+        const code = this._pending.charCodeAt(offset - this._releasedUpTo);
+        return offset + (code >= 0xd800 && code <= 0xdbff ? 2 : 1);
     }
 
     private _classify(canary: string, start: number, end: number) {
@@ -290,6 +328,8 @@ export class CanaryScanner {
                 boundary = Math.min(boundary, pending.holdFrom);
         }
         boundary = Math.min(boundary, this._scanAheadBoundary(this._received));
+        if (this._carry !== "")
+            boundary = Math.min(boundary, this._received - this._carry.length); // half a character, not yet read
         return Math.max(boundary, this._releasedUpTo);
     }
 
@@ -354,14 +394,37 @@ function dropBefore(offsets: number[], boundary: number): number[] {
     return index === 0 ? offsets : offsets.slice(index);
 }
 
-function normalizeNonAscii(char: string): number {
-    if (!unicodeLetterOrDigit.test(char))
-        return 0; // zero-width characters, other spaces, dashes, punctuation, symbols: dropped
-    const folded = char.normalize("NFKC").toUpperCase();
-    if (folded.length === 1) {
-        const code = folded.charCodeAt(0);
-        if (code < 128 && asciiNormalTable[code] !== 0)
-            return code;
+function findPrefix(normal: string, from: number): number {
+    prefixPattern.lastIndex = from;
+    return prefixPattern.exec(normal)?.index ?? -1;
+}
+
+/** Distinct code points whose reading is remembered. */
+const maxCachedReadings = 1 << 16;
+const readingCache = new Map<string, string>();
+
+/**
+ * A non-ASCII character as the canary matcher reads it: its fold, upper-cased, when that is ASCII
+ * letters and digits (`canaryIOrL` for a caseless stroke that reads as `I` and `L` alike); nothing
+ * for what is not a letter or digit (zero-width characters, other spaces, dashes, punctuation,
+ * symbols, combining marks); else a blocker, a letter that cannot be part of a canary.
+ */
+function readNonAscii(char: string): string {
+    let reading = readingCache.get(char);
+    if (reading === undefined) {
+        reading = readingOf(char);
+        if (readingCache.size < maxCachedReadings)
+            readingCache.set(char, reading);
     }
-    return blockerCode;
+    return reading;
+}
+
+function readingOf(char: string): string {
+    if (!unicodeLetterOrDigit.test(char))
+        return "";
+    const folded = foldLetter(char, "as-written").replace(combiningMarks, "");
+    if (folded === "l" && char.toLowerCase() === char.toUpperCase())
+        return canaryIOrL;
+    const upper = folded.toUpperCase();
+    return asciiLettersAndDigits.test(upper) ? upper : blocker;
 }

@@ -67,6 +67,51 @@ export function canaryFromBody(body: string): Canary | null {
     return isValidCanary(canary) ? canary : null;
 }
 
+/**
+ * In a folded body, a letter that reads as `I` or as `L` alike: a vertical stroke with no case
+ * (Hebrew vav, Arabic alef, Lisu `ꓲ`), whose skeleton is `l` like both.
+ */
+export const canaryIOrL = "l";
+/** Most `I`-or-`L` characters tried in a body's random part: 2^6 readings, each a SHA-256. */
+const maxIOrLReadings = 6;
+
+/**
+ * Checks a folded body (`canaryIOrL` standing for either `I` or `L`): each reading of its random
+ * part is checksummed and compared with the checksum as written, so the checksum is verified on
+ * the folded form. Returns the canonical canary, or `null` (also when more than 6 characters of the
+ * random part could be either: 2^-20 per reading would then add up).
+ */
+export function canaryFromFoldedBody(body: string): Canary | null {
+    if (!body.includes(canaryIOrL))
+        return canaryFromBody(body);
+    const random = body.slice(0, canaryRandomLength);
+    const written = body.slice(canaryRandomLength);
+    const open: number[] = [];
+    for (let index = 0; index < random.length; index++)
+        if (random[index] === canaryIOrL)
+            open.push(index);
+    if (open.length > maxIOrLReadings)
+        return null;
+    const chars = random.split("");
+    for (let reading = 0; reading < 1 << open.length; reading++) {
+        open.forEach((index, bit) => void (chars[index] = (reading >>> bit & 1) === 1 ? "L" : "I"));
+        const candidate = chars.join("");
+        const checksum = canaryChecksum(candidate);
+        if (readsAs(written, checksum))
+            return (canaryPrefix + candidate + checksum) as Canary;
+    }
+    return null;
+}
+
+function readsAs(folded: string, canonical: string) {
+    for (let index = 0; index < canonical.length; index++) {
+        const char = folded[index];
+        if (char !== canonical[index] && !(char === canaryIOrL && (canonical[index] === "I" || canonical[index] === "L")))
+            return false;
+    }
+    return folded.length === canonical.length;
+}
+
 /** What the client remembers of a canary it planted: SHA-256 of the canonical string, hex. */
 export function hashCanary(canary: string): string {
     return sha256Hex(canary);

@@ -1,11 +1,13 @@
+import {foldLetter} from "./foldLetter.js";
 import {HmacSha256} from "./HmacSha256.js";
 import {stockPhrases as shippedStockPhrases} from "./stockPhrases.js";
 
 /**
  * Fingerprints of conversations: keyed hashes of every run of 8 consecutive words. Text matching
  * them in a cloud reply, when the run is absent from the request itself, is contamination
- * without a canary. Words are maximal runs of letters and digits, lower-cased, so matching
- * is case-insensitive and tolerant of punctuation and spacing between words.
+ * without a canary. Words are maximal runs of letters, digits and marks, lower-cased and folded
+ * (`foldLetter`: a Cyrillic `е` or a mathematical `𝐞` is the `e` it imitates), so matching is
+ * case-insensitive, blind to look-alike letters and tolerant of punctuation and spacing between words.
  *
  * A run's fingerprint is HMAC-SHA-256, under the install's secret key, of its words joined by
  * single spaces (UTF-8), its first 53 bits (safe as a JS number and in SQLite). Without the key a
@@ -76,6 +78,8 @@ export class WordGramHasher {
     private _current = "";
     private _currentStart = 0;
     private _offset = 0;
+    /** A high surrogate that ended the last push: read with the next push's first character. */
+    private _carry = "";
     /** The window's UTF-8, reused from one window to the next. */
     private _encoded = new Uint8Array(256);
 
@@ -94,8 +98,8 @@ export class WordGramHasher {
 
     /**
      * Where text must still be held back so that a later match can cover it: the start of
-     * the oldest of the last `windowWords - 1` complete words, else of the word in progress.
-     * `null` when no word has started.
+     * the oldest of the last `windowWords - 1` complete words, else of the word in progress
+     * (or of half a character still to be read). `null` when no word has started.
      */
     public get holdFrom(): number | null {
         const keep = this.windowWords - 1;
@@ -103,22 +107,39 @@ export class WordGramHasher {
             const oldest = Math.max(0, this._completeWords - keep);
             return this._wordStart[oldest % this.windowWords]!;
         }
-        return this._inWord ? this._currentStart : null;
+        if (this._inWord)
+            return this._currentStart;
+        return this._carry !== "" ? this._offset - this._carry.length : null;
     }
 
     public push(text: string, onGram: GramListener) {
-        const base = this._offset;
-        for (let i = 0; i < text.length; i++) {
+        const base = this._offset - this._carry.length;
+        const joined = this._carry + text;
+        this._offset += text.length;
+        this._carry = "";
+        let end = joined.length;
+        const lastCode = joined.charCodeAt(end - 1);
+        if (lastCode >= 0xd800 && lastCode <= 0xdbff) {
+            this._carry = joined.slice(end - 1);
+            end--;
+        }
+        this._read(joined, end, base, onGram);
+    }
+
+    /** Reads `text` up to `end`, a code point at a time; `base` is the offset of `text`. */
+    private _read(text: string, end: number, base: number, onGram: GramListener) {
+        for (let i = 0; i < end;) {
             const code = text.charCodeAt(i);
+            let width = 1;
             let folded: string | null;
             if (code < 128) {
                 const lower = asciiWordTable[code]!;
                 folded = lower !== 0 ? String.fromCharCode(lower) : null;
-            } else if (code >= 0xd800 && code <= 0xdfff)
-                folded = text[i]!; // surrogate halves: part of a word, so a split pair hashes the same
-            else {
-                const char = text[i]!;
-                folded = unicodeWordChar.test(char) ? char.toLowerCase() : null;
+            } else {
+                const point = text.codePointAt(i)!;
+                width = point > 0xffff ? 2 : 1;
+                const char = String.fromCodePoint(point);
+                folded = unicodeWordChar.test(char) ? foldLetter(char) : null;
             }
 
             if (folded != null) {
@@ -130,12 +151,17 @@ export class WordGramHasher {
                 this._current += folded;
             } else if (this._inWord)
                 this._completeWord(base + i, onGram);
+            i += width;
         }
-        this._offset = base + text.length;
     }
 
     /** Ends the text: the word in progress, if any, is complete. */
     public end(onGram: GramListener) {
+        if (this._carry !== "") {
+            const carry = this._carry;
+            this._carry = "";
+            this._read(carry, carry.length, this._offset - carry.length, onGram);
+        }
         if (this._inWord)
             this._completeWord(this._offset, onGram);
     }

@@ -1,9 +1,9 @@
-import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import {CleanroomError} from "../../common/errors.js";
 import {ModelRegistryFileSchema, type ModelRegistryFile, type RegisteredModel} from "../../common/models.js";
 import {ensureDirectory} from "../storage/ensureDirectory.js";
+import {writeFileDurably} from "../store/keys/durableFiles.js";
 
 export type NewRegisteredModel = Omit<RegisteredModel, "id" | "addedAt"> & {
     /** Defaults to a slug of `catalogId` or `name`, made unique. */
@@ -125,9 +125,7 @@ export class ModelRegistry {
         const result = change(file);
         const checked = ModelRegistryFileSchema.parse(file);
         ensureDirectory(this.modelsDir, {what: "the models folder"});
-        const temporary = `${this.path}.${process.pid}.${crypto.randomBytes(4).toString("hex")}.tmp`;
-        fs.writeFileSync(temporary, JSON.stringify(checked, null, 4) + "\n", {mode: 0o600});
-        fs.renameSync(temporary, this.path);
+        writeFileDurably(this.path, JSON.stringify(checked, null, 4) + "\n");
         return result;
     }
 }

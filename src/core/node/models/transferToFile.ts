@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import {writeFileDurably} from "../store/keys/durableFiles.js";
 import {DownloadStalledError} from "./DownloadStalledError.js";
 import {ModelDownloadError} from "./ModelDownloadError.js";
 
@@ -320,12 +321,9 @@ function readState(statePath: string): ResumeState | null {
 }
 
 function writeState(statePath: string, state: ResumeState, position: number, total: number | null) {
-    const temporary = `${statePath}.tmp`;
     try {
-        fs.writeFileSync(temporary, JSON.stringify(state) + "\n", {mode: 0o600});
-        fs.renameSync(temporary, statePath);
+        writeFileDurably(statePath, JSON.stringify(state) + "\n");
     } catch (error) {
-        fs.rmSync(temporary, {force: true});
         throw asSpaceError(error, position, total);
     }
 }

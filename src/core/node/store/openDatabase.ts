@@ -4,6 +4,7 @@ import Database from "better-sqlite3-multiple-ciphers";
 import {CleanroomError} from "../../common/errors.js";
 import {ensureDirectory, describeErrno} from "../storage/ensureDirectory.js";
 import {StoragePathError} from "../storage/StoragePathError.js";
+import {createPrivateFile} from "./keys/durableFiles.js";
 import {openKeyedDatabase} from "./keys/openKeyedDatabase.js";
 import type {StoreKeySource} from "./keys/types.js";
 import {migrations} from "./migrations.js";
@@ -56,11 +57,24 @@ function openDatabaseFile(file: string, readonly: boolean, key: StoreKeySource):
     if (stat != null && !stat.isFile())
         throw new StoragePathError(what, file, stat.isDirectory() ? "it is a folder, not a database file" : "it is not a regular file");
     try {
+        if (stat == null && !readonly)
+            createDatabaseFile(file);
         return openKeyedDatabase(file, key, readonly).db;
     } catch (error) {
         if (error instanceof CleanroomError)
             throw error;
         throw new StoragePathError(what, file, `SQLite cannot open it (${describeErrno(error)})`, {}, error);
+    }
+}
+
+/** A new database file, 0600 before SQLite writes a byte (its -wal and -shm then get the same mode). */
+function createDatabaseFile(file: string) {
+    try {
+        createPrivateFile(file);
+    } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST")
+            throw error;
+        // Another process created it meanwhile: SQLite opens theirs.
     }
 }
 

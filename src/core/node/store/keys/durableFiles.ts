@@ -1,3 +1,4 @@
+import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 
@@ -25,13 +26,39 @@ export function fsyncFile(file: string): void {
     }
 }
 
-/** Writes `text` to `file` so that a crash leaves either the old file or the whole new one (temp file, fsync, rename, fsync of the folder). */
+/**
+ * Writes `text` to `file` so that a crash leaves either the old file or the whole new one (temp file,
+ * fsync, rename, fsync of the folder), with `mode` from its first byte. The temporary file has a
+ * random name and is created exclusively (O_CREAT|O_EXCL, `wx`): a symbolic link or a file planted
+ * at any name beside `file` is never followed nor reused, so the bytes cannot land in a file of
+ * someone else's choosing. The rename replaces a link at `file` itself, never what it points to.
+ */
 export function writeFileDurably(file: string, text: string, mode = 0o600): void {
-    const temp = `${file}.${process.pid}.tmp`;
-    fs.writeFileSync(temp, text, {mode});
-    fsyncFile(temp);
-    fs.renameSync(temp, file);
+    const temp = `${file}.${process.pid}.${crypto.randomBytes(8).toString("hex")}.tmp`;
+    const fd = fs.openSync(temp, "wx", mode);
+    try {
+        try {
+            fs.writeFileSync(fd, text);
+            fs.fsyncSync(fd);
+        } finally {
+            fs.closeSync(fd);
+        }
+        fs.renameSync(temp, file);
+    } catch (error) {
+        fs.rmSync(temp, {force: true});
+        throw error;
+    }
     fsyncDirectory(path.dirname(file));
+}
+
+/**
+ * Creates `file`, empty, with mode 0600 from the start, exclusively (`wx`): it fails with EEXIST when
+ * anything (a file, a symbolic link) is already there, and never follows a link. SQLite creates a
+ * database as 0644 less the umask, and its -wal and -shm files with the database file's mode: a
+ * database created here first keeps all three private.
+ */
+export function createPrivateFile(file: string): void {
+    fs.closeSync(fs.openSync(file, "wx", 0o600));
 }
 
 /** Renames `from` over `to` and flushes the folder: the switch survives a power cut once this returns. */

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import Database from "better-sqlite3-multiple-ciphers";
 import {deriveKey} from "./deriveKey.js";
-import {fsyncFile, renameDurably, zeroAndRemove} from "./durableFiles.js";
+import {createPrivateFile, fsyncFile, renameDurably, zeroAndRemove} from "./durableFiles.js";
 import {
     envelopeFile, newDeviceEnvelope, newPassphraseEnvelope, nextEnvelopeFile, readEnvelope, writeEnvelope, type KeyEnvelope
 } from "./keyEnvelope.js";
@@ -130,8 +130,8 @@ export function exportDatabase(source: Database.Database, target: string, key: B
     const isShadow = (name: string) => virtualTables.some((table) => name.startsWith(`${table}_`));
     const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
-    // Created here, empty, since a connection opened "file must exist" cannot create what it attaches.
-    fs.writeFileSync(target, "", {mode: 0o600});
+    // Created here, empty and private, since a connection opened "file must exist" cannot create what it attaches.
+    createPrivateFile(target);
     source.prepare("ATTACH DATABASE ? AS target").run(target);
     // The rows of a full-text index's shadow tables are copied as they are, which SQLite's defensive mode (better-sqlite3's default) forbids.
     source.unsafeMode(true);
