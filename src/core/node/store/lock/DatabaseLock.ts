@@ -68,7 +68,7 @@ export class DatabaseLock {
     }
 
     public static of(database: string): DatabaseLock {
-        const file = path.resolve(database);
+        const file = canonicalPath(database);
         let lock = locks.get(file);
         if (lock == null) {
             lock = new DatabaseLock(file);
@@ -176,7 +176,7 @@ export class DatabaseLock {
         this._removeFiles = false;
         if (removeFiles)
             for (const file of [this.files.hold, this.files.gate])
-                fs.rmSync(file, {force: true});
+                removeLockFile(file);
         hold.db.exec("ROLLBACK");
         if (this._holds > 0 && !removeFiles) {
             if (!tryLock(hold, "shared"))
@@ -190,6 +190,28 @@ export class DatabaseLock {
     private _switchers() {
         const gateHolders = lockHolders(this.files.gate);
         return gateHolders.length > 0 ? gateHolders : lockHolders(this.files.hold);
+    }
+}
+
+/**
+ * One name per file, so that one process never has two locks on it (two would refuse each other):
+ * the folder's real path (links resolved) where it exists.
+ */
+function canonicalPath(database: string) {
+    const file = path.resolve(database);
+    try {
+        return path.join(fs.realpathSync(path.dirname(file)), path.basename(file));
+    } catch {
+        return file; // no folder yet: nothing links to it
+    }
+}
+
+/** Removes a lock file (a wipe), while it is locked; where the OS will not remove an open file (Windows), it stays: it holds nothing. */
+function removeLockFile(file: string) {
+    try {
+        fs.rmSync(file, {force: true});
+    } catch {
+        // left in place, empty
     }
 }
 
