@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3-multiple-ciphers";
 import {ensureDirectory} from "../../storage/ensureDirectory.js";
+import {createPrivateFile} from "../keys/durableFiles.js";
 import {DatabaseInUseError} from "./DatabaseInUseError.js";
 import {lockHolders} from "./lockHolders.js";
 import {sleepBeforeRetry} from "./sleepSync.js";
@@ -239,7 +240,7 @@ function lockFile(file: string, mode: "shared" | "exclusive", deadline: number):
 function openLockFile(file: string): LockedFile | null {
     try {
         // Created here rather than by SQLite, so that it is private from the start. A new file: no lock of ours is on it, closing it drops none.
-        fs.closeSync(fs.openSync(file, "wx", 0o600));
+        createPrivateFile(file);
     } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST")
             throw error;
