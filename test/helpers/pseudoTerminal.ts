@@ -1,5 +1,6 @@
 import {spawn} from "node:child_process";
 import {cliCommand} from "../../tools/spawnCli.js";
+import {watchOutput} from "./watchOutput.js";
 
 export type PseudoTerminalRun = {
     /** Everything the terminal showed so far (stdout and stderr, as a terminal merges them). */
@@ -22,48 +23,7 @@ export function runCliInPseudoTerminal(args: string[], {env, entry}: {env: NodeJ
     const {command, args: fullArgs} = cliCommand(args, {entry});
     const shell = `stty cols 120 rows 40; exec ${[command, ...fullArgs].map(quote).join(" ")}`;
     const child = spawn("script", ["-qfec", shell, "/dev/null"], {env, stdio: ["pipe", "pipe", "pipe"]});
-    let output = "";
-    let closed = false;
-    const waiters = new Set<() => void>();
-    const onData = (chunk: Buffer) => {
-        output += chunk.toString("utf8");
-        for (const check of waiters)
-            check();
-    };
-    child.stdout.on("data", onData);
-    child.stderr.on("data", onData);
-    const exited = new Promise<number | null>((resolve, reject) => {
-        child.on("error", reject);
-        child.on("close", (code) => {
-            closed = true;
-            for (const check of waiters)
-                check();
-            resolve(code);
-        });
-    });
-    return {
-        output: () => output,
-        type: (text) => void child.stdin.write(text),
-        waitFor: (pattern, {from = 0, timeoutMs = 60_000} = {}) => new Promise((resolve, reject) => {
-            const timer = setTimeout(() => {
-                waiters.delete(check);
-                reject(new Error(`the terminal never showed ${pattern}; it showed:\n${output.slice(from)}`));
-            }, timeoutMs);
-            const check = () => {
-                const match = pattern.exec(output.slice(from));
-                if (match != null) {
-                    clearTimeout(timer);
-                    waiters.delete(check);
-                    resolve(match[0]);
-                } else if (closed) {
-                    clearTimeout(timer);
-                    waiters.delete(check);
-                    reject(new Error(`the CLI ended without showing ${pattern}; it showed:\n${output.slice(from)}`));
-                }
-            };
-            waiters.add(check);
-            check();
-        }),
-        exited
-    };
+    // A terminal shows both streams as one.
+    const {output, waitFor, exited} = watchOutput(child);
+    return {output, type: (text) => void child.stdin.write(text), waitFor, exited};
 }

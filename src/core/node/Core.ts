@@ -23,6 +23,7 @@ import {
     conversationsToJson, conversationsToMarkdown, exportFileName, exportMimeTypes, exportedConversation, parseConversationExport
 } from "./store/conversationExport.js";
 import type {PurgeState} from "./store/DeletionPurger.js";
+import {DatabaseLock} from "./store/lock/DatabaseLock.js";
 import {deleteEveryRow, wipeOpenDatabase, type WipeReport} from "./store/wipeStore.js";
 import type {SendMessageCallbacks, SendMessageInput, TurnRequest} from "./turns/types.js";
 
@@ -266,8 +267,17 @@ export class Core {
      * removes the registered-model records of `modelsDir` (never model files). Nothing is recorded
      * afterwards (an audit row would be the first trace again). A scrub that cannot be verified
      * does not stop the wipe: the contexts are discarded, the rows deleted, then the fault thrown.
+     * Refused (`DATABASE_IN_USE`), nothing changed, while another process has the database open.
      */
     public async deleteEverything(modelsDir?: string): Promise<{scrubs: ScrubReport[], wipe: WipeReport}> {
+        const {database} = this._services;
+        // The database to this process alone from before the first session ends, so that a refusal changes nothing.
+        return database.name === ":memory:"
+            ? await this._deleteEverything(modelsDir)
+            : await DatabaseLock.of(database.name).exclusivelyAsync("delete everything in", () => this._deleteEverything(modelsDir));
+    }
+
+    private async _deleteEverything(modelsDir?: string): Promise<{scrubs: ScrubReport[], wipe: WipeReport}> {
         const {engine, database, store, incognito} = this._services;
         const {value: ends, fault} = await catchScrubFault(engine.endAllSessions("delete"));
         this._lastSessionEnd.clear();

@@ -7,8 +7,9 @@ import type {ModelStatusTracker} from "../rpc/ModelStatusTracker.js";
 import {forgetDerivedKeys} from "../store/keys/deriveKey.js";
 import {StoreLockedError} from "../store/keys/StoreLockedError.js";
 import type {StoreKeySource} from "../store/keys/types.js";
+import {DatabaseLock} from "../store/lock/DatabaseLock.js";
 import type {CoreHost} from "./openCoreHost.js";
-import {currentKeyFor, rekeyOpenDatabase, type KeyWithoutPassphrase} from "./rekeyOpenDatabase.js";
+import {currentKeyFor, passphraseOperation, rekeyOpenDatabase, type KeyWithoutPassphrase} from "./rekeyOpenDatabase.js";
 
 export type LockingCoreServiceOptions = {
     /** The database file (re-keyed by `app.setPassphrase`). */
@@ -170,8 +171,11 @@ export class LockingCoreService implements CoreService {
                 throw new CleanroomError("INVALID_INPUT", "The core is shutting down: the passphrase was not changed.");
             const change = {database: this._options.database, passphraseSet: this._passphraseSet, ...parsed.data, withoutPassphrase: this._options.withoutPassphrase};
             const currentKey = await currentKeyFor(change);
-            this._detach();
-            const outcome = await rekeyOpenDatabase(host, currentKey, change, this._options.open);
+            // Refused (DATABASE_IN_USE) while another process has the database open: before the host is let go of, so it goes on as it was.
+            const outcome = await DatabaseLock.of(change.database).exclusivelyAsync(passphraseOperation(change), async () => {
+                this._detach();
+                return await rekeyOpenDatabase(host, currentKey, change, this._options.open);
+            });
             this._passphraseSet = outcome.passphraseSet;
             this._attach(outcome.host);
             if (outcome.failure != null)

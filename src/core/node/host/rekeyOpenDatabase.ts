@@ -3,6 +3,7 @@ import {forgetDerivedKeys} from "../store/keys/deriveKey.js";
 import {openKeyedDatabase} from "../store/keys/openKeyedDatabase.js";
 import {rekeyDatabase} from "../store/keys/rekeyDatabase.js";
 import type {StoreKeySource} from "../store/keys/types.js";
+import {DatabaseLock} from "../store/lock/DatabaseLock.js";
 import type {CoreHost} from "./openCoreHost.js";
 
 /** What opens the database when no passphrase is set, and what becomes of it once one is. */
@@ -38,14 +39,26 @@ export async function currentKeyFor({database, passphraseSet, current, next, wit
     return {passphrase: current};
 }
 
+/** What `change` does, as in "Cannot <operation> <database>" (`DATABASE_IN_USE`). */
+export function passphraseOperation(change: Pick<PassphraseChange, "current" | "next">): string {
+    return change.next == null ? "remove the passphrase of" : change.current == null ? "set the passphrase of" : "change the passphrase of";
+}
+
 /**
  * Re-keys the database of `host` (`rekeyDatabase`: atomic) from `currentKey` to the key `change`
  * asks for. `host` is closed first (every reply stopped, every session scrubbed, the database
  * closed), and the core reopened after, under the new key, or under the old one if the re-key
  * failed (`failure` says why). The model that was running is loaded again. Throws only when the
- * core cannot be reopened at all.
+ * core cannot be reopened at all, and `DATABASE_IN_USE` before anything is closed or changed
+ * while another process has the database open: the whole switch, reopening included, runs with
+ * the database to this process alone (`DatabaseLock`).
  */
 export async function rekeyOpenDatabase(host: CoreHost, currentKey: StoreKeySource, change: PassphraseChange,
+    open: (key: StoreKeySource) => Promise<CoreHost>): Promise<{host: CoreHost, passphraseSet: boolean, failure: unknown}> {
+    return await DatabaseLock.of(change.database).exclusivelyAsync(passphraseOperation(change), () => rekeyAndReopen(host, currentKey, change, open));
+}
+
+async function rekeyAndReopen(host: CoreHost, currentKey: StoreKeySource, change: PassphraseChange,
     open: (key: StoreKeySource) => Promise<CoreHost>): Promise<{host: CoreHost, passphraseSet: boolean, failure: unknown}> {
     const status = host.service.models.status;
     const runningModel = status.state === "ready" ? status.path : null;

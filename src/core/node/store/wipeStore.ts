@@ -5,6 +5,7 @@ import type {DeletionPurger} from "./DeletionPurger.js";
 import {zeroAndRemove} from "./keys/durableFiles.js";
 import {envelopeFile, nextEnvelopeFile} from "./keys/keyEnvelope.js";
 import {switchFiles} from "./keys/openKeyedDatabase.js";
+import {DatabaseLock} from "./lock/DatabaseLock.js";
 
 export type WipeOptions = {
     /** The database file. */
@@ -31,12 +32,24 @@ export type WipeReport = {
  * hashes, settings), its WAL, shared-memory index and journal, its key files, any file a migration
  * or re-key left, and the registered-model records, each overwritten with zeros before it is
  * removed. Then each path is checked again, and the report says what was there and what remains.
- * The database must not be open in another process (its file would live on there until it closes).
+ * It runs with the database to this process alone (`DatabaseLock`): refused with
+ * `DATABASE_IN_USE`, nothing removed, while another process has it open (its file would live on
+ * there, and that process would go on writing into a new one); the lock files go last.
  */
 export function wipeStore({database, modelsDir, removeModelFiles = false}: WipeOptions): WipeReport {
-    const {targets, modelFilesKept} = wipeTargets({database, modelsDir, removeModelFiles});
-    const checks = removeTargets(targets);
-    return {checks, modelFilesKept, clean: checks.every((check) => !check.remains)};
+    const wipe = () => {
+        const {targets, modelFilesKept} = wipeTargets({database, modelsDir, removeModelFiles});
+        const checks = removeTargets(targets);
+        return {checks, modelFilesKept, clean: checks.every((check) => !check.remains)};
+    };
+    // No folder, no database: nothing can hold it, and locking would create the folder.
+    if (!fs.existsSync(path.dirname(path.resolve(database))))
+        return wipe();
+    const lock = DatabaseLock.of(database);
+    return lock.exclusively("wipe", () => {
+        lock.removeFilesAtEnd();
+        return wipe();
+    });
 }
 
 /** What `wipeStore` removes: the database's own files first (`live`), then what is left around it. */

@@ -69,6 +69,23 @@ export function keyFor(database: string, envelope: KeyEnvelope, source: StoreKey
 }
 
 /**
+ * Whether opening `file` writable with `source` switches it, which needs it to this process alone:
+ * creating it, encrypting a plain one, or settling a switch a crash interrupted
+ * (`settleInterruptedSwitch`). A schema migration is the other switch an open may make (`openDatabase`).
+ */
+export function openSwitchesFile(file: string, source: StoreKeySource, readonly: boolean): boolean {
+    if (readonly)
+        return false;
+    if ((fs.statSync(file, {throwIfNoEntry: false})?.size ?? 0) === 0)
+        return true;
+    if (source.unencrypted === true)
+        return false;
+    const {encrypting, rekeyed, replaced} = switchFiles(file);
+    const leftovers = [...[encrypting, rekeyed].flatMap((copy) => ["", "-journal", "-wal", "-shm"].map((suffix) => copy + suffix)), replaced, nextEnvelopeFile(file)];
+    return leftovers.some((leftover) => fs.existsSync(leftover)) || isPlainDatabase(file);
+}
+
+/**
  * A connection to `file`, keyed and verified, before any other statement runs. A new database is
  * created encrypted; a plain one (from before encryption at rest) is encrypted first, atomically
  * (`encryptPlainDatabase`). A key that does not open it throws `WrongPassphraseError` (or
