@@ -1,8 +1,9 @@
-import type {LlamaContextSequence, LlamaModel, LlamaContextOptions, Token} from "node-llama-cpp";
+import type {LlamaContext, LlamaContextSequence, LlamaModel, LlamaContextOptions, Token} from "node-llama-cpp";
 import type {KvReadBack} from "../../common/api/types.js";
 import type {KvLayoutCache} from "./KvLayoutCache.js";
-import {readKvState, writeZeroKvState, type KvLayout} from "./KvStateFile.js";
+import {KvStateFormatError, readKvState, writeZeroKvState, type KvLayout} from "./KvStateFile.js";
 import type {PrivateScratchDir} from "./PrivateScratchDir.js";
+import {judgeStateCoverage, sequenceMemoryOf, type StateCoverage} from "./sequenceStateCoverage.js";
 
 /**
  * Where the layout a scrub used came from: learned on a throwaway context at model load, taken from
@@ -36,7 +37,8 @@ export type KvScrubberOptions = {
     gpuLayers?: number
 };
 
-type Learned = {layout: KvLayout, kvCells: number, fillToken: number};
+/** `layout` null: the saved state is not one the scrub can zero (see `KvScrubber.stateCoverage`). */
+type Learned = {layout: KvLayout | null, kvCells: number, fillToken: number};
 
 /** Whether the read-back reads the device's KV, and if not why (see `KvScrubber.kvReadBack`). */
 export type KvReadBackProof = {kvReadBack: KvReadBack, problem: string | null, deviceLayers: number[]};
@@ -57,11 +59,13 @@ export class KvScrubber {
     private readonly _cache: KvLayoutCache | null;
     private readonly _onRelearned: (contradiction: string) => void;
     private readonly _readBack: KvReadBackProof;
+    private readonly _coverage: StateCoverage;
 
     private constructor(learned: Learned, source: "learned" | "cached", model: LlamaModel, contextOptions: LlamaContextOptions, scratch: PrivateScratchDir,
-        readBack: KvReadBackProof, {cache = null, onRelearned = () => undefined}: KvScrubberOptions) {
+        readBack: KvReadBackProof, coverage: StateCoverage, {cache = null, onRelearned = () => undefined}: KvScrubberOptions) {
         this._learned = learned;
         this._readBack = readBack;
+        this._coverage = coverage;
         this._source = source;
         this._model = model;
         this._contextOptions = contextOptions;
@@ -70,7 +74,8 @@ export class KvScrubber {
         this._onRelearned = onRelearned;
     }
 
-    public get layout(): KvLayout {
+    /** The KV layout zeroed; `null` when the state is not one the scrub can zero (`stateCoverage` says why). */
+    public get layout(): KvLayout | null {
         return this._learned.layout;
     }
 
@@ -78,8 +83,19 @@ export class KvScrubber {
         return this._learned.kvCells;
     }
 
+    /** K plus V bytes of a context's KV cache; `0` when the layout is not known (`layout` null). */
     public get kvBytes() {
-        return this.layout.bytesPerCell * this.kvCells;
+        return (this.layout?.bytesPerCell ?? 0) * this.kvCells;
+    }
+
+    /**
+     * Whether what a scrub zeroes and reads back is all of a sequence's state: judged from the model's
+     * architecture (GGUF metadata) and from the layout of a state the engine saved. When it is not
+     * (sliding-window, hybrid and recurrent models, or a state the parser does not understand),
+     * every scrub of the model is reported unverified with `problem` as its failure.
+     */
+    public get stateCoverage(): StateCoverage {
+        return this._coverage;
     }
 
     /**
@@ -105,19 +121,24 @@ export class KvScrubber {
      */
     public static async learn(model: LlamaModel, contextOptions: LlamaContextOptions, scratch: PrivateScratchDir, options: KvScrubberOptions = {}): Promise<KvScrubber> {
         const gpuLayers = options.gpuLayers ?? 0;
-        const cached = options.cache?.read() ?? null;
+        const architecture = model.fileInfo.metadata?.general?.architecture ?? "this model";
+        // Judged from the architecture at every load: a cached layout is only ever one of a single KV cache.
+        const memory = sequenceMemoryOf(model.fileInsights);
+        const cached = memory === "kv" ? options.cache?.read() ?? null : null;
         if (cached != null) {
             // The layout may come from the cache; whether the device's KV reads back is seen at every load.
             const readBack = gpuLayers > 0
                 ? KvScrubber.proveDeviceReadBack(await readBackOneToken(model, contextOptions, scratch), gpuLayers)
                 : hostReadBack;
-            return new KvScrubber(cached, "cached", model, contextOptions, scratch, readBack, options);
+            return new KvScrubber(cached, "cached", model, contextOptions, scratch, readBack, judgeStateCoverage(architecture, memory, null), options);
         }
 
-        const {learned, nonZeroBytesPerLayer} = await learnOnThrowawayContext(model, contextOptions, scratch);
-        options.cache?.write({...learned, learnedAt: Date.now()});
+        const {learned, nonZeroBytesPerLayer, formatProblem} = await learnOnThrowawayContext(model, contextOptions, scratch);
+        const coverage = judgeStateCoverage(architecture, memory, formatProblem);
+        if (coverage.complete && learned.layout != null)
+            options.cache?.write({...learned, layout: learned.layout, learnedAt: Date.now()});
         const readBack = gpuLayers > 0 ? KvScrubber.proveDeviceReadBack(nonZeroBytesPerLayer, gpuLayers) : hostReadBack;
-        return new KvScrubber(learned, "learned", model, contextOptions, scratch, readBack, options);
+        return new KvScrubber(learned, "learned", model, contextOptions, scratch, readBack, coverage, options);
     }
 
     /**
@@ -150,7 +171,8 @@ export class KvScrubber {
             this._cache?.discard();
             this._learned = (await learnOnThrowawayContext(this._model, this._contextOptions, this._scratch)).learned;
             this._source = "learned";
-            this._cache?.write({...this._learned, learnedAt: Date.now()});
+            if (this._learned.layout != null)
+                this._cache?.write({...this._learned, layout: this._learned.layout, learnedAt: Date.now()});
             this._onRelearned(contradiction);
         })().finally(() => {
             this._relearning = null;
@@ -161,7 +183,7 @@ export class KvScrubber {
     /** The report of a scrub that could not run to its end (it threw): nothing zeroed or checked is claimed. */
     public unverifiedResult(failure: string, durationMs: number): ZeroAndVerifyResult {
         return {
-            kvCells: this.kvCells, layers: this.layout.layers.length, bytesZeroed: 0, bytesChecked: 0, nonZeroBytes: 0, cellsReadBack: 0,
+            kvCells: this.kvCells, layers: this.layout?.layers.length ?? 0, bytesZeroed: 0, bytesChecked: 0, nonZeroBytes: 0, cellsReadBack: 0,
             verified: false, failure, layoutSource: this._source, durationMs
         };
     }
@@ -188,9 +210,19 @@ export class KvScrubber {
     private async _zeroAndVerifyOnce(sequence: LlamaContextSequence): Promise<{result: ZeroAndVerifyResult, contradicted: boolean}> {
         const {layout, kvCells, fillToken} = this._learned;
         const result: ZeroAndVerifyResult = {
-            kvCells, layers: layout.layers.length, bytesZeroed: 0, bytesChecked: 0, nonZeroBytes: 0, cellsReadBack: 0,
+            kvCells, layers: layout?.layers.length ?? 0, bytesZeroed: 0, bytesChecked: 0, nonZeroBytes: 0, cellsReadBack: 0,
             verified: false, failure: null, layoutSource: this._source, durationMs: 0
         };
+        if (layout == null || !this._coverage.complete) {
+            // Nothing here can prove the state zeroed: the history is cleared, the scrub reported unverified.
+            try {
+                await sequence.clearHistory();
+                result.failure = this._coverage.problem ?? "the KV layout is not known";
+            } catch (error) {
+                result.failure = `${this._coverage.problem ?? "the KV layout is not known"}; clearing the history failed: ${error instanceof Error ? error.message : String(error)}`;
+            }
+            return {result, contradicted: false};
+        }
         let contradicted = true;
 
         const zeroPath = this._scratch.newFilePath("zero");
@@ -249,15 +281,28 @@ export class KvScrubber {
 
 const hostReadBack: KvReadBackProof = {kvReadBack: "host", problem: null, deviceLayers: []};
 
+/**
+ * The sequence options of every context the engine creates (see `ConversationContext`): node-llama-cpp
+ * takes no interval checkpoints (copies of a sliding-window, hybrid or recurrent state in RAM, which
+ * no scrub zeroes); the one it may still take after a partial erase is avoided by the caller.
+ */
+export const sequenceOptions = {checkpoints: {max: 1, interval: false}} as const satisfies Parameters<LlamaContext["getSequence"]>[0];
+
+/**
+ * Learns the layout on a throwaway context. A saved state the parser does not read as one KV cache
+ * (`KvStateFormatError`) is no failure to load: `formatProblem` says what was found, and the
+ * scrubber then reports every scrub unverified (`judgeStateCoverage`).
+ */
 async function learnOnThrowawayContext(model: LlamaModel, contextOptions: LlamaContextOptions, scratch: PrivateScratchDir) {
     const context = await model.createContext({...contextOptions, sequences: 1});
     try {
-        const sequence = context.getSequence();
-        const {neutralToken, layout, nonZeroBytesPerLayer} = await evaluateAndReadBack(sequence, scratch);
+        const sequence = context.getSequence(sequenceOptions);
         const kvCells = context.contextSize;
+        const {neutralToken, layout, nonZeroBytesPerLayer, formatProblem} = await evaluateAndReadBack(sequence, scratch);
         await sequence.clearHistory();
-        await proveCapacity(sequence, layout, kvCells, scratch);
-        return {learned: {layout, kvCells, fillToken: neutralToken} satisfies Learned, nonZeroBytesPerLayer};
+        if (layout != null)
+            await proveCapacity(sequence, layout, kvCells, scratch);
+        return {learned: {layout, kvCells, fillToken: neutralToken} satisfies Learned, nonZeroBytesPerLayer, formatProblem};
     } finally {
         await context.dispose();
     }
@@ -267,7 +312,7 @@ async function learnOnThrowawayContext(model: LlamaModel, contextOptions: LlamaC
 async function readBackOneToken(model: LlamaModel, contextOptions: LlamaContextOptions, scratch: PrivateScratchDir) {
     const context = await model.createContext({...contextOptions, sequences: 1});
     try {
-        return (await evaluateAndReadBack(context.getSequence(), scratch)).nonZeroBytesPerLayer;
+        return (await evaluateAndReadBack(context.getSequence(sequenceOptions), scratch)).nonZeroBytesPerLayer;
     } finally {
         await context.dispose();
     }
@@ -280,10 +325,17 @@ async function evaluateAndReadBack(sequence: LlamaContextSequence, scratch: Priv
     const referencePath = scratch.newFilePath("layout");
     try {
         await sequence.saveStateToFile(referencePath);
-        const reference = await readKvState(referencePath);
+        let reference;
+        try {
+            reference = await readKvState(referencePath);
+        } catch (error) {
+            if (!(error instanceof KvStateFormatError))
+                throw error;
+            return {neutralToken, layout: null, nonZeroBytesPerLayer: [], formatProblem: error.message};
+        }
         if (reference.layout == null)
-            throw new Error("the reference state holds no KV cell to learn the layout from");
-        return {neutralToken, layout: reference.layout, nonZeroBytesPerLayer: reference.nonZeroBytesPerLayer};
+            return {neutralToken, layout: null, nonZeroBytesPerLayer: [], formatProblem: "the state saved after one token holds no KV cell"};
+        return {neutralToken, layout: reference.layout, nonZeroBytesPerLayer: reference.nonZeroBytesPerLayer, formatProblem: null};
     } finally {
         scratch.removeFile(referencePath);
     }

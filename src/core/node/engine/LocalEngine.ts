@@ -184,16 +184,24 @@ export class LocalEngine {
                 gpuLayers: model.gpuLayers,
                 modelLayers: model.fileInsights.totalLayers,
                 kvReadBack: scrubber.kvReadBack.kvReadBack,
-                kvReadBackProblem: scrubber.kvReadBack.problem
+                kvReadBackProblem: scrubber.kvReadBack.problem,
+                sequenceMemory: scrubber.stateCoverage.memory,
+                stateCovered: scrubber.stateCoverage.complete,
+                stateCoverageProblem: scrubber.stateCoverage.problem
             };
             this._audit.record({kind: "model.loaded", data: {
                 architecture: facts.architecture, fileBytes: facts.fileBytes, contextSize: scrubber.kvCells, threads,
                 threadsSource: source, llamaBuild: describeLlamaBuild(llama), uvThreadpoolSize: startupThreadpoolSize(), kvBytesPerContext: scrubber.kvBytes, poolCapacity: pool.capacity,
-                kvLayers: scrubber.layout.layers.length, kvTransposed: scrubber.layout.vTransposed, kvLayoutSource: scrubber.layoutSource,
+                kvLayers: scrubber.layout?.layers.length ?? 0, kvTransposed: scrubber.layout?.vTransposed ?? false, kvLayoutSource: scrubber.layoutSource,
+                sequenceMemory: scrubber.stateCoverage.memory, stateCovered: scrubber.stateCoverage.complete,
                 gpuRequested: gpu.requested, gpu: this._info.gpu ?? "cpu", gpuDevice: this._info.gpuDevice ?? "", gpuLayers: model.gpuLayers,
                 modelLayers: this._info.modelLayers, kvReadBack: scrubber.kvReadBack.kvReadBack, kvDeviceLayers: scrubber.kvReadBack.deviceLayers.length,
                 ...(gpu.vulkanDevices != null ? {vulkanDevices: gpu.vulkanDevices.reason} : {})
             }});
+            if (!scrubber.stateCoverage.complete)
+                this._audit.record({kind: "security.fault", data: {
+                    what: `the scrub cannot zero and read back all of a conversation's state: ${scrubber.stateCoverage.problem ?? "unknown"}`
+                }});
             if (scrubber.kvReadBack.kvReadBack === "unverified")
                 this._audit.record({kind: "security.fault", data: {
                     what: `the KV read-back from the GPU could not be verified (${scrubber.kvReadBack.problem ?? "unknown"}): every scrub on this model is reported unverified`
