@@ -41,7 +41,12 @@ export type MakeModelOptions = {
     /** Trained context. Defaults to `2048`. */
     contextLength?: number,
     /** Seed of the random weights. Defaults to `1`. */
-    seed?: number
+    seed?: number,
+    /**
+     * The sliding window of gemma3 and gpt-oss. Defaults to `32`. One at least `contextLength` makes a
+     * model that node-llama-cpp reads as having no sliding window, while llama.cpp still keeps two KV caches.
+     */
+    slidingWindow?: number
 };
 
 const embedding = 64;
@@ -50,10 +55,9 @@ const kvHeads = 2;
 const headDim = embedding / heads;
 const feedForward = 128;
 const layers = 2;
-const slidingWindow = 32;
 
 /** Writes a model of `architecture` to `outPath`; returns its parameter count. */
-export function makeModel(outPath: string, architecture: ModelArchitectureName, {tokenizerFrom, contextLength = 2048, seed = 1}: MakeModelOptions): number {
+export function makeModel(outPath: string, architecture: ModelArchitectureName, {tokenizerFrom, contextLength = 2048, seed = 1, slidingWindow = 32}: MakeModelOptions): number {
     const source = readGgufMetadata(tokenizerFrom);
     const tokens = source.get("tokenizer.ggml.tokens");
     if (tokens == null || tokens.type !== GgufValueType.Array)
@@ -74,7 +78,7 @@ export function makeModel(outPath: string, architecture: ModelArchitectureName, 
     const weights = new WeightSource(seed);
     const tensors: GgufTensor[] = [weights.random("token_embd.weight", [embedding, vocab])];
     const spec = builders[architecture];
-    spec({keys, tensors, weights, name, vocab});
+    spec({keys, tensors, weights, name, vocab, slidingWindow});
     for (const [key, value] of source)
         if (key.startsWith("tokenizer."))
             keys.set(key, value);
@@ -83,7 +87,7 @@ export function makeModel(outPath: string, architecture: ModelArchitectureName, 
     return tensors.reduce((sum, tensor) => sum + tensor.dims.reduce((a, b) => a * b, 1), 0);
 }
 
-type Build = {keys: Map<string, GgufValue>, tensors: GgufTensor[], weights: WeightSource, name: string, vocab: number};
+type Build = {keys: Map<string, GgufValue>, tensors: GgufTensor[], weights: WeightSource, name: string, vocab: number, slidingWindow: number};
 
 /** `headLengths`: the head width is stated (`key_length`, `value_length`), as Qwen3, Gemma 3 and gpt-oss files do. */
 function attentionKeys({keys, name}: Build, kvHeadCount: GgufValue = u32(kvHeads), headLengths = false) {
@@ -146,7 +150,7 @@ const builders: Record<ModelArchitectureName, (build: Build) => void> = {
     },
     gemma3(build) {
         attentionKeys(build, u32(kvHeads), true);
-        build.keys.set(`${build.name}.attention.sliding_window`, u32(slidingWindow));
+        build.keys.set(`${build.name}.attention.sliding_window`, u32(build.slidingWindow));
         // Layer il is sliding-window when il % pattern < pattern - 1: layer 0 windowed, layer 1 global.
         build.keys.set(`${build.name}.attention.sliding_window_pattern`, u32(2));
         build.keys.set(`${build.name}.rope.local.freq_base`, f32(10000));
@@ -167,7 +171,7 @@ const builders: Record<ModelArchitectureName, (build: Build) => void> = {
         const experts = 4;
         const expertFeedForward = 64;
         attentionKeys(build, u32(kvHeads), true);
-        build.keys.set(`${build.name}.attention.sliding_window`, u32(slidingWindow));
+        build.keys.set(`${build.name}.attention.sliding_window`, u32(build.slidingWindow));
         build.keys.set(`${build.name}.expert_count`, u32(experts));
         build.keys.set(`${build.name}.expert_used_count`, u32(2));
         build.keys.set(`${build.name}.expert_feed_forward_length`, u32(expertFeedForward));

@@ -3,7 +3,8 @@ import crypto from "node:crypto";
 import type {LlamaContext, LlamaContextSequence, Token} from "node-llama-cpp";
 import {CleanroomError, ContextOverflowError, ContextOwnershipError} from "../../common/errors.js";
 import type {ConversationId, SessionEndReason} from "../../common/types.js";
-import {sequenceOptions, type KvScrubber, type ZeroAndVerifyResult} from "./KvScrubber.js";
+import type {KvScrubber, ZeroAndVerifyResult} from "./KvScrubber.js";
+import {sequenceOptions} from "./sequenceOptions.js";
 import {StopTextDetector} from "./StopTextDetector.js";
 
 export type GenerateOptions = {

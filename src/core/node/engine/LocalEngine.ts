@@ -124,7 +124,9 @@ export class LocalEngine {
             const {threads, source, measurements} = await this._chooseThreads(model, modelPath, onStep);
             onStep?.("kvLayout");
             const contextSize = Math.min(this._options.contextSize ?? defaultMaxContextSize, model.trainContextSize);
-            const contextOptions = {contextSize, threads, sequences: 1, batchSize: Math.min(512, contextSize)};
+            // swaFullCache: a sliding-window model's window cache gets a cell per context cell, as its full-attention
+            // cache does, so the scrub's zero state fills both (and node-llama-cpp needs no checkpoints for it).
+            const contextOptions = {contextSize, threads, sequences: 1, batchSize: Math.min(512, contextSize), swaFullCache: true};
             const scratch = PrivateScratchDir.create(this._options.scratchParent);
             if (scratch.staleFoldersRemoved > 0)
                 this._audit.record({kind: "scratch.swept", data: {staleFoldersRemoved: scratch.staleFoldersRemoved}});
