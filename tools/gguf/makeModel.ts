@@ -23,8 +23,8 @@ export type ModelArchitecture = {
 export const modelArchitectures = {
     llama: {name: "llama", memory: "kv", description: "dense attention, RoPE"},
     qwen3: {name: "qwen3", memory: "kv", description: "dense attention, Q/K norms"},
-    gemma3: {name: "gemma3", memory: "swa", description: "sliding-window attention on every other layer (window 32)"},
-    "gpt-oss": {name: "gpt-oss", memory: "swa", description: "sliding-window attention (window 32), attention sinks, 4 experts (2 used)"},
+    gemma3: {name: "gemma3", memory: "swa", description: "sliding-window attention on every other layer"},
+    "gpt-oss": {name: "gpt-oss", memory: "swa", description: "sliding-window attention, attention sinks, 4 experts (2 used)"},
     lfm2: {name: "lfm2", memory: "hybrid", description: "a short-convolution (recurrent) layer, then an attention layer"},
     mamba: {name: "mamba", memory: "recurrent", description: "two Mamba (selective state space) layers, no attention"}
 } as const satisfies Record<string, ModelArchitecture>;
