@@ -77,10 +77,11 @@ describe.skipIf(tokenizerFrom == null)("every architecture: a scrub is verified 
         }
     });
 
-    it.each(architectures)("%s (%s): two turns in the app, the session's scrub verified, no checkpoint kept", async (architecture, memory) => {
+    it.each(architectures)("%s (%s): two turns in the app, the session's scrub verified, no checkpoint kept", async (architecture, memory, sections) => {
         const {core} = await createTestCore(modelOf(architecture));
         try {
             expect(core.modelInfo()).toMatchObject({architecture, sequenceMemory: memory, stateCovered: true, stateCoverageProblem: null});
+            expect(core.auditEvents({kinds: ["model.loaded"]})[0]!.data).toMatchObject({sequenceMemory: memory, stateCovered: true, stateParts: sections.join(" + ")});
             const conversationId = await twoTurns(core);
             // Without the whole-clear before a turn, lfm2 and mamba kept a checkpoint here, and this scrub was unverified.
             expect(await core.closeConversation(conversationId)).toMatchObject({verified: true, nonZeroBytes: 0});

@@ -196,6 +196,7 @@ export class LocalEngine {
                 threadsSource: source, llamaBuild: describeLlamaBuild(llama), uvThreadpoolSize: startupThreadpoolSize(), kvBytesPerContext: scrubber.kvBytes, poolCapacity: pool.capacity,
                 kvLayers: scrubber.layout?.layers.length ?? 0, kvTransposed: scrubber.layout?.vTransposed ?? false, kvLayoutSource: scrubber.layoutSource,
                 sequenceMemory: scrubber.stateCoverage.memory, stateCovered: scrubber.stateCoverage.complete,
+                stateParts: scrubber.stateLayout?.sections.map((section) => section.kind).join(" + ") ?? "not understood",
                 gpuRequested: gpu.requested, gpu: this._info.gpu ?? "cpu", gpuDevice: this._info.gpuDevice ?? "", gpuLayers: model.gpuLayers,
                 modelLayers: this._info.modelLayers, kvReadBack: scrubber.kvReadBack.kvReadBack, kvDeviceLayers: scrubber.kvReadBack.deviceLayers.length,
                 ...(gpu.vulkanDevices != null ? {vulkanDevices: gpu.vulkanDevices.reason} : {})
