@@ -1,6 +1,9 @@
+import {execFileSync, spawnSync} from "node:child_process";
+import fs from "node:fs";
 import path from "node:path";
 import {describe, expect, it} from "vitest";
 import {makeSyntheticLlama} from "../../tools/gguf/makeSyntheticLlama.js";
+import {modelArchitectures} from "../../tools/gguf/makeModel.js";
 import {readGgufMetadata} from "../../tools/gguf/GgufFile.js";
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
 import {validateModelFile} from "../../src/core/node/engine/validateModelFile.js";
@@ -37,5 +40,22 @@ describe.skipIf(modelPath == null)("the project's GGUF writer", () => {
             await model.dispose();
             await reference.dispose();
         }
+    });
+});
+
+describe.skipIf(modelPath == null)("npm run make-model", () => {
+    it("writes a model of each architecture, under 1 MB, that llama.cpp loads as that architecture; an unknown one is refused", async () => {
+        const dir = tempDir("make-model");
+        for (const architecture of Object.keys(modelArchitectures)) {
+            const out = path.join(dir, `${architecture}.gguf`);
+            const printed = execFileSync(process.execPath, ["--import", "tsx", "tools/gguf/makeModelCli.ts", "--arch", architecture, "--out", out, "--tokenizer-from", modelPath!], {encoding: "utf8"});
+            expect(printed).toContain(`${out}: ${architecture}`);
+            expect(fs.statSync(out).size).toBeLessThan(1 << 20);
+            expect(await validateModelFile(await loadLlama(), out)).toMatchObject({architecture});
+        }
+        const refused = spawnSync(process.execPath, ["--import", "tsx", "tools/gguf/makeModelCli.ts", "--arch", "gpt-5", "--out", path.join(dir, "x.gguf")], {encoding: "utf8"});
+        expect(refused.status).toBe(2);
+        expect(refused.stderr).toContain('Unknown architecture "gpt-5"');
+        expect(fs.existsSync(path.join(dir, "x.gguf"))).toBe(false);
     });
 });

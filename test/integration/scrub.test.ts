@@ -45,7 +45,7 @@ describe.skipIf(modelPath == null)("KV scrub on the real model", () => {
                 expect(result).toMatchObject({verified: true, nonZeroBytes: 0, kvCells: 256, cellsReadBack: 256, failure: null});
                 expect(result.bytesChecked).toBe(scrubber.kvBytes);
                 expect(result.bytesZeroed).toBe(scrubber.kvBytes);
-                expect(scrubber.layout.vTransposed).toBe(!flashAttention);
+                expect(scrubber.layout?.vTransposed).toBe(!flashAttention);
                 // The scratch folder is private and left empty.
                 expect(fs.statSync(scratch.path).mode & 0o777).toBe(0o700);
                 expect(fs.readdirSync(scratch.path)).toEqual([]);
@@ -106,7 +106,7 @@ describe.skipIf(modelPath == null || vulkan == null)(`KV scrub with the KV on th
             expect(model.gpuLayers).toBe(model.fileInsights.totalLayers);
             const scrubber = await KvScrubber.learn(model, options, scratch, {gpuLayers: model.gpuLayers});
             // A token evaluated on the device read back non-zero in every offloaded layer: the read-back reads the device.
-            expect(scrubber.kvReadBack).toEqual({kvReadBack: "verified", problem: null, deviceLayers: scrubber.layout.layers.map((_, index) => index)});
+            expect(scrubber.kvReadBack).toEqual({kvReadBack: "verified", problem: null, deviceLayers: scrubber.layout!.layers.map((_, index) => index)});
 
             const context = await model.createContext(options);
             const sequence = context.getSequence();

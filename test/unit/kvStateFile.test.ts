@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import {describe, expect, it} from "vitest";
 import {readKvState, writeZeroKvState, KvStateFormatError, type KvLayout} from "../../src/core/node/engine/KvStateFile.js";
+import {readSequenceState, stateBytes, writeZeroSequenceState, type StateLayout} from "../../src/core/node/engine/SequenceStateFile.js";
 import {tempDir} from "../helpers/tempCore.js";
 
 const layout: KvLayout = {
@@ -61,5 +62,40 @@ describe("KV state files", () => {
         await writeZeroKvState(file, layout, 10);
         fs.truncateSync(file, fs.statSync(file).size - 7);
         await expect(readKvState(file)).rejects.toThrow(/needs \d+ more bytes/);
+    });
+});
+
+describe("whole sequence states: several KV caches and a recurrent state", () => {
+    const state: StateLayout = {version: 3, sections: [
+        {kind: "kv", kv: layout},
+        {kind: "kv-swa", kv: layout},
+        {kind: "recurrent", recurrent: {layerCount: 4, cells: 1, bytesPerCell: 3 * 24 + 3 * 40,
+            rRows: [{type: 0, rowBytes: 24}, {type: 0, rowBytes: 24}, {type: 0, rowBytes: 24}],
+            sRows: [{type: 0, rowBytes: 40}, {type: 0, rowBytes: 40}, {type: 0, rowBytes: 40}]}}
+    ]};
+    const kinds = state.sections.map((section) => section.kind);
+
+    it("writes a zero state of every part that reads back in the same layout, every byte zero; the sliding-window cells at one position (none masked)", async () => {
+        const file = path.join(tempDir("kv"), "zero.state");
+        const written = await writeZeroSequenceState(file, state, 20);
+        const summary = await readSequenceState(file, kinds);
+        expect(written).toBe(stateBytes(state, 20));
+        expect(summary.payloadBytes).toBe(written);
+        expect(summary.nonZeroPayloadBytes).toBe(0);
+        expect(summary.layout).toEqual(state);
+        const [full, window] = summary.sections;
+        expect(full?.kind === "kv" && full.kv.positions).toEqual({first: 0, last: 19, ascending: true});
+        expect(window?.kind === "kv-swa" && window.kv.positions).toEqual({first: 0, last: 0, ascending: false});
+    });
+
+    it("finds one non-zero byte in the recurrent state, and refuses a state that is not the parts asked for", async () => {
+        const file = path.join(tempDir("kv"), "dirty.state");
+        await writeZeroSequenceState(file, state, 20);
+        const bytes = fs.readFileSync(file);
+        bytes[bytes.length - 1] = 0x01;
+        fs.writeFileSync(file, bytes);
+        expect((await readSequenceState(file, kinds)).nonZeroPayloadBytes).toBe(1);
+        await expect(readSequenceState(file, ["kv", "kv-swa"])).rejects.toThrow(/bytes after the last layer/);
+        await expect(readSequenceState(file, ["kv"])).rejects.toBeInstanceOf(KvStateFormatError);
     });
 });

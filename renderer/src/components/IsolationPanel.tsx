@@ -77,7 +77,7 @@ function ReportBody({report}: {report: IsolationReport}) {
 
 /** Where the model and its KV live, and whether the scrub's read-back is proved to read the KV from there. */
 function BackendCard({info}: {info: NonNullable<ModelStatus["info"]>}) {
-    const tone = info.kvReadBack === "unverified" ? "fault" : "ok";
+    const tone = info.kvReadBack === "unverified" || !info.stateCovered ? "fault" : "ok";
     return (
         <div className={`card ${tone}`} aria-label="Backend">
             <div className="card-title">Backend</div>
@@ -88,7 +88,16 @@ function BackendCard({info}: {info: NonNullable<ModelStatus["info"]>}) {
                 <dd className={info.kvReadBack === "unverified" ? "fault-text" : undefined}>
                     {info.kvReadBack === "host" ? "from RAM" : info.kvReadBack === "verified" ? "from the device, verified" : "from the device: NOT verified"}
                 </dd>
+                <dt>Conversation state</dt>
+                <dd className={info.stateCovered ? undefined : "fault-text"}>
+                    {memoryLabels[info.sequenceMemory]}{info.stateCovered ? ", all zeroed and read back" : ": NOT all zeroed and read back"}
+                </dd>
             </dl>
+            {!info.stateCovered && (
+                <p className="small fault-text" role="alert">
+                    The scrub cannot zero and read back all of this model's conversation state ({info.stateCoverageProblem ?? "unknown"}).
+                </p>
+            )}
             {info.kvReadBack === "unverified" && (
                 <p className="small fault-text" role="alert">
                     The KV read-back from the GPU could not be verified ({info.kvReadBackProblem ?? "unknown"}): no scrub on this device is reported verified.
@@ -97,6 +106,13 @@ function BackendCard({info}: {info: NonNullable<ModelStatus["info"]>}) {
         </div>
     );
 }
+
+const memoryLabels: Record<NonNullable<ModelStatus["info"]>["sequenceMemory"], string> = {
+    kv: "KV cache",
+    swa: "KV caches (sliding-window attention)",
+    hybrid: "KV cache and recurrent state (hybrid)",
+    recurrent: "recurrent state"
+};
 
 function CanaryCard({canaries}: {canaries: CanaryCounts}) {
     const tone = canaries.repliesBlocked > 0 ? "fault" : canaries.repliesFlagged > 0 ? "warn" : canaries.checksPassed > 0 ? "ok" : "";

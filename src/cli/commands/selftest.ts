@@ -38,11 +38,15 @@ export function registerSelfTestCommand(program: Command) {
                 if (json)
                     printJson({passed: report.passed, checks: report.checks.map(({name, passed, detail}) => ({name, passed, detail})),
                         model: report.model, threads: report.threads, contextSize: report.contextSize,
-                        gpu: report.gpu, gpuDevice: report.gpuDevice, gpuLayers: report.gpuLayers, modelLayers: report.modelLayers, kvReadBack: report.kvReadBack});
+                        gpu: report.gpu, gpuDevice: report.gpuDevice, gpuLayers: report.gpuLayers, modelLayers: report.modelLayers, kvReadBack: report.kvReadBack,
+                        architecture: report.architecture, sequenceMemory: report.sequenceMemory, stateCovered: report.stateCovered, stateCoverageProblem: report.stateCoverageProblem});
                 else {
                     process.stdout.write(report.gpu == null ? "Backend: CPU (no layer offloaded).\n"
                         : `Backend: ${report.gpu} on ${report.gpuDevice ?? "an unnamed device"}, ${report.gpuLayers} of ${report.modelLayers} layers offloaded; ` +
                             `KV read-back from the device ${report.kvReadBack === "verified" ? "verified" : "NOT verified"}.\n`);
+                    process.stdout.write(report.stateCovered
+                        ? `State: ${report.architecture} (${report.sequenceMemory}): the scrub zeroes and reads back all of it.\n`
+                        : `State: ${report.architecture} (${report.sequenceMemory}): NOT all zeroed and read back, so every scrub is unverified: ${report.stateCoverageProblem ?? "unknown"}.\n`);
                     process.stdout.write(formatTable([{header: "CHECK"}, {header: "RESULT"}, {header: "DETAIL"}],
                         report.checks.map((check) => [check.name, check.passed ? "PASS" : "FAIL", check.detail])));
                     process.stdout.write(report.passed ? "All isolation checks passed.\n" : "Isolation self-test FAILED.\n");

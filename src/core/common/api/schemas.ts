@@ -229,7 +229,16 @@ export const ModelInfoSchema = z.object({
     /** Whether the scrub's read-back is proved to read the KV from the device that holds it (see `KvReadBackSchema`). */
     kvReadBack: KvReadBackSchema,
     /** Why `kvReadBack` is `unverified`; else `null`. */
-    kvReadBackProblem: z.string().nullable()
+    kvReadBackProblem: z.string().nullable(),
+    /**
+     * Where llama.cpp keeps a conversation's state for this model: one KV cache (`kv`), two (`swa`:
+     * sliding-window attention), a KV cache and a recurrent state (`hybrid`), a recurrent state (`recurrent`).
+     */
+    sequenceMemory: z.enum(["kv", "swa", "hybrid", "recurrent"]),
+    /** Whether a scrub zeroes and reads back all of that state; when not, no scrub of the model is verified. */
+    stateCovered: z.boolean(),
+    /** Why `stateCovered` is false; else `null`. */
+    stateCoverageProblem: z.string().nullable()
 });
 
 /**

@@ -4,6 +4,7 @@ import type {LlamaContext, LlamaContextSequence, Token} from "node-llama-cpp";
 import {CleanroomError, ContextOverflowError, ContextOwnershipError} from "../../common/errors.js";
 import type {ConversationId, SessionEndReason} from "../../common/types.js";
 import type {KvScrubber, ZeroAndVerifyResult} from "./KvScrubber.js";
+import {sequenceOptions} from "./sequenceOptions.js";
 import {StopTextDetector} from "./StopTextDetector.js";
 
 export type GenerateOptions = {
@@ -59,12 +60,14 @@ export class ConversationContext {
     private _ended: Promise<SessionEnd> | null = null;
     private _lastUsedAt = Date.now();
     private _tokensGenerated = 0;
+    /** The most memory node-llama-cpp's checkpoints of this sequence were seen to take (copies of its state no scrub zeroes). */
+    private _checkpointBytesSeen = 0;
 
     private constructor(context: LlamaContext, owner: ConversationId, scrubber: KvScrubber) {
         this.id = `ctx-${crypto.randomBytes(6).toString("hex")}`;
         this.owner = owner;
         this._context = context;
-        this._sequence = context.getSequence();
+        this._sequence = context.getSequence(sequenceOptions);
         this._scrubber = scrubber;
     }
 
@@ -135,9 +138,16 @@ export class ConversationContext {
         const started = performance.now();
         let result: ZeroAndVerifyResult;
         try {
-            result = await this._withLock(() => this._scrubber.zeroAndVerify(this._sequence));
+            result = await this._withLock(() => {
+                this._noteCheckpoints();
+                return this._scrubber.zeroAndVerify(this._sequence);
+            });
         } catch (error) {
             result = this._scrubber.unverifiedResult(`the scrub failed: ${messageOf(error)}`, performance.now() - started);
+        }
+        if (this._checkpointBytesSeen > 0) {
+            const failure = `node-llama-cpp kept ${this._checkpointBytesSeen} bytes of checkpoints of this sequence (copies of its state in RAM), which no scrub zeroes`;
+            result = {...result, verified: false, failure: result.failure == null ? failure : `${result.failure}; ${failure}`};
         }
         try {
             await this._context.dispose();
@@ -160,9 +170,15 @@ export class ConversationContext {
 
         // Reuse the evaluated prefix this conversation already has in its own KV cache.
         const {firstDifferentIndex} = this._sequence.compareContextTokens(promptTokens);
-        const keep = Math.min(firstDifferentIndex, promptTokens.length - 1);
-        if (this._sequence.nextTokenIndex > keep)
+        let keep = Math.min(firstDifferentIndex, promptTokens.length - 1);
+        if (this._sequence.nextTokenIndex > keep) {
+            // A sliding-window, hybrid or recurrent state cannot lose its tail: node-llama-cpp would then
+            // evaluate the kept prefix again and take a checkpoint (a copy of the state no scrub zeroes).
+            // Such a sequence is cleared whole instead, and the prompt evaluated from its start.
+            if (this._sequence.needsCheckpoints)
+                keep = 0;
             await this._sequence.eraseContextTokenRanges([{start: keep, end: this._sequence.nextTokenIndex}]);
+        }
         const toEvaluate = promptTokens.slice(keep);
 
         // The prefill, step by step: a cancel lands between two steps, never after the whole prompt.
@@ -255,6 +271,7 @@ export class ConversationContext {
             stop.flush();
 
         this._lastUsedAt = Date.now();
+        this._noteCheckpoints();
         return {
             text,
             tokens,
@@ -265,6 +282,10 @@ export class ConversationContext {
             decodeMs: lastTokenAt - started,
             firstTokenProbabilities
         };
+    }
+
+    private _noteCheckpoints() {
+        this._checkpointBytesSeen = Math.max(this._checkpointBytesSeen, this._sequence.checkpointsMemoryUsage);
     }
 
     /** One use of the sequence at a time; `busy` counts the waiting ones too (a busy context is never evicted). */

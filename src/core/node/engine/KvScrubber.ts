@@ -1,8 +1,11 @@
-import type {LlamaContextSequence, LlamaModel, LlamaContextOptions, Token} from "node-llama-cpp";
+import type {LlamaContextSequence, LlamaModel, LlamaContextOptions} from "node-llama-cpp";
 import type {KvReadBack} from "../../common/api/types.js";
 import type {KvLayoutCache} from "./KvLayoutCache.js";
-import {readKvState, writeZeroKvState, type KvLayout} from "./KvStateFile.js";
+import type {KvLayout} from "./KvStateFile.js";
 import type {PrivateScratchDir} from "./PrivateScratchDir.js";
+import {readSequenceState, stateBytes, writeZeroSequenceState, type StateLayout, type StateSectionKind} from "./SequenceStateFile.js";
+import {cacheIfSingleKv, layerCount, learnOnThrowawayContext, proveCapacity, readBackOneToken, sameLayout, type LearnedState} from "./learnStateLayout.js";
+import {judgeStateCoverage, sequenceMemoryOf, stateSectionsOf, type StateCoverage} from "./sequenceStateCoverage.js";
 
 /**
  * Where the layout a scrub used came from: learned on a throwaway context at model load, taken from
@@ -36,7 +39,7 @@ export type KvScrubberOptions = {
     gpuLayers?: number
 };
 
-type Learned = {layout: KvLayout, kvCells: number, fillToken: number};
+type Learned = LearnedState;
 
 /** Whether the read-back reads the device's KV, and if not why (see `KvScrubber.kvReadBack`). */
 export type KvReadBackProof = {kvReadBack: KvReadBack, problem: string | null, deviceLayers: number[]};
@@ -57,11 +60,15 @@ export class KvScrubber {
     private readonly _cache: KvLayoutCache | null;
     private readonly _onRelearned: (contradiction: string) => void;
     private readonly _readBack: KvReadBackProof;
+    private readonly _coverage: StateCoverage;
+    private readonly _sections: StateSectionKind[];
 
     private constructor(learned: Learned, source: "learned" | "cached", model: LlamaModel, contextOptions: LlamaContextOptions, scratch: PrivateScratchDir,
-        readBack: KvReadBackProof, {cache = null, onRelearned = () => undefined}: KvScrubberOptions) {
+        readBack: KvReadBackProof, coverage: StateCoverage, sections: StateSectionKind[], {cache = null, onRelearned = () => undefined}: KvScrubberOptions) {
         this._learned = learned;
+        this._sections = sections;
         this._readBack = readBack;
+        this._coverage = coverage;
         this._source = source;
         this._model = model;
         this._contextOptions = contextOptions;
@@ -70,16 +77,34 @@ export class KvScrubber {
         this._onRelearned = onRelearned;
     }
 
-    public get layout(): KvLayout {
-        return this._learned.layout;
+    /** The layout of the (first) KV cache zeroed; `null` when the state has none, or is not one the scrub can zero (`stateCoverage` says why). */
+    public get layout(): KvLayout | null {
+        const first = this._learned.state?.sections[0];
+        return first != null && first.kind !== "recurrent" ? first.kv : null;
+    }
+
+    /** The layout of the whole state zeroed: its KV caches and recurrent state, in file order; `null` as for `layout`. */
+    public get stateLayout(): StateLayout | null {
+        return this._learned.state;
     }
 
     public get kvCells(): number {
         return this._learned.kvCells;
     }
 
+    /** Payload bytes of a context's state (K plus V of its KV caches, R plus S of its recurrent state); `0` when the layout is not known. */
     public get kvBytes() {
-        return this.layout.bytesPerCell * this.kvCells;
+        return this._learned.state == null ? 0 : stateBytes(this._learned.state, this.kvCells);
+    }
+
+    /**
+     * Whether what a scrub zeroes and reads back is all of a sequence's state: judged from the model's
+     * architecture (GGUF metadata) and from the layout of a state the engine saved. When it is not
+     * (sliding-window, hybrid and recurrent models, or a state the parser does not understand),
+     * every scrub of the model is reported unverified with `problem` as its failure.
+     */
+    public get stateCoverage(): StateCoverage {
+        return this._coverage;
     }
 
     /**
@@ -105,19 +130,29 @@ export class KvScrubber {
      */
     public static async learn(model: LlamaModel, contextOptions: LlamaContextOptions, scratch: PrivateScratchDir, options: KvScrubberOptions = {}): Promise<KvScrubber> {
         const gpuLayers = options.gpuLayers ?? 0;
-        const cached = options.cache?.read() ?? null;
+        const architecture = model.fileInfo.metadata?.general?.architecture ?? "this model";
+        // Judged from the architecture at every load: a cached layout is only ever one of a single KV cache.
+        const memory = sequenceMemoryOf(model.fileInsights);
+        const sections = stateSectionsOf(model.fileInsights);
+        const cached = memory === "kv" ? options.cache?.read() ?? null : null;
         if (cached != null) {
             // The layout may come from the cache; whether the device's KV reads back is seen at every load.
             const readBack = gpuLayers > 0
-                ? KvScrubber.proveDeviceReadBack(await readBackOneToken(model, contextOptions, scratch), gpuLayers)
+                ? KvScrubber.proveDeviceReadBack(await readBackOneToken(model, contextOptions, scratch, sections), gpuLayers)
                 : hostReadBack;
-            return new KvScrubber(cached, "cached", model, contextOptions, scratch, readBack, options);
+            const learned: Learned = {state: {version: cached.layout.version, sections: [{kind: "kv", kv: cached.layout}]}, kvCells: cached.kvCells, fillToken: cached.fillToken};
+            return new KvScrubber(learned, "cached", model, contextOptions, scratch, readBack, judgeStateCoverage(architecture, memory, null), sections, options);
         }
 
-        const {learned, nonZeroBytesPerLayer} = await learnOnThrowawayContext(model, contextOptions, scratch);
-        options.cache?.write({...learned, learnedAt: Date.now()});
-        const readBack = gpuLayers > 0 ? KvScrubber.proveDeviceReadBack(nonZeroBytesPerLayer, gpuLayers) : hostReadBack;
-        return new KvScrubber(learned, "learned", model, contextOptions, scratch, readBack, options);
+        const {learned, nonZeroBytesPerLayer, formatProblem} = await learnOnThrowawayContext(model, contextOptions, scratch, sections);
+        const coverage = judgeStateCoverage(architecture, memory, formatProblem);
+        if (coverage.complete)
+            cacheIfSingleKv(options.cache ?? null, learned);
+        const readBack = gpuLayers === 0 ? hostReadBack
+            : sections.length > 1
+                ? {kvReadBack: "unverified" as const, problem: `the read-back from the device is proved only for a model with one KV cache, and ${architecture} keeps ${sections.join(" + ")}`, deviceLayers: []}
+                : KvScrubber.proveDeviceReadBack(nonZeroBytesPerLayer, gpuLayers);
+        return new KvScrubber(learned, "learned", model, contextOptions, scratch, readBack, coverage, sections, options);
     }
 
     /**
@@ -148,9 +183,9 @@ export class KvScrubber {
             return;
         this._relearning ??= (async () => {
             this._cache?.discard();
-            this._learned = (await learnOnThrowawayContext(this._model, this._contextOptions, this._scratch)).learned;
+            this._learned = (await learnOnThrowawayContext(this._model, this._contextOptions, this._scratch, this._sections)).learned;
             this._source = "learned";
-            this._cache?.write({...this._learned, learnedAt: Date.now()});
+            cacheIfSingleKv(this._cache, this._learned);
             this._onRelearned(contradiction);
         })().finally(() => {
             this._relearning = null;
@@ -161,7 +196,7 @@ export class KvScrubber {
     /** The report of a scrub that could not run to its end (it threw): nothing zeroed or checked is claimed. */
     public unverifiedResult(failure: string, durationMs: number): ZeroAndVerifyResult {
         return {
-            kvCells: this.kvCells, layers: this.layout.layers.length, bytesZeroed: 0, bytesChecked: 0, nonZeroBytes: 0, cellsReadBack: 0,
+            kvCells: this.kvCells, layers: layerCount(this._learned.state), bytesZeroed: 0, bytesChecked: 0, nonZeroBytes: 0, cellsReadBack: 0,
             verified: false, failure, layoutSource: this._source, durationMs
         };
     }
@@ -186,11 +221,21 @@ export class KvScrubber {
 
     /** One attempt; `contradicted`: its failure says the layout is wrong for this context (rather than that zeros did not stick). */
     private async _zeroAndVerifyOnce(sequence: LlamaContextSequence): Promise<{result: ZeroAndVerifyResult, contradicted: boolean}> {
-        const {layout, kvCells, fillToken} = this._learned;
+        const {state: layout, kvCells, fillToken} = this._learned;
         const result: ZeroAndVerifyResult = {
-            kvCells, layers: layout.layers.length, bytesZeroed: 0, bytesChecked: 0, nonZeroBytes: 0, cellsReadBack: 0,
+            kvCells, layers: layerCount(layout), bytesZeroed: 0, bytesChecked: 0, nonZeroBytes: 0, cellsReadBack: 0,
             verified: false, failure: null, layoutSource: this._source, durationMs: 0
         };
+        if (layout == null || !this._coverage.complete) {
+            // Nothing here can prove the state zeroed: the history is cleared, the scrub reported unverified.
+            try {
+                await sequence.clearHistory();
+                result.failure = this._coverage.problem ?? "the KV layout is not known";
+            } catch (error) {
+                result.failure = `${this._coverage.problem ?? "the KV layout is not known"}; clearing the history failed: ${error instanceof Error ? error.message : String(error)}`;
+            }
+            return {result, contradicted: false};
+        }
         let contradicted = true;
 
         const zeroPath = this._scratch.newFilePath("zero");
@@ -201,7 +246,7 @@ export class KvScrubber {
 
             await sequence.clearHistory();
             await proveCapacity(sequence, layout, kvCells, this._scratch);
-            result.bytesZeroed = await writeZeroKvState(zeroPath, layout, kvCells, {fillToken});
+            result.bytesZeroed = await writeZeroSequenceState(zeroPath, layout, kvCells, {fillToken});
             try {
                 await sequence.loadStateFromFile(zeroPath, {acceptRisk: true});
             } catch (error) {
@@ -210,15 +255,18 @@ export class KvScrubber {
             this._scratch.removeFile(zeroPath);
 
             await sequence.saveStateToFile(readBackPath);
-            const readBack = await readKvState(readBackPath);
+            const readBack = await readSequenceState(readBackPath, this._sections);
             this._scratch.removeFile(readBackPath);
 
-            result.cellsReadBack = readBack.cellCount;
+            const cellsOf = (section: (typeof readBack.sections)[number]) => section.kind === "recurrent" ? section.recurrent.cellCount : section.kv.cellCount;
+            const expectedCells = layout.sections.map((section) => section.kind === "recurrent" ? section.recurrent.cells : kvCells);
+            const cellsRead = readBack.sections.map(cellsOf);
+            result.cellsReadBack = cellsRead[0] ?? 0;
             result.bytesChecked = readBack.payloadBytes;
             result.nonZeroBytes = readBack.nonZeroPayloadBytes;
 
-            if (readBack.cellCount !== kvCells)
-                result.failure = `read back ${readBack.cellCount} cells, expected ${kvCells}`;
+            if (cellsRead.join() !== expectedCells.join())
+                result.failure = `read back ${cellsRead.join(" + ")} cells, expected ${expectedCells.join(" + ")}`;
             else if (readBack.payloadBytes !== this.kvBytes)
                 result.failure = `read back ${readBack.payloadBytes} payload bytes, expected ${this.kvBytes}`;
             else if (readBack.layout == null || !sameLayout(readBack.layout, layout))
@@ -249,67 +297,3 @@ export class KvScrubber {
 
 const hostReadBack: KvReadBackProof = {kvReadBack: "host", problem: null, deviceLayers: []};
 
-async function learnOnThrowawayContext(model: LlamaModel, contextOptions: LlamaContextOptions, scratch: PrivateScratchDir) {
-    const context = await model.createContext({...contextOptions, sequences: 1});
-    try {
-        const sequence = context.getSequence();
-        const {neutralToken, layout, nonZeroBytesPerLayer} = await evaluateAndReadBack(sequence, scratch);
-        const kvCells = context.contextSize;
-        await sequence.clearHistory();
-        await proveCapacity(sequence, layout, kvCells, scratch);
-        return {learned: {layout, kvCells, fillToken: neutralToken} satisfies Learned, nonZeroBytesPerLayer};
-    } finally {
-        await context.dispose();
-    }
-}
-
-/** A throwaway context fed one neutral token: the non-zero bytes of each layer's KV as read back. */
-async function readBackOneToken(model: LlamaModel, contextOptions: LlamaContextOptions, scratch: PrivateScratchDir) {
-    const context = await model.createContext({...contextOptions, sequences: 1});
-    try {
-        return (await evaluateAndReadBack(context.getSequence(), scratch)).nonZeroBytesPerLayer;
-    } finally {
-        await context.dispose();
-    }
-}
-
-async function evaluateAndReadBack(sequence: LlamaContextSequence, scratch: PrivateScratchDir) {
-    const model = sequence.model;
-    const neutralToken = (model.tokens.bos ?? model.tokenize(" ")[0] ?? 0) as Token;
-    await sequence.evaluateWithoutGeneratingNewTokens([neutralToken]);
-    const referencePath = scratch.newFilePath("layout");
-    try {
-        await sequence.saveStateToFile(referencePath);
-        const reference = await readKvState(referencePath);
-        if (reference.layout == null)
-            throw new Error("the reference state holds no KV cell to learn the layout from");
-        return {neutralToken, layout: reference.layout, nonZeroBytesPerLayer: reference.nonZeroBytesPerLayer};
-    } finally {
-        scratch.removeFile(referencePath);
-    }
-}
-
-/** A zero state one cell larger than the cache must be refused (on its cell count, before any payload is read: so the payload is a hole). */
-async function proveCapacity(sequence: LlamaContextSequence, layout: KvLayout, kvCells: number, scratch: PrivateScratchDir) {
-    const oversizePath = scratch.newFilePath("capacity");
-    try {
-        await writeZeroKvState(oversizePath, layout, kvCells + 1, {omitTokens: true, sparsePayload: true});
-        let accepted = false;
-        try {
-            await sequence.loadStateFromFile(oversizePath, {acceptRisk: true});
-            accepted = true;
-        } catch {
-            // expected: the cache has exactly kvCells cells
-        }
-        if (accepted)
-            throw new Error(`The KV cache holds more than ${kvCells} cells; a scrub of ${kvCells} cells would not cover it.`);
-    } finally {
-        scratch.removeFile(oversizePath);
-    }
-}
-
-function sameLayout(left: KvLayout, right: KvLayout) {
-    const describe = (layout: KvLayout) => JSON.stringify([layout.version, layout.vTransposed, layout.bytesPerCell,
-        layout.layers.map((layer) => [layer.kType, layer.kRowBytes, layer.vType, layer.vCellBytes, layer.vElementBytes ?? null, layer.vEmbd ?? null])]);
-    return describe(left) === describe(right);
-}

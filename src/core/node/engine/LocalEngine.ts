@@ -124,7 +124,9 @@ export class LocalEngine {
             const {threads, source, measurements} = await this._chooseThreads(model, modelPath, onStep);
             onStep?.("kvLayout");
             const contextSize = Math.min(this._options.contextSize ?? defaultMaxContextSize, model.trainContextSize);
-            const contextOptions = {contextSize, threads, sequences: 1, batchSize: Math.min(512, contextSize)};
+            // swaFullCache: a sliding-window model's window cache gets a cell per context cell, as its full-attention
+            // cache does, so the scrub's zero state fills both (and node-llama-cpp needs no checkpoints for it).
+            const contextOptions = {contextSize, threads, sequences: 1, batchSize: Math.min(512, contextSize), swaFullCache: true};
             const scratch = PrivateScratchDir.create(this._options.scratchParent);
             if (scratch.staleFoldersRemoved > 0)
                 this._audit.record({kind: "scratch.swept", data: {staleFoldersRemoved: scratch.staleFoldersRemoved}});
@@ -184,16 +186,25 @@ export class LocalEngine {
                 gpuLayers: model.gpuLayers,
                 modelLayers: model.fileInsights.totalLayers,
                 kvReadBack: scrubber.kvReadBack.kvReadBack,
-                kvReadBackProblem: scrubber.kvReadBack.problem
+                kvReadBackProblem: scrubber.kvReadBack.problem,
+                sequenceMemory: scrubber.stateCoverage.memory,
+                stateCovered: scrubber.stateCoverage.complete,
+                stateCoverageProblem: scrubber.stateCoverage.problem
             };
             this._audit.record({kind: "model.loaded", data: {
                 architecture: facts.architecture, fileBytes: facts.fileBytes, contextSize: scrubber.kvCells, threads,
                 threadsSource: source, llamaBuild: describeLlamaBuild(llama), uvThreadpoolSize: startupThreadpoolSize(), kvBytesPerContext: scrubber.kvBytes, poolCapacity: pool.capacity,
-                kvLayers: scrubber.layout.layers.length, kvTransposed: scrubber.layout.vTransposed, kvLayoutSource: scrubber.layoutSource,
+                kvLayers: scrubber.layout?.layers.length ?? 0, kvTransposed: scrubber.layout?.vTransposed ?? false, kvLayoutSource: scrubber.layoutSource,
+                sequenceMemory: scrubber.stateCoverage.memory, stateCovered: scrubber.stateCoverage.complete,
+                stateParts: scrubber.stateLayout?.sections.map((section) => section.kind).join(" + ") ?? "not understood",
                 gpuRequested: gpu.requested, gpu: this._info.gpu ?? "cpu", gpuDevice: this._info.gpuDevice ?? "", gpuLayers: model.gpuLayers,
                 modelLayers: this._info.modelLayers, kvReadBack: scrubber.kvReadBack.kvReadBack, kvDeviceLayers: scrubber.kvReadBack.deviceLayers.length,
                 ...(gpu.vulkanDevices != null ? {vulkanDevices: gpu.vulkanDevices.reason} : {})
             }});
+            if (!scrubber.stateCoverage.complete)
+                this._audit.record({kind: "security.fault", data: {
+                    what: `the scrub cannot zero and read back all of a conversation's state: ${scrubber.stateCoverage.problem ?? "unknown"}`
+                }});
             if (scrubber.kvReadBack.kvReadBack === "unverified")
                 this._audit.record({kind: "security.fault", data: {
                     what: `the KV read-back from the GPU could not be verified (${scrubber.kvReadBack.problem ?? "unknown"}): every scrub on this model is reported unverified`

@@ -8,7 +8,16 @@ const requiredWhenTensors: ReadonlyArray<[string, RegExp]> = [
     ["attention.head_count", /\.attn_(q|qkv)\.weight$/],
     ["feed_forward_length", /\.ffn_(up|gate|down)\.weight$/]
 ];
-const positiveScalarKeys = new Set(["embedding_length", "feed_forward_length", "attention.head_count", "attention.head_count_kv"]);
+/**
+ * Sizes that must be at least 1 when a tensor uses them (`null`: always). A model without such
+ * tensors may say 0: real Mamba files have `head_count` and `feed_forward_length` 0 (no attention, no FFN).
+ */
+const positiveScalarKeys = new Map<string, RegExp | null>([
+    ["embedding_length", null],
+    ["feed_forward_length", /\.ffn_(up|gate|down)\.weight$/],
+    ["attention.head_count", /\.attn_(q|k|v|qkv)\.weight$/],
+    ["attention.head_count_kv", /\.attn_(q|k|v|qkv)\.weight$/]
+]);
 
 /**
  * Refuses hyperparameters that llama.cpp does not check at load time but asserts on (aborting
@@ -35,6 +44,8 @@ export function checkModelHyperparameters(fileInfo: GgufFileInfo, architecture: 
             {path: modelPath, key: `${architecture}.${key}`, value: shown}
         );
     };
+    const tensorNames = (fileInfo.tensorInfo ?? []).map((tensor) => tensor.name);
+    const has = (pattern: RegExp) => tensorNames.some((name) => pattern.test(name));
     for (const [key, value] of flatten(section as Record<string, unknown>)) {
         const values = Array.isArray(value) ? value : [value];
         // ggml asserts eps >= 0 in the norm op: a negative or NaN epsilon aborts the first evaluation.
@@ -49,13 +60,12 @@ export function checkModelHyperparameters(fileInfo: GgufFileInfo, architecture: 
 
         // Scalar sizes of 0, or past int32, make tensor shapes with a dimension < 1, which the loader asserts on.
         // Per-layer arrays may hold 0 for layers without that part (hybrid models), so only scalars are checked.
-        if (positiveScalarKeys.has(key) && !Array.isArray(value) && (typeof value !== "number" || value < 1 || value > maxInt32))
+        const usedBy = positiveScalarKeys.get(key);
+        if (usedBy !== undefined && (usedBy == null || has(usedBy)) && !Array.isArray(value) && (typeof value !== "number" || value < 1 || value > maxInt32))
             refuse(key, value, `from 1 to ${maxInt32}`);
     }
 
     // Absent optional sizes default to 0 in llama.cpp, which then asserts on the 0-sized tensor shape.
-    const tensorNames = (fileInfo.tensorInfo ?? []).map((tensor) => tensor.name);
-    const has = (pattern: RegExp) => tensorNames.some((name) => pattern.test(name));
     const flat = new Map(flatten(section as Record<string, unknown>));
     for (const [key, pattern] of requiredWhenTensors)
         if (has(pattern) && !flat.has(key))

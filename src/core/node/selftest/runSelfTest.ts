@@ -12,6 +12,8 @@ export type SelfTestReport = {
     passed: boolean, model: string, threads: number, contextSize: number,
     /** Where the model ran (see `LoadedModelInfo`): the GPU backend (`null`: the CPU), its device, the layers offloaded, whether the device's KV reads back. */
     gpu: LoadedModelInfo["gpu"], gpuDevice: string | null, gpuLayers: number, modelLayers: number, kvReadBack: LoadedModelInfo["kvReadBack"],
+    /** Where the model keeps a conversation's state, and whether a scrub zeroes all of it (see `LoadedModelInfo`). */
+    architecture: string, sequenceMemory: LoadedModelInfo["sequenceMemory"], stateCovered: boolean, stateCoverageProblem: string | null,
     checks: SelfTestCheck[]
 };
 
@@ -61,7 +63,7 @@ export async function runSelfTest({modelPath, threads, contextSize = 512, gpu, p
                 passed: scrub != null && scrub.verified && scrub.nonZeroBytes === 0 && scrub.bytesChecked > 0,
                 detail: scrub == null
                     ? "no context was open for A"
-                    : `${scrub.kvCells} cells, ${scrub.bytesChecked} bytes checked, ${scrub.nonZeroBytes} non-zero, ${scrub.durationMs.toFixed(1)} ms; ${describeWhereKvLives(info)}`,
+                    : `${describeState(info)}: ${scrub.bytesChecked} bytes checked, ${scrub.nonZeroBytes} non-zero, ${scrub.durationMs.toFixed(1)} ms; ${describeWhereKvLives(info)}`,
                 data: scrub ?? undefined
             };
         });
@@ -126,13 +128,24 @@ export async function runSelfTest({modelPath, threads, contextSize = 512, gpu, p
     }
     return {
         passed: checks.every((check) => check.passed), model: modelPath, threads: info.threads, contextSize: info.contextSize,
-        gpu: info.gpu, gpuDevice: info.gpuDevice, gpuLayers: info.gpuLayers, modelLayers: info.modelLayers, kvReadBack: info.kvReadBack, checks
+        gpu: info.gpu, gpuDevice: info.gpuDevice, gpuLayers: info.gpuLayers, modelLayers: info.modelLayers, kvReadBack: info.kvReadBack,
+        architecture: info.architecture, sequenceMemory: info.sequenceMemory, stateCovered: info.stateCovered, stateCoverageProblem: info.stateCoverageProblem, checks
     };
+}
+
+/** What the scrub zeroed and read back, by the kind of state the model keeps. */
+function describeState(info: LoadedModelInfo) {
+    switch (info.sequenceMemory) {
+        case "kv": return `KV cache of ${info.contextSize} cells`;
+        case "swa": return `2 KV caches (full and sliding-window layers) of ${info.contextSize} cells`;
+        case "hybrid": return `KV cache of ${info.contextSize} cells + recurrent state`;
+        case "recurrent": return "recurrent state";
+    }
 }
 
 function describeWhereKvLives(info: LoadedModelInfo) {
     if (info.gpu == null)
-        return "KV in RAM (CPU)";
+        return "in RAM (CPU)";
     const readBack = info.kvReadBack === "verified" ? "read back from the device, verified" : `read-back from the device NOT verified: ${info.kvReadBackProblem ?? ""}`;
     return `${info.gpuLayers} of ${info.modelLayers} layers on ${info.gpu} (${info.gpuDevice ?? "unnamed device"}), KV ${readBack}`;
 }
