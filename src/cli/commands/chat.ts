@@ -62,8 +62,7 @@ export function registerChatCommand(program: Command) {
             const json = options.json === true;
             let core: Core | undefined;
             try {
-                const {openCore, resolveModelPath} = await import("../openCore.js"); // the core and llama.cpp: loaded by the commands that run them
-                const modelPath = resolveModelPath(options.model);
+                const {openCore, requireCliModel, resolveCliModel} = await import("../openCore.js"); // the core and llama.cpp: loaded by the commands that run them
                 if (options.incognito === true) {
                     if (options.conversation != null || options.db != null)
                         throw new CleanroomError("INVALID_INPUT", "--incognito keeps nothing on disk: it cannot continue a stored conversation (--conversation) or use a database (--db).",
@@ -78,14 +77,16 @@ export function registerChatCommand(program: Command) {
                     core = await openCore({db: options.db, threads: options.threads, contextSize: options.contextSize, gpu: options.gpu, json, cloud: {settingsOverride: {
                         endpoint: options.endpoint, model: options.cloudModel, fallback: true, contextLimit: options.contextLimit ?? null
                     }}});
+                    // A cloud turn needs no local model: one is loaded when there is one (a local fallback), a default whose file is gone is said and skipped.
+                    const {path: modelPath, missingDefault} = resolveCliModel(options.model);
+                    if (missingDefault != null && !json)
+                        process.stderr.write(`Note: ${missingDefault.message} This cloud turn goes on without a local model.\n`);
                     if (modelPath != null)
                         await core.loadModel(modelPath);
                     await cloudTurn(core, conversationFor(core, options, "cloud-allowed"), options, json);
                     return;
                 }
-                if (modelPath == null)
-                    throw new CleanroomError("MODEL_NOT_LOADED", "No model: pass --model <gguf>, set CLEANROOM_MODEL, or choose a default with `models default`.");
-
+                const modelPath = requireCliModel(options.model);
                 if (json && options.prompt == null)
                     throw new CleanroomError("INVALID_INPUT", "--json needs --prompt <text>: interactive chat prints text, not JSON.", {option: "--json"});
 

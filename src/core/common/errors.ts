@@ -6,6 +6,7 @@
  */
 export type ErrorCode =
     | "MODEL_NOT_FOUND"
+    | "MODEL_FILE_MISSING"
     | "MODEL_NOT_GGUF"
     | "MODEL_TRUNCATED"
     | "MODEL_UNSUPPORTED_ARCHITECTURE"

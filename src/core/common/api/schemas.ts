@@ -1,7 +1,7 @@
 import {z} from "zod";
 import {cloudEndpointProblem} from "../cloud/cloudEndpointProblem.js";
 import {
-    CatalogEntrySchema, CatalogIdSchema, DetectedModelSchema, DetectionResultSchema, ModelFitSchema, RegisteredModelIdSchema, RegisteredModelSchema
+    CatalogEntrySchema, CatalogIdSchema, DetectedModelSchema, DetectionResultSchema, MissingModelFileSchema, ModelFitSchema, RegisteredModelIdSchema, RegisteredModelSchema
 } from "../models.js";
 import {
     CloudVerdictKindSchema, ConversationIdSchema, ConversationPolicySchema, ConversationSettingsSchema, MessageRoleSchema, MessageStatusSchema,
@@ -350,6 +350,8 @@ export const InstalledModelSchema = RegisteredModelSchema.extend({
     isDefault: z.boolean(),
     isLoaded: z.boolean(),
     present: z.boolean(),
+    /** Null when the file is there; else why it is not, and the remedies (`problem` says it in words). */
+    missing: MissingModelFileSchema.nullable(),
     /** Null when the file is missing or cannot be read; `problem` says why. */
     fit: ModelFitSchema.nullable(),
     problem: z.string().nullable()
