@@ -39,3 +39,52 @@ describe("a damaged key file", () => {
         expect(run.stderr).not.toContain(JSON.parse(original).key);
     });
 });
+
+/** Overwrites `bytes` bytes of `file` at `offset` with a pattern unlike what is there. */
+function damage(file: string, offset: number, bytes = 8) {
+    const fd = fs.openSync(file, "r+");
+    try {
+        const old = Buffer.alloc(bytes);
+        fs.readSync(fd, old, 0, bytes, offset);
+        fs.writeSync(fd, old.map((byte) => byte ^ 0xa5), 0, bytes, offset);
+    } finally {
+        fs.closeSync(fd);
+    }
+}
+
+describe("damage to the database's first page, told apart from another database's key file", () => {
+    it.each([{where: "its table list", offset: 100}, {where: "its trailer (IV and HMAC)", offset: 4096 - 40}])(
+        "damage in $where: DATABASE_DAMAGED, the key file named as the right one", async ({offset}) => {
+            const {db, keyFile, list} = await storedDatabase("page-one");
+            damage(db, offset);
+            const run = await list();
+            expect(run.code).toBe(1);
+            const error = run.error();
+            expect(error.code).toBe("DATABASE_DAMAGED");
+            expect(error.details).toEqual({path: db, keyFile, page: 1});
+            expect(error.message).toMatch(new RegExp(`^The database file ${db} is damaged: its first page .* fails its integrity check`));
+            expect(error.message).not.toContain("another database");
+        });
+
+    it("a passphrase database with a damaged first page is DATABASE_DAMAGED, not WRONG_PASSPHRASE; a wrong passphrase is still WRONG_PASSPHRASE", async () => {
+        const {db, env} = await storedDatabase("page-one-passphrase");
+        const set = await runCliCapturing(["passphrase", "set", "--db", db], {env: {...env, CLEANROOM_NEW_PASSPHRASE: "correct horse battery"}});
+        expect(set.code, set.stderr).toBe(0);
+        damage(db, 200);
+        const list = (passphrase: string) => runCliCapturing(["conversations", "list", "--db", db, "--json"], {env: {...env, CLEANROOM_PASSPHRASE: passphrase}});
+        const right = await list("correct horse battery");
+        expect((JSON.parse(right.stderr) as JsonError).error.code).toBe("DATABASE_DAMAGED");
+        const wrong = await list("wrong horse battery");
+        expect((JSON.parse(wrong.stderr) as JsonError).error.code).toBe("WRONG_PASSPHRASE");
+    });
+
+    it("another database's key file is still said to be one, and a damaged salt is named as the other possibility", async () => {
+        const first = await storedDatabase("other-key-a");
+        const second = await storedDatabase("other-key-b");
+        fs.copyFileSync(second.keyFile, first.keyFile);
+        const run = await first.list();
+        const error = run.error();
+        expect(error.code).toBe("STORE_KEY_UNAVAILABLE");
+        expect(error.message).toContain("the key file belongs to another database (or the database file's first 16 bytes, its salt, are damaged");
+    });
+});

@@ -1,10 +1,12 @@
 import fs from "node:fs";
 import Database from "better-sqlite3-multiple-ciphers";
+import {DatabaseDamagedError} from "./DatabaseDamagedError.js";
 import {deriveKey} from "./deriveKey.js";
 import {createPrivateFile, fsyncFile, renameDurably, zeroAndRemove} from "./durableFiles.js";
 import {
     envelopeFile, newDeviceEnvelope, newPassphraseEnvelope, nextEnvelopeFile, readEnvelope, writeEnvelope, type KeyEnvelope
 } from "./keyEnvelope.js";
+import {keyOpensLaterPages} from "./keyOpensLaterPages.js";
 import {PassphraseRequiredError} from "./PassphraseRequiredError.js";
 import {StoreKeyUnavailableError} from "./StoreKeyUnavailableError.js";
 import type {StoreKeySource} from "./types.js";
@@ -106,11 +108,15 @@ function openWithKey(file: string, envelope: KeyEnvelope, key: Buffer, readonly:
         return db;
     } catch (error) {
         db.close();
-        if ((error as {code?: unknown}).code === "SQLITE_NOTADB")
-            throw envelope.mode === "passphrase"
-                ? new WrongPassphraseError(file)
-                : new StoreKeyUnavailableError(file, "its key does not open it (the key file belongs to another database)");
-        throw error;
+        if ((error as {code?: unknown}).code !== "SQLITE_NOTADB")
+            throw error;
+        // The first page does not decrypt: a key that authenticates the pages after it is the right one, and the first page is damaged.
+        if (keyOpensLaterPages(file, key))
+            throw new DatabaseDamagedError(file, envelopeFile(file));
+        throw envelope.mode === "passphrase"
+            ? new WrongPassphraseError(file)
+            : new StoreKeyUnavailableError(file, "its key does not open it: the key file belongs to another database " +
+                "(or the database file's first 16 bytes, its salt, are damaged; the two look the same)");
     }
 }
 
