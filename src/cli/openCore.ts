@@ -10,7 +10,7 @@ import {missingModelFile} from "../core/node/models/missingModelFile.js";
 import {ModelRegistry} from "../core/node/models/ModelRegistry.js";
 import {cloudApiKeyFromEnvironment} from "./cloudApiKeyFromEnvironment.js";
 import {MissingModelFileError} from "./MissingModelFileError.js";
-import {reportError} from "./output.js";
+import {reportError, reportWarning} from "./output.js";
 
 export type CoreCliOptions = {
     db?: string,
@@ -34,7 +34,7 @@ export async function openCore(options: CoreCliOptions): Promise<Core> {
     };
     const core = Core.create(await loadLlama(options.gpu), {
         database,
-        key: database === ":memory:" ? {} : await terminalStoreKey(database),
+        key: database === ":memory:" ? {} : await terminalStoreKey(database, (warning) => reportWarning(warning, options.json === true)),
         engine,
         cloud: {apiKey: () => cloudApiKeyFromEnvironment(), ...options.cloud}
     });

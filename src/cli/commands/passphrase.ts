@@ -1,7 +1,7 @@
 import type {Command} from "commander";
 import {passphraseMinimumLength as minimumLength} from "../../core/common/api/limits.js";
 import {CleanroomError} from "../../core/common/errors.js";
-import {printJson, reportError} from "../output.js";
+import {printJson, reportError, reportWarning} from "../output.js";
 
 type PassphraseCliOptions = {db?: string, json?: boolean};
 
@@ -30,7 +30,7 @@ async function rekey(options: PassphraseCliOptions, action: "set" | "remove") {
             import("../../core/node/host/promptPassphrase.js"), import("../../core/node/store/openDatabase.js"), import("../../core/node/appPaths.js")
         ]);
         const database = options.db ?? defaultDatabasePath();
-        const current = await terminalStoreKey(database);
+        const current = await terminalStoreKey(database, (warning) => reportWarning(warning, json));
         // Opened once as any command does: created or migrated first, and its schema brought up to date.
         openDatabase(database, {key: current}).close();
         let next: string | undefined;
