@@ -12,7 +12,7 @@ import type {Core} from "../../core/node/Core.js";
 import type {NewConversation} from "../../core/node/store/ConversationStore.js";
 import type {LoadedModelInfo} from "../../core/node/engine/LocalEngine.js";
 import {gpuOption, gpuOptionDescription, numberOption, textOption} from "../optionParsers.js";
-import {exitCodes, printJson, reportError} from "../output.js";
+import {exitCodes, printJson, reportError, reportWarning} from "../output.js";
 
 type ChatOptions = {
     model?: string,
@@ -92,6 +92,8 @@ export function registerChatCommand(program: Command) {
 
                 core = await openCore({db: options.db, threads: options.threads, contextSize: options.contextSize, gpu: options.gpu, json});
                 const info = await core.loadModel(modelPath);
+                if (info.contextSizeNotice != null)
+                    reportWarning({code: "CONTEXT_SIZE_CAPPED", message: info.contextSizeNotice}, json);
                 const conversation = conversationFor(core, options);
                 if (options.prompt != null)
                     await singleTurn(core, conversation, options, json, info);

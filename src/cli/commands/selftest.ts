@@ -1,6 +1,6 @@
 import type {Command} from "commander";
 import type {ProbeResult} from "../../core/node/selftest/probe.js";
-import {exitCodes, printJson, reportError} from "../output.js";
+import {exitCodes, printJson, reportError, reportWarning} from "../output.js";
 import {formatTable} from "../formatTable.js";
 import {gpuOption, gpuOptionDescription, numberOption} from "../optionParsers.js";
 import type {GpuSetting} from "../../core/common/api/types.js";
@@ -32,6 +32,8 @@ export function registerSelfTestCommand(program: Command) {
                         "--prompt", request.prompt, "--max-tokens", String(request.maxTokens)
                     ])) as ProbeResult
                 });
+                if (report.contextSizeNotice != null)
+                    reportWarning({code: "CONTEXT_SIZE_CAPPED", message: report.contextSizeNotice}, json);
                 if (json)
                     printJson({passed: report.passed, checks: report.checks.map(({name, passed, detail}) => ({name, passed, detail})),
                         model: report.model, threads: report.threads, contextSize: report.contextSize,

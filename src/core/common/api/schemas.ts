@@ -200,6 +200,10 @@ export const ModelInfoSchema = z.object({
     /** The context the model was trained with, when its file says. */
     trainContextSize: z.number().int().nullable(),
     contextSize: z.number().int(),
+    /** The context size asked for (the setting or `--context-size`); null when none was (the core's default). */
+    requestedContextSize: z.number().int().nullable(),
+    /** Set when the size asked for is above the model's trained context and was capped to it: both numbers, in words. */
+    contextSizeNotice: z.string().nullable(),
     threads: z.number().int(),
     threadsSource: z.enum(["override", "tuned", "cached"]),
     /** Generation speed at each thread count tried (empty when the count was given). */
