@@ -7,6 +7,7 @@ import {
     envelopeFile, newDeviceEnvelope, newPassphraseEnvelope, nextEnvelopeFile, readEnvelope, writeEnvelope, type KeyEnvelope
 } from "./keyEnvelope.js";
 import {keyOpensLaterPages} from "./keyOpensLaterPages.js";
+import {makeFilesPrivate} from "./makeFilesPrivate.js";
 import {PassphraseRequiredError} from "./PassphraseRequiredError.js";
 import {StoreKeyUnavailableError} from "./StoreKeyUnavailableError.js";
 import type {StoreKeySource} from "./types.js";
@@ -77,6 +78,8 @@ export function keyFor(database: string, envelope: KeyEnvelope, source: StoreKey
  * `StoreKeyUnavailableError`) and writes nothing.
  */
 export function openKeyedDatabase(file: string, source: StoreKeySource, readonly: boolean): {db: Database.Database, envelope: KeyEnvelope | null} {
+    // Files an older version created readable by others are made private before anything is read from them.
+    makeFilesPrivate([file, `${file}-wal`, `${file}-shm`, envelopeFile(file)]);
     if (source.unencrypted === true)
         return {db: new Database(file, {readonly}), envelope: null};
     if (!readonly)
