@@ -4,20 +4,22 @@ import cleanroom from "./eslint-rules/layering.js";
 // Packages that need Node, Electron or native code: only the layers whose runtime has them.
 const nativeOrNodePackages = ["node-llama-cpp", "better-sqlite3-multiple-ciphers", "openai", "ws", "commander", "vite"];
 /**
- * Which folders may import which: common -> nothing; node -> common; the front ends and hosts -> what
+ * Which folders may import which: common -> nothing; base (Node helpers) -> nothing; node -> common, base; the front ends and hosts -> what
  * they run on; the developer tools (not shipped) -> anything but the app's UI; nothing shipped -> tools.
  */
 const layers = {
     common: {folders: ["src/core/common/"], imports: [], noNodeBuiltins: true, deniedPackages: ["electron", ...nativeOrNodePackages]},
-    node: {folders: ["src/core/node/"], imports: ["common"], deniedPackages: ["electron"]},
+    // Small Node helpers (Node built-ins only) that the core and the Electron main process share: the main process may not import the core.
+    base: {folders: ["src/base/"], imports: [], deniedPackages: ["electron", ...nativeOrNodePackages]},
+    node: {folders: ["src/core/node/"], imports: ["common", "base"], deniedPackages: ["electron"]},
     renderer: {folders: ["renderer/"], imports: ["common"], noNodeBuiltins: true, deniedPackages: ["electron", ...nativeOrNodePackages]},
     preload: {folders: ["src/preload/"], imports: ["common"], deniedPackages: nativeOrNodePackages},
-    main: {folders: ["src/main/"], imports: ["common"], deniedPackages: nativeOrNodePackages},
-    cli: {folders: ["src/cli/"], imports: ["common", "node"], deniedPackages: ["electron"]},
-    web: {folders: ["src/web/"], imports: ["common", "node"], deniedPackages: ["electron"]},
-    utility: {folders: ["src/utility/"], imports: ["common", "node"], deniedPackages: ["electron"]},
-    launch: {folders: ["src/launch/"], imports: ["common", "node", "web"], deniedPackages: ["electron"]},
-    tools: {folders: ["tools/"], imports: ["common", "node", "cli"], deniedPackages: ["electron"]}
+    main: {folders: ["src/main/"], imports: ["common", "base"], deniedPackages: nativeOrNodePackages},
+    cli: {folders: ["src/cli/"], imports: ["common", "base", "node"], deniedPackages: ["electron"]},
+    web: {folders: ["src/web/"], imports: ["common", "base", "node"], deniedPackages: ["electron"]},
+    utility: {folders: ["src/utility/"], imports: ["common", "base", "node"], deniedPackages: ["electron"]},
+    launch: {folders: ["src/launch/"], imports: ["common", "base", "node", "web"], deniedPackages: ["electron"]},
+    tools: {folders: ["tools/"], imports: ["common", "base", "node", "cli"], deniedPackages: ["electron"]}
 };
 
 export default tseslint.config(

@@ -1,13 +1,16 @@
 import type {GpuSetting} from "../core/common/api/types.js";
-import {isCleanroomError} from "../core/common/errors.js";
+import {CleanroomError, isCleanroomError} from "../core/common/errors.js";
 import {Core, type CloudAccess} from "../core/node/Core.js";
 import {defaultDatabasePath, defaultModelsDir} from "../core/node/appPaths.js";
 import {loadLlama} from "../core/node/engine/loadLlama.js";
 import type {LocalEngineOptions} from "../core/node/engine/LocalEngine.js";
 import {resolveStartupModel} from "../core/node/host/resolveStartupModel.js";
 import {terminalStoreKey} from "../core/node/host/terminalStoreKey.js";
+import {missingModelFile} from "../core/node/models/missingModelFile.js";
+import {ModelRegistry} from "../core/node/models/ModelRegistry.js";
 import {cloudApiKeyFromEnvironment} from "./cloudApiKeyFromEnvironment.js";
-import {reportError} from "./output.js";
+import {MissingModelFileError} from "./MissingModelFileError.js";
+import {reportError, reportWarning} from "./output.js";
 
 export type CoreCliOptions = {
     db?: string,
@@ -31,7 +34,7 @@ export async function openCore(options: CoreCliOptions): Promise<Core> {
     };
     const core = Core.create(await loadLlama(options.gpu), {
         database,
-        key: database === ":memory:" ? {} : await terminalStoreKey(database),
+        key: database === ":memory:" ? {} : await terminalStoreKey(database, (warning) => reportWarning(warning, options.json === true)),
         engine,
         cloud: {apiKey: () => cloudApiKeyFromEnvironment(), ...options.cloud}
     });
@@ -43,7 +46,32 @@ export async function openCore(options: CoreCliOptions): Promise<Core> {
     return core;
 }
 
+export type CliModel = {
+    /** Null when there is none to load (see `missingDefault`). */
+    path: string | null,
+    /** The registry's default model when its file is gone: the error that says what to do (a cloud turn goes on without it). */
+    missingDefault: MissingModelFileError | null
+};
+
 /** The model for `chat` and `selftest`: the option, else CLEANROOM_MODEL, else the models folder's default (`resolveStartupModel`). */
-export function resolveModelPath(option: string | undefined): string | undefined {
-    return resolveStartupModel({explicit: option, modelsDir: defaultModelsDir()})?.path;
+export function resolveCliModel(option: string | undefined): CliModel {
+    const modelsDir = defaultModelsDir();
+    const startup = resolveStartupModel({explicit: option, modelsDir});
+    if (startup?.source === "default") {
+        const model = ModelRegistry.open(modelsDir).defaultModel();
+        const missing = model != null ? missingModelFile(model) : null;
+        if (model != null && missing != null)
+            return {path: null, missingDefault: new MissingModelFileError(model, missing)};
+    }
+    return {path: startup?.path ?? null, missingDefault: null};
+}
+
+/** The model a local turn or the self-test needs: `MODEL_FILE_MISSING` for a default whose file is gone, `MODEL_NOT_LOADED` when there is none. */
+export function requireCliModel(option: string | undefined): string {
+    const {path, missingDefault} = resolveCliModel(option);
+    if (missingDefault != null)
+        throw missingDefault;
+    if (path == null)
+        throw new CleanroomError("MODEL_NOT_LOADED", "No model: pass --model <gguf>, set CLEANROOM_MODEL, or choose a default with `models default`.");
+    return path;
 }

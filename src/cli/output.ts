@@ -34,3 +34,8 @@ export function reportError(error: unknown, json: boolean, write: (text: string)
     if (process.exitCode !== exitCodes.securityFault)
         process.exitCode = exitCodes.error;
 }
+
+/** A warning on stderr: `Warning: …`, or `{"warning":{"code","message"}}` on a line with --json. */
+export function reportWarning(warning: {code: string, message: string}, json: boolean) {
+    process.stderr.write(json ? JSON.stringify({warning}) + "\n" : `Warning: ${warning.message}\n`);
+}

@@ -2,6 +2,7 @@ import {Command, CommanderError} from "commander";
 import {CleanroomError} from "../core/common/errors.js";
 import {relaunchWithCoreThreadpool} from "../core/node/engine/relaunchWithCoreThreadpool.js";
 import {reportError} from "./output.js";
+import {reportStrayErrors} from "./reportStrayErrors.js";
 
 export type CliProgramOptions = {
     name: string,
@@ -20,6 +21,7 @@ export async function runCliProgram({name, description, register, decodingComman
     // Flags are parsed before a command knows about its --json, so a usage error looks here.
     const cliArgs = process.argv.slice(2);
     const json = cliArgs.includes("--json");
+    reportStrayErrors(json);
     const program = new Command()
         .name(name)
         .description(description)

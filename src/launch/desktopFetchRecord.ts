@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import {writeFileDurably} from "../base/writeFileDurably.js";
 import {appDataDir} from "../core/node/appPaths.js";
 
 /** After a failed automatic fetch of the Electron binary, `npm start` waits this long before trying again. */
@@ -24,7 +25,8 @@ export function recentFetchFailure(now = Date.now()): FetchFailure | null {
 export function recordFetchFailure(reason: string) {
     try {
         fs.mkdirSync(appDataDir(), {recursive: true, mode: 0o700});
-        fs.writeFileSync(recordPath(), JSON.stringify({failedAt: new Date().toISOString(), reason} satisfies FetchFailure));
+        // 0600, through an exclusive random temporary file (the reason may name local paths).
+        writeFileDurably(recordPath(), JSON.stringify({failedAt: new Date().toISOString(), reason} satisfies FetchFailure));
     } catch {
         // Not being able to remember the failure only means trying again next time.
     }

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import {safeStorage} from "electron";
+import {writeFileDurably} from "../base/writeFileDurably.js";
 
 export type VaultRequest = {op: "has" | "read" | "write", name: string, value?: string | null};
 
@@ -50,7 +51,8 @@ export class KeyVault {
                 throw new Error("The OS keychain is unavailable: the key was not stored.");
             secrets[request.name] = safeStorage.encryptString(request.value).toString("base64");
         }
-        fs.writeFileSync(this._file, JSON.stringify(secrets), {mode: 0o600});
+        // Through an exclusive, randomly named temporary file, then a rename: a link planted at the file or beside it is never written through.
+        writeFileDurably(this._file, JSON.stringify(secrets));
         return true;
     }
 

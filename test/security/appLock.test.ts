@@ -132,6 +132,39 @@ describe.skipIf(process.platform !== "linux")("the app lock (a real encrypted da
         await expect.poll(() => openFilesOf(database), {timeout: 10_000, interval: 10}).toEqual([]);
     });
 
+    it("a lock mid-reply stops the reply and tells the client: turn.error STORE_LOCKED for it; what it wrote is kept", async () => {
+        const modelPath = requireTestModel();
+        if (modelPath == null)
+            return;
+        const {dir, database} = protectedDatabase("lock-mid-reply");
+        host = await openLockableCoreHost({database, key: {passphrase}, idleLockMs: null, modelsDir: path.join(dir, "models")});
+        const {service} = host;
+        expect((await service.call("model.load", {path: modelPath, remember: false})).ok).toBe(true);
+        const streamed: string[] = [];
+        const errors: Array<{conversationId: string, messageId: number | null, error: {code: string, message: string}}> = [];
+        let locking: Promise<CallResult> | null = null;
+        service.events.on("message.text", ({text}) => {
+            streamed.push(text);
+            locking ??= service.call("app.lock", {}); // at the reply's first piece, long before its 400 tokens
+        });
+        service.events.on("turn.error", (failure) => errors.push(failure));
+
+        const sent = await service.call("chat.send", {conversationId: "diary", text: "Once upon a time, a little fox", maxTokens: 400});
+        expect(sent.ok).toBe(true);
+        const assistantMessageId = sent.ok ? (sent.value as {assistantMessageId: number}).assistantMessageId : -1;
+        await expect.poll(() => locking, {timeout: 60_000, interval: 5}).not.toBeNull();
+        expect(await locking).toEqual({ok: true, value: {locked: true}});
+
+        expect(errors).toEqual([{conversationId: "diary", messageId: assistantMessageId, error: expect.objectContaining({code: "STORE_LOCKED"})}]);
+        expect(errors[0]!.error.message).toMatch(/locked while this reply was being generated/);
+        expect((await service.call("app.unlock", {passphrase})).ok).toBe(true);
+        const stored = await service.call("conversations.get", {conversationId: "diary"});
+        const reply = stored.ok && (stored.value as {messages: Array<{id: number, content: string, status: string}>}).messages
+            .find((message) => message.id === assistantMessageId);
+        expect(reply, "the reply's message is kept").toBeTruthy();
+        expect((reply as {content: string}).content.length).toBeGreaterThan(0);
+    });
+
     it("app.setPassphrase sets, changes and removes it on the real files: a wrong current changes no byte; the passphrase is in no file", async () => {
         const dir = tempDir("lock-set");
         const database = path.join(dir, "app.db");

@@ -1,11 +1,12 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import {afterAll, afterEach, beforeAll, describe, expect, it, vi} from "vitest";
+import {afterEach, describe, expect, it, vi} from "vitest";
 import {defaultDatabasePath} from "../../src/core/node/appPaths.js";
 import {PrivateScratchDir} from "../../src/core/node/engine/PrivateScratchDir.js";
 import {envelopeFile, newDeviceEnvelope, readEnvelope, writeEnvelope} from "../../src/core/node/store/keys/keyEnvelope.js";
 import {openDatabase} from "../../src/core/node/store/openDatabase.js";
+import {octalModeOf, usePermissiveUmask} from "../helpers/permissiveUmask.js";
 import {tempDir} from "../helpers/tempCore.js";
 
 /**
@@ -14,17 +15,9 @@ import {tempDir} from "../helpers/tempCore.js";
  * link planted beside it is never followed; the key file, a new database and its -wal and -shm
  * are 0600 from their first byte; the folders the app creates are 0700.
  */
-const modeOf = (file: string) => fs.statSync(file).mode & 0o777;
-const octal = (mode: number) => `0${mode.toString(8)}`;
 
 describe("private files under a permissive umask (0o022)", () => {
-    let previousUmask = 0;
-    beforeAll(() => {
-        previousUmask = process.umask(0o022);
-    });
-    afterAll(() => {
-        process.umask(previousUmask);
-    });
+    usePermissiveUmask();
     afterEach(() => {
         vi.restoreAllMocks();
     });
@@ -39,7 +32,7 @@ describe("private files under a permissive umask (0o022)", () => {
             victim,
             expectUntouched() {
                 expect(fs.readFileSync(victim, "utf8")).toBe("untouched\n");
-                expect(octal(modeOf(victim))).toBe("0644");
+                expect(octalModeOf(victim)).toBe("0644");
                 for (const name of names) {
                     expect(fs.lstatSync(name).isSymbolicLink()).toBe(true);
                     expect(fs.readlinkSync(name)).toBe(victim);
@@ -60,7 +53,7 @@ describe("private files under a permissive umask (0o022)", () => {
 
         planted.expectUntouched();
         expect(fs.lstatSync(keyFile).isFile()).toBe(true);
-        expect(octal(modeOf(keyFile))).toBe("0600");
+        expect(octalModeOf(keyFile)).toBe("0600");
         expect(readEnvelope(keyFile)).toEqual(envelope);
         // Nothing else left beside it: the temporary file was renamed into place.
         expect(fs.readdirSync(path.dirname(keyFile)).filter((name) => name.endsWith(".tmp")).sort())
@@ -84,7 +77,7 @@ describe("private files under a permissive umask (0o022)", () => {
         writeEnvelope(keyFile, newDeviceEnvelope());
         planted.expectUntouched();
         expect(fs.lstatSync(keyFile).isSymbolicLink()).toBe(false);
-        expect(octal(modeOf(keyFile))).toBe("0600");
+        expect(octalModeOf(keyFile)).toBe("0600");
     });
 
     it("a new database, its key file, and its -wal and -shm after a write are 0600; the app's home and every folder it creates are 0700", () => {
@@ -96,21 +89,21 @@ describe("private files under a permissive umask (0o022)", () => {
         const db = openDatabase(database);
         try {
             db.prepare("INSERT INTO settings (key, value_json) VALUES (?, ?)").run("privacy-check", JSON.stringify("on"));
-            const modes = Object.fromEntries(["", "-key.json", "-wal", "-shm"].map((suffix) => [`cleanroom.db${suffix}`, octal(modeOf(database + suffix))]));
+            const modes = Object.fromEntries(["", "-key.json", "-wal", "-shm"].map((suffix) => [`cleanroom.db${suffix}`, octalModeOf(database + suffix)]));
             console.log(`[private files] under umask 0022: ${JSON.stringify(modes)}`);
             expect(modes).toEqual({"cleanroom.db": "0600", "cleanroom.db-key.json": "0600", "cleanroom.db-wal": "0600", "cleanroom.db-shm": "0600"});
         } finally {
             db.close();
         }
         for (const folder of [path.join(base, "nested"), path.join(base, "nested", "cleanroom-home")])
-            expect(octal(modeOf(folder))).toBe("0700");
+            expect(octalModeOf(folder)).toBe("0700");
         vi.unstubAllEnvs();
     });
 
     it("the scrub's scratch folder is 0700", () => {
         const scratch = PrivateScratchDir.create(tempDir("scratch-parent"));
         try {
-            expect(octal(modeOf(scratch.path))).toBe("0700");
+            expect(octalModeOf(scratch.path)).toBe("0700");
         } finally {
             scratch.dispose();
         }

@@ -89,7 +89,7 @@ describe("Electron main keeps its secure defaults", () => {
         expect(vault).toMatch(/safeStorage\.encryptString/);
         expect(vault).toMatch(/safeStorage\.getSelectedStorageBackend\(\)/);
         expect(vault).toMatch(/"basic_text"[\s\S]*warning|warning[\s\S]*"basic_text"/);
-        expect(vault).toMatch(/mode:\s*0o600/);
+        expect(vault).toMatch(/writeFileDurably\(this\._file/); // 0600, exclusive random temporary file, rename (test/security/privateWrites.test.ts)
     });
 });
 

@@ -37,6 +37,16 @@ describe("the layering lint rule", () => {
         ]);
     });
 
+    it("lets the Electron main process and the core share src/base (Node helpers), which imports neither", async () => {
+        expect(await layeringProblems("src/main/probe.ts",
+            "import {writeFileDurably} from \"../base/writeFileDurably.js\";\nexport const write = writeFileDurably;\n")).toEqual([]);
+        expect(await layeringProblems("src/base/probe.ts",
+            "import fs from \"node:fs\";\nimport {Core} from \"../core/node/Core.js\";\nimport {app} from \"electron\";\nexport const all = [fs, Core, app];\n")).toEqual([
+            expect.stringContaining("base code may not import node code"),
+            expect.stringContaining("\"electron\"")
+        ]);
+    });
+
     it("lets the CLI use the in-process core", async () => {
         expect(await layeringProblems("src/cli/probe.ts",
             "import {Core} from \"../core/node/Core.js\";\nimport {z} from \"zod\";\nexport const both = [Core, z];\n")).toEqual([]);

@@ -74,6 +74,7 @@ export function SettingsDialog({client, settings, model, pendingRestart, convers
                                 onClick={() => void onLoadModel(draft.modelPath.trim())}>Load</button>
                         </div>
                         <small>{modelLine(model)}</small>
+                        {model?.state === "ready" && model.info?.contextSizeNotice != null && <small role="note">{model.info.contextSizeNotice}</small>}
                     </label>
                     <div className="field-grid">
                         <label className="field">

@@ -12,7 +12,7 @@ import type {Core} from "../../core/node/Core.js";
 import type {NewConversation} from "../../core/node/store/ConversationStore.js";
 import type {LoadedModelInfo} from "../../core/node/engine/LocalEngine.js";
 import {gpuOption, gpuOptionDescription, numberOption, textOption} from "../optionParsers.js";
-import {exitCodes, printJson, reportError} from "../output.js";
+import {exitCodes, printJson, reportError, reportWarning} from "../output.js";
 
 type ChatOptions = {
     model?: string,
@@ -62,8 +62,7 @@ export function registerChatCommand(program: Command) {
             const json = options.json === true;
             let core: Core | undefined;
             try {
-                const {openCore, resolveModelPath} = await import("../openCore.js"); // the core and llama.cpp: loaded by the commands that run them
-                const modelPath = resolveModelPath(options.model);
+                const {openCore, requireCliModel, resolveCliModel} = await import("../openCore.js"); // the core and llama.cpp: loaded by the commands that run them
                 if (options.incognito === true) {
                     if (options.conversation != null || options.db != null)
                         throw new CleanroomError("INVALID_INPUT", "--incognito keeps nothing on disk: it cannot continue a stored conversation (--conversation) or use a database (--db).",
@@ -78,19 +77,23 @@ export function registerChatCommand(program: Command) {
                     core = await openCore({db: options.db, threads: options.threads, contextSize: options.contextSize, gpu: options.gpu, json, cloud: {settingsOverride: {
                         endpoint: options.endpoint, model: options.cloudModel, fallback: true, contextLimit: options.contextLimit ?? null
                     }}});
+                    // A cloud turn needs no local model: one is loaded when there is one (a local fallback), a default whose file is gone is said and skipped.
+                    const {path: modelPath, missingDefault} = resolveCliModel(options.model);
+                    if (missingDefault != null && !json)
+                        process.stderr.write(`Note: ${missingDefault.message} This cloud turn goes on without a local model.\n`);
                     if (modelPath != null)
                         await core.loadModel(modelPath);
                     await cloudTurn(core, conversationFor(core, options, "cloud-allowed"), options, json);
                     return;
                 }
-                if (modelPath == null)
-                    throw new CleanroomError("MODEL_NOT_LOADED", "No model: pass --model <gguf>, set CLEANROOM_MODEL, or choose a default with `models default`.");
-
+                const modelPath = requireCliModel(options.model);
                 if (json && options.prompt == null)
                     throw new CleanroomError("INVALID_INPUT", "--json needs --prompt <text>: interactive chat prints text, not JSON.", {option: "--json"});
 
                 core = await openCore({db: options.db, threads: options.threads, contextSize: options.contextSize, gpu: options.gpu, json});
                 const info = await core.loadModel(modelPath);
+                if (info.contextSizeNotice != null)
+                    reportWarning({code: "CONTEXT_SIZE_CAPPED", message: info.contextSizeNotice}, json);
                 const conversation = conversationFor(core, options);
                 if (options.prompt != null)
                     await singleTurn(core, conversation, options, json, info);

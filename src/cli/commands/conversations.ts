@@ -5,7 +5,7 @@ import type {AuditLog} from "../../core/node/audit/AuditLog.js";
 import {ConversationIdSchema} from "../../core/common/types.js";
 import {formatTable} from "../formatTable.js";
 import {textOption} from "../optionParsers.js";
-import {printJson, reportError} from "../output.js";
+import {printJson, reportError, reportWarning} from "../output.js";
 
 type Options = {db?: string, json?: boolean};
 
@@ -87,7 +87,7 @@ async function withStore(options: Options, work: (store: ConversationStore, audi
             import("../../core/node/audit/AuditLog.js"), import("../../core/node/appPaths.js"), import("../../core/node/host/terminalStoreKey.js")
         ]);
         const database = options.db ?? defaultDatabasePath();
-        db = openDatabase(database, {key: await terminalStoreKey(database)});
+        db = openDatabase(database, {key: await terminalStoreKey(database, (warning) => reportWarning(warning, options.json === true))});
         const audit = new AuditLog(db);
         const store = new ConversationStore(db, {audit});
         work(store, audit);

@@ -7,6 +7,7 @@ import {ModelLibrary, type ModelLibraryOptions} from "../../core/node/models/Mod
 import {formatBytes} from "../../core/common/formatBytes.js";
 import {formatDuration} from "../formatDuration.js";
 import {formatTable} from "../formatTable.js";
+import {missingModelRemedies, missingWhat} from "../MissingModelFileError.js";
 import {renderProgressBar} from "../renderProgressBar.js";
 import type {DownloadOptions, JsonOption, ModelsCommandIo} from "./models.js";
 
@@ -29,10 +30,15 @@ async function listModels(io: ModelsCommandIo, options: JsonOption) {
         io.stdout(formatTable(
             [{header: " "}, {header: "ID"}, {header: "SIZE", align: "right"}, {header: "ORIGIN"}, {header: "FITS THIS MACHINE"}, {header: "PATH"}],
             installed.map((model) => [
-                model.id === defaultId ? "*" : "", model.id, formatBytes(model.fileBytes), model.origin, summariseFit(model.fit, model.problem), model.path
+                model.id === defaultId ? "*" : "", model.id, formatBytes(model.fileBytes), model.origin,
+                model.missing != null ? "MISSING: file not found" : summariseFit(model.fit, model.problem), model.path
             ]),
             {indent: "  "}
         ));
+    for (const model of installed)
+        if (model.missing != null)
+            io.stdout(`\n  ${model.id}: ${missingWhat(model.missing)}. To use it again:\n` +
+                missingModelRemedies(model, model.missing).map((remedy) => `    - ${remedy}\n`).join(""));
     io.stdout("\nCatalog (download with `models download <id>`):\n");
     io.stdout(formatTable(
         [{header: "ID"}, {header: "MODEL"}, {header: "QUANT"}, {header: "SIZE", align: "right"}, {header: "LICENSE"},

@@ -1,7 +1,7 @@
 import type {Command} from "commander";
 import {passphraseMinimumLength as minimumLength} from "../../core/common/api/limits.js";
 import {CleanroomError} from "../../core/common/errors.js";
-import {printJson, reportError} from "../output.js";
+import {printJson, reportError, reportWarning} from "../output.js";
 
 type PassphraseCliOptions = {db?: string, json?: boolean};
 
@@ -34,7 +34,7 @@ async function rekey(options: PassphraseCliOptions, action: "set" | "remove") {
         const database = options.db ?? defaultDatabasePath();
         // The database to this command alone from the start (no prompt for nothing): refused with DATABASE_IN_USE while another process has it open.
         await DatabaseLock.of(database).exclusivelyAsync(action === "set" ? "set the passphrase of" : "remove the passphrase of", async () => {
-            const current = await terminalStoreKey(database);
+            const current = await terminalStoreKey(database, (warning) => reportWarning(warning, json));
             // Opened once as any command does: created or migrated first, and its schema brought up to date.
             openDatabase(database, {key: current}).close();
             let next: string | undefined;

@@ -1,12 +1,11 @@
 import type {Command} from "commander";
 import type {ProbeResult} from "../../core/node/selftest/probe.js";
-import {exitCodes, printJson, reportError} from "../output.js";
+import {exitCodes, printJson, reportError, reportWarning} from "../output.js";
 import {formatTable} from "../formatTable.js";
 import {gpuOption, gpuOptionDescription, numberOption} from "../optionParsers.js";
 import type {GpuSetting} from "../../core/common/api/types.js";
 import {ContextSizeSchema, MaxTokensSchema, ThreadsSchema} from "../../core/common/api/limits.js";
 import {runCliForOutput} from "../cliCommand.js";
-import {CleanroomError} from "../../core/common/errors.js";
 
 export function registerSelfTestCommand(program: Command) {
     program.command("selftest")
@@ -19,10 +18,8 @@ export function registerSelfTestCommand(program: Command) {
         .action(async (options: {model?: string, threads?: number, contextSize?: number, gpu?: GpuSetting, json?: boolean}) => {
             const json = options.json === true;
             try {
-                const [{resolveModelPath}, {runSelfTest}] = await Promise.all([import("../openCore.js"), import("../../core/node/selftest/runSelfTest.js")]);
-                const modelPath = resolveModelPath(options.model);
-                if (modelPath == null)
-                    throw new CleanroomError("MODEL_NOT_LOADED", "No model: pass --model <gguf>, set CLEANROOM_MODEL, or choose a default with `models default`.");
+                const [{requireCliModel}, {runSelfTest}] = await Promise.all([import("../openCore.js"), import("../../core/node/selftest/runSelfTest.js")]);
+                const modelPath = requireCliModel(options.model);
 
                 const report = await runSelfTest({
                     modelPath,
@@ -35,6 +32,8 @@ export function registerSelfTestCommand(program: Command) {
                         "--prompt", request.prompt, "--max-tokens", String(request.maxTokens)
                     ])) as ProbeResult
                 });
+                if (report.contextSizeNotice != null)
+                    reportWarning({code: "CONTEXT_SIZE_CAPPED", message: report.contextSizeNotice}, json);
                 if (json)
                     printJson({passed: report.passed, checks: report.checks.map(({name, passed, detail}) => ({name, passed, detail})),
                         model: report.model, threads: report.threads, contextSize: report.contextSize,

@@ -6,6 +6,7 @@
  */
 export type ErrorCode =
     | "MODEL_NOT_FOUND"
+    | "MODEL_FILE_MISSING"
     | "MODEL_NOT_GGUF"
     | "MODEL_TRUNCATED"
     | "MODEL_UNSUPPORTED_ARCHITECTURE"
@@ -39,6 +40,8 @@ export type ErrorCode =
     | "WRONG_PASSPHRASE"
     | "PASSPHRASE_REQUIRED"
     | "STORE_KEY_UNAVAILABLE"
+    | "KEY_FILE_DAMAGED"
+    | "DATABASE_DAMAGED"
     | "STORE_LOCKED"
     | "DATABASE_IN_USE"
     | "MODEL_CATALOG_INVALID"

@@ -73,6 +73,20 @@ export const RegisteredModelSchema = z.object({
 });
 export type RegisteredModel = z.infer<typeof RegisteredModelSchema>;
 
+/**
+ * A registered model whose file is not where it was registered, and what puts it right, in order:
+ * `mount` (its folder is gone too: connect the drive), `locate` (register the file from where it
+ * is now), `download` (a downloaded model: download it again), `remove` (forget it).
+ */
+export const MissingModelFileSchema = z.object({
+    /** `file-gone`: its folder is there, the file is not (deleted or moved); `folder-gone`: the folder is not there either. */
+    reason: z.enum(["file-gone", "folder-gone"]),
+    /** The topmost folder of the path that is not there (a drive's mount point, a renamed folder); null for `file-gone`. */
+    missingFolder: z.string().nullable(),
+    remedies: z.array(z.enum(["mount", "locate", "download", "remove"]))
+});
+export type MissingModelFile = z.infer<typeof MissingModelFileSchema>;
+
 export const ModelRegistryFileSchema = z.object({
     version: z.literal(1),
     /** Id of the model that `chat` and the app use. */

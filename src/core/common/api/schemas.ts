@@ -1,7 +1,7 @@
 import {z} from "zod";
 import {cloudEndpointProblem} from "../cloud/cloudEndpointProblem.js";
 import {
-    CatalogEntrySchema, CatalogIdSchema, DetectedModelSchema, DetectionResultSchema, ModelFitSchema, RegisteredModelIdSchema, RegisteredModelSchema
+    CatalogEntrySchema, CatalogIdSchema, DetectedModelSchema, DetectionResultSchema, MissingModelFileSchema, ModelFitSchema, RegisteredModelIdSchema, RegisteredModelSchema
 } from "../models.js";
 import {
     CloudVerdictKindSchema, ConversationIdSchema, ConversationPolicySchema, ConversationSettingsSchema, MessageRoleSchema, MessageStatusSchema,
@@ -200,6 +200,10 @@ export const ModelInfoSchema = z.object({
     /** The context the model was trained with, when its file says. */
     trainContextSize: z.number().int().nullable(),
     contextSize: z.number().int(),
+    /** The context size asked for (the setting or `--context-size`); null when none was (the core's default). */
+    requestedContextSize: z.number().int().nullable(),
+    /** Set when the size asked for is above the model's trained context and was capped to it: both numbers, in words. */
+    contextSizeNotice: z.string().nullable(),
     threads: z.number().int(),
     threadsSource: z.enum(["override", "tuned", "cached"]),
     /** Generation speed at each thread count tried (empty when the count was given). */
@@ -359,6 +363,8 @@ export const InstalledModelSchema = RegisteredModelSchema.extend({
     isDefault: z.boolean(),
     isLoaded: z.boolean(),
     present: z.boolean(),
+    /** Null when the file is there; else why it is not, and the remedies (`problem` says it in words). */
+    missing: MissingModelFileSchema.nullable(),
     /** Null when the file is missing or cannot be read; `problem` says why. */
     fit: ModelFitSchema.nullable(),
     problem: z.string().nullable()

@@ -172,6 +172,8 @@ export class LocalEngine {
                 parameters: facts.parameters,
                 trainContextSize: facts.trainContextSize,
                 contextSize: scrubber.kvCells,
+                requestedContextSize: this._options.contextSize ?? null,
+                contextSizeNotice: contextSizeNotice(this._options.contextSize, model.trainContextSize),
                 threads,
                 threadsSource: source,
                 threadMeasurements: measurements,
@@ -435,4 +437,11 @@ function textOfTrigger(trigger: LlamaText): string | null {
 function throwUnlessVerified(end: SessionEnd, cause?: unknown) {
     if (!end.verified)
         throw new ScrubUnverifiedError(end, cause);
+}
+
+/** Says that a context size asked for was above what the model was trained with, and capped to it; null when it was not. */
+function contextSizeNotice(requested: number | undefined, trainContextSize: number): string | null {
+    return requested != null && requested > trainContextSize
+        ? `The context size asked for (${requested} tokens) is above what this model was trained with (${trainContextSize}): it was capped to ${trainContextSize}.`
+        : null;
 }

@@ -54,8 +54,8 @@ export class LockingCoreService implements CoreService {
     private _forwarding: EventRelayListenerHandle | null = null;
     private _idleTimer: NodeJS.Timeout | null = null;
     private _callsInFlight = 0;
-    /** Conversations whose reply is streaming (between `turn.started` and `turn.finished` or `turn.error`). */
-    private readonly _streaming = new Set<string>();
+    /** Conversations whose reply is streaming (between `turn.started` and `turn.finished` or `turn.error`), with the reply's message id. */
+    private readonly _streaming = new Map<string, number | null>();
     private _transition: Promise<void> = Promise.resolve();
     private _disposed = false;
 
@@ -115,8 +115,15 @@ export class LockingCoreService implements CoreService {
     /** Locks now (see the class); a second call while locked does nothing, and so does a call without a passphrase. */
     public lock(): Promise<void> {
         return this._serialize(async () => {
-            if (this._passphraseSet)
-                await this._closeHost();
+            if (!this._passphraseSet)
+                return;
+            const interrupted = [...this._streaming];
+            await this._closeHost();
+            // The core's own end of these replies is not passed on once it is detached: the clients hear why they stopped.
+            for (const [conversationId, messageId] of interrupted)
+                this.events.emit("turn.error", {conversationId, messageId, error: new CleanroomError("STORE_LOCKED",
+                    "Cleanroom locked while this reply was being generated: the reply was stopped, and what it had written is kept. Unlock to go on.",
+                    {conversationId}).toWire()});
         });
     }
 
@@ -226,7 +233,8 @@ export class LockingCoreService implements CoreService {
         if (typeof conversationId !== "string")
             return;
         if (event === "turn.started") {
-            this._streaming.add(conversationId);
+            const messageId = (payload as {assistantMessageId?: unknown}).assistantMessageId;
+            this._streaming.set(conversationId, typeof messageId === "number" ? messageId : null);
             this._stopIdleTimer();
         } else if (event === "turn.finished" || event === "turn.error") {
             this._streaming.delete(conversationId);

@@ -1,5 +1,4 @@
 import crypto from "node:crypto";
-import fs from "node:fs";
 import path from "node:path";
 import type {Llama} from "node-llama-cpp";
 import type {ApiParsedInput, CatalogModel, DetectedModels, DownloadProgressEvent, InstalledModel, ModelLibrary as ModelLibraryView} from "../../common/api/index.js";
@@ -10,6 +9,7 @@ import {validateModelFile} from "../engine/validateModelFile.js";
 import {detectInstalledModels} from "./detectInstalledModels.js";
 import {estimateCatalogFit, estimateModelFit, type ModelFitOptions} from "./estimateModelFit.js";
 import {importModelFile} from "./importModelFile.js";
+import {describeMissingModelFile, missingModelFile} from "./missingModelFile.js";
 import {ModelCatalog} from "./ModelCatalog.js";
 import {DownloadFetcher} from "./DownloadFetcher.js";
 import {ModelDownloader, type ModelDownloaderOptions, type ModelDownloadResult} from "./ModelDownloader.js";
@@ -216,16 +216,17 @@ export class ModelLibrary {
     }
 
     private async _installedView(llama: Llama, model: RegisteredModel, defaultId: string | null, loadedPath: string | null): Promise<InstalledModel> {
-        const present = fs.existsSync(model.path);
+        const missing = missingModelFile(model);
+        const present = missing == null;
         let fit: InstalledModel["fit"] = null;
-        let problem: string | null = present ? null : "The file is missing.";
+        let problem: string | null = missing != null ? describeMissingModelFile(model, missing) : null;
         if (present)
             try {
                 fit = await estimateModelFit(llama, model.path, this._options.fit);
             } catch (error) {
                 problem = toWireError(error).message;
             }
-        return {...model, isDefault: model.id === defaultId, isLoaded: loadedPath != null && path.resolve(loadedPath) === model.path, present, fit, problem};
+        return {...model, isDefault: model.id === defaultId, isLoaded: loadedPath != null && path.resolve(loadedPath) === model.path, present, missing, fit, problem};
     }
 
     private async _runDownload(download: ActiveDownload, request: DownloadRequest) {

@@ -10,6 +10,8 @@ import {compareProbes, probeGreedyReply, type ProbeRequest, type ProbeResult} fr
 export type SelfTestCheck = {name: string, passed: boolean, detail: string, data?: Record<string, unknown>};
 export type SelfTestReport = {
     passed: boolean, model: string, threads: number, contextSize: number,
+    /** Set when the context size asked for was above the model's trained context and capped (see `LoadedModelInfo`). */
+    contextSizeNotice: string | null,
     /** Where the model ran (see `LoadedModelInfo`): the GPU backend (`null`: the CPU), its device, the layers offloaded, whether the device's KV reads back. */
     gpu: LoadedModelInfo["gpu"], gpuDevice: string | null, gpuLayers: number, modelLayers: number, kvReadBack: LoadedModelInfo["kvReadBack"],
     /** Where the model keeps a conversation's state, and whether a scrub zeroes all of it (see `LoadedModelInfo`). */
@@ -128,8 +130,9 @@ export async function runSelfTest({modelPath, threads, contextSize = 512, gpu, p
     }
     return {
         passed: checks.every((check) => check.passed), model: modelPath, threads: info.threads, contextSize: info.contextSize,
-        gpu: info.gpu, gpuDevice: info.gpuDevice, gpuLayers: info.gpuLayers, modelLayers: info.modelLayers, kvReadBack: info.kvReadBack,
-        architecture: info.architecture, sequenceMemory: info.sequenceMemory, stateCovered: info.stateCovered, stateCoverageProblem: info.stateCoverageProblem, checks
+        contextSizeNotice: info.contextSizeNotice, gpu: info.gpu, gpuDevice: info.gpuDevice, gpuLayers: info.gpuLayers, modelLayers: info.modelLayers,
+        kvReadBack: info.kvReadBack, architecture: info.architecture, sequenceMemory: info.sequenceMemory, stateCovered: info.stateCovered,
+        stateCoverageProblem: info.stateCoverageProblem, checks
     };
 }
 

@@ -52,18 +52,22 @@ export function wipeStore({database, modelsDir, removeModelFiles = false}: WipeO
     });
 }
 
-/** What `wipeStore` removes: the database's own files first (`live`), then what is left around it. */
+type WipeTarget = {path: string, what: string, live?: boolean};
+
+/**
+ * What `wipeStore` removes: the database's own files first (`live`), then what is left around it.
+ * A `database` that is a symbolic link is followed: the file it points to is wiped with the files
+ * SQLite keeps beside it (-wal, -shm), then the link itself goes, with what was kept beside the
+ * link's name (the key file is looked for there); no link is ever written through.
+ */
 function wipeTargets({database, modelsDir, removeModelFiles = false}: WipeOptions) {
-    const file = path.resolve(database);
-    const {encrypting, rekeyed, replaced} = switchFiles(file);
-    const targets: Array<{path: string, what: string, live?: boolean}> = [
-        {path: file, what: "database (conversations, messages, audit, fingerprints, canary hashes, settings)", live: true},
-        ...["-wal", "-shm", "-journal"].map((suffix) => ({path: file + suffix, what: `database ${suffix.slice(1)} file`, live: suffix !== "-journal"})),
-        {path: envelopeFile(file), what: "database key file", live: true},
-        {path: nextEnvelopeFile(file), what: "database key file of a re-key"},
-        ...[encrypting, rekeyed].flatMap((leftover) => ["", "-journal", "-wal", "-shm"].map((suffix) => ({path: leftover + suffix, what: "copy left by a migration or re-key"}))),
-        {path: replaced, what: "database file a migration or re-key replaced"}
-    ];
+    const given = path.resolve(database);
+    const file = fs.lstatSync(given, {throwIfNoEntry: false})?.isSymbolicLink() === true ? linkTarget(given) : given;
+    const targets = databaseTargets(file);
+    if (file !== given) {
+        targets.push({path: given, what: `symbolic link to the database (${file})`, live: true});
+        targets.push(...databaseTargets(given).filter((target) => target.path !== given && !targets.some((known) => known.path === target.path)));
+    }
     let modelFilesKept = 0;
     if (modelsDir != null) {
         const registry = path.join(path.resolve(modelsDir), "registry.json");
@@ -80,12 +84,38 @@ function wipeTargets({database, modelsDir, removeModelFiles = false}: WipeOption
     return {targets, modelFilesKept};
 }
 
-function removeTargets(targets: Array<{path: string, what: string}>): WipeCheck[] {
+/** Where a symbolic link leads in the end; the link itself when it leads nowhere (it is then removed as a link). */
+function linkTarget(link: string): string {
+    try {
+        return fs.realpathSync(link);
+    } catch {
+        return link;
+    }
+}
+
+/** A database file's own files and what a migration or re-key may have left beside it. */
+function databaseTargets(file: string): WipeTarget[] {
+    const {encrypting, rekeyed, replaced} = switchFiles(file);
+    return [
+        {path: file, what: "database (conversations, messages, audit, fingerprints, canary hashes, settings)", live: true},
+        ...["-wal", "-shm", "-journal"].map((suffix) => ({path: file + suffix, what: `database ${suffix.slice(1)} file`, live: suffix !== "-journal"})),
+        {path: envelopeFile(file), what: "database key file", live: true},
+        {path: nextEnvelopeFile(file), what: "database key file of a re-key"},
+        ...[encrypting, rekeyed].flatMap((leftover) => ["", "-journal", "-wal", "-shm"].map((suffix) => ({path: leftover + suffix, what: "copy left by a migration or re-key"}))),
+        {path: replaced, what: "database file a migration or re-key replaced"}
+    ];
+}
+
+/** Zeroes and removes each file; a symbolic link is removed, never written through. A path remains while anything is there, a dangling link included. */
+function removeTargets(targets: WipeTarget[]): WipeCheck[] {
     return targets.map(({path: target, what}) => {
-        const existed = fs.statSync(target, {throwIfNoEntry: false})?.isFile() === true;
-        if (existed)
+        const stat = fs.lstatSync(target, {throwIfNoEntry: false});
+        const existed = stat?.isFile() === true || stat?.isSymbolicLink() === true;
+        if (stat?.isSymbolicLink() === true)
+            fs.rmSync(target);
+        else if (existed)
             zeroAndRemove(target);
-        return {path: target, what, removed: existed, remains: fs.existsSync(target)};
+        return {path: target, what, removed: existed, remains: fs.lstatSync(target, {throwIfNoEntry: false}) != null};
     });
 }
 

@@ -2,6 +2,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import {z} from "zod";
 import {writeFileDurably} from "./durableFiles.js";
+import {KeyFileDamagedError} from "./KeyFileDamagedError.js";
 
 /** scrypt's cost: N = 2^16, r = 8 (64 MiB of memory per derivation), p = 1. */
 export const scryptParameters = {N: 1 << 16, r: 8, p: 1} as const;
@@ -34,9 +35,11 @@ export const KeyEnvelopeSchema = z.discriminatedUnion("mode", [
 
 export type KeyEnvelope = z.infer<typeof KeyEnvelopeSchema>;
 
+const envelopeSuffix = "-key.json";
+
 /** The envelope's file for a database. */
 export function envelopeFile(database: string): string {
-    return `${database}-key.json`;
+    return `${database}${envelopeSuffix}`;
 }
 
 /** The envelope a re-key is switching to, until the switch is complete. */
@@ -44,11 +47,24 @@ export function nextEnvelopeFile(database: string): string {
     return `${database}-key.next.json`;
 }
 
-/** The envelope in `file`, null when there is none; a file that is not a valid envelope throws. */
+/** The envelope in `file`, null when there is none; a file that is not a valid envelope throws `KeyFileDamagedError`. */
 export function readEnvelope(file: string): KeyEnvelope | null {
     if (!fs.existsSync(file))
         return null;
-    return KeyEnvelopeSchema.parse(JSON.parse(fs.readFileSync(file, "utf8")));
+    const text = fs.readFileSync(file, "utf8");
+    const database = file.endsWith(envelopeSuffix) ? file.slice(0, -envelopeSuffix.length) : file;
+    if (text.trim() === "")
+        throw new KeyFileDamagedError(file, database, "it is empty");
+    let raw: unknown;
+    try {
+        raw = JSON.parse(text);
+    } catch {
+        throw new KeyFileDamagedError(file, database, "it is not valid JSON: cut short or overwritten");
+    }
+    const parsed = KeyEnvelopeSchema.safeParse(raw);
+    if (!parsed.success)
+        throw new KeyFileDamagedError(file, database, "its contents are not a key file Cleanroom can read");
+    return parsed.data;
 }
 
 export function writeEnvelope(file: string, envelope: KeyEnvelope): void {

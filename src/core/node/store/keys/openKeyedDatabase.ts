@@ -1,10 +1,13 @@
 import fs from "node:fs";
 import Database from "better-sqlite3-multiple-ciphers";
+import {DatabaseDamagedError} from "./DatabaseDamagedError.js";
 import {deriveKey} from "./deriveKey.js";
 import {createPrivateFile, fsyncFile, renameDurably, zeroAndRemove} from "./durableFiles.js";
 import {
     envelopeFile, newDeviceEnvelope, newPassphraseEnvelope, nextEnvelopeFile, readEnvelope, writeEnvelope, type KeyEnvelope
 } from "./keyEnvelope.js";
+import {keyOpensLaterPages} from "./keyOpensLaterPages.js";
+import {makeFilesPrivate} from "./makeFilesPrivate.js";
 import {PassphraseRequiredError} from "./PassphraseRequiredError.js";
 import {StoreKeyUnavailableError} from "./StoreKeyUnavailableError.js";
 import type {StoreKeySource} from "./types.js";
@@ -92,6 +95,8 @@ export function openSwitchesFile(file: string, source: StoreKeySource, readonly:
  * `StoreKeyUnavailableError`) and writes nothing.
  */
 export function openKeyedDatabase(file: string, source: StoreKeySource, readonly: boolean): {db: Database.Database, envelope: KeyEnvelope | null} {
+    // Files an older version created readable by others are made private before anything is read from them.
+    makeFilesPrivate([file, `${file}-wal`, `${file}-shm`, envelopeFile(file)]);
     if (source.unencrypted === true)
         return {db: new Database(file, {readonly}), envelope: null};
     if (!readonly)
@@ -123,11 +128,15 @@ function openWithKey(file: string, envelope: KeyEnvelope, key: Buffer, readonly:
         return db;
     } catch (error) {
         db.close();
-        if ((error as {code?: unknown}).code === "SQLITE_NOTADB")
-            throw envelope.mode === "passphrase"
-                ? new WrongPassphraseError(file)
-                : new StoreKeyUnavailableError(file, "its key does not open it (the key file belongs to another database)");
-        throw error;
+        if ((error as {code?: unknown}).code !== "SQLITE_NOTADB")
+            throw error;
+        // The first page does not decrypt: a key that authenticates the pages after it is the right one, and the first page is damaged.
+        if (keyOpensLaterPages(file, key))
+            throw new DatabaseDamagedError(file, envelopeFile(file));
+        throw envelope.mode === "passphrase"
+            ? new WrongPassphraseError(file)
+            : new StoreKeyUnavailableError(file, "its key does not open it: the key file belongs to another database " +
+                "(or the database file's first 16 bytes, its salt, are damaged; the two look the same)");
     }
 }
 

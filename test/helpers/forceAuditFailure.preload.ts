@@ -1,0 +1,16 @@
+// `node --import` this into a CLI run from source: SQLite refuses to record a scrub (as on a
+// database re-keyed under the process), inside the pool's session-end listener, and a second such
+// error is left as an unhandled rejection. CLEANROOM_FORCE_AUDIT_FAILURE says which: `listener`
+// (the default) or `rejection`.
+import Database from "better-sqlite3-multiple-ciphers";
+import {AuditLog} from "../../src/core/node/audit/AuditLog.js";
+
+const real = AuditLog.prototype.record;
+AuditLog.prototype.record = function (this: AuditLog, record) {
+    if (record.kind !== "scrub.verified")
+        return real.call(this, record);
+    const error = new Database.SqliteError("file is not a database", "SQLITE_NOTADB");
+    if (process.env.CLEANROOM_FORCE_AUDIT_FAILURE === "rejection")
+        void Promise.reject(error);
+    throw error;
+};
