@@ -195,16 +195,20 @@ export class DatabaseLock {
 }
 
 /**
- * One name per file, so that one process never has two locks on it (two would refuse each other):
- * the folder's real path (links resolved) where it exists.
+ * One name per file, so that one process never has two locks on it (two would refuse each other)
+ * and processes that name it differently share one: the file's real path where it exists (a `--db`
+ * that is a symbolic link locks the database it leads to), else its folder's real path.
  */
 function canonicalPath(database: string) {
     const file = path.resolve(database);
-    try {
-        return path.join(fs.realpathSync(path.dirname(file)), path.basename(file));
-    } catch {
-        return file; // no folder yet: nothing links to it
+    for (const resolve of [() => fs.realpathSync(file), () => path.join(fs.realpathSync(path.dirname(file)), path.basename(file))]) {
+        try {
+            return resolve();
+        } catch {
+            // not there yet: try the folder, then the name as given
+        }
     }
+    return file; // no folder yet: nothing links to it
 }
 
 /** Removes a lock file (a wipe), while it is locked; where the OS will not remove an open file (Windows), it stays: it holds nothing. */
