@@ -89,7 +89,7 @@ function BackendCard({info}: {info: NonNullable<ModelStatus["info"]>}) {
                     <>
                         <dt>Device check</dt>
                         <dd className={deviceFailed ? "fault-text" : undefined}>
-                            {info.deviceCheck.passed ? "keeps requests apart" : `${info.deviceCheck.device}: FAILED, not used`}
+                            {info.deviceCheck.passed ? "passed the isolation probe" : `${info.deviceCheck.device}: FAILED, not used`}
                             {` (${info.deviceCheck.source === "probed" ? "probed" : "cached"}, ${Math.round(info.deviceCheck.durationMs)} ms)`}
                         </dd>
                     </>

@@ -13,7 +13,7 @@ import {CleanroomError} from "../../core/common/errors.js";
 function describeDeviceCheck(check: NonNullable<SelfTestReport["deviceCheck"]>) {
     const how = check.source === "probed" ? `probed in ${Math.round(check.durationMs)} ms` : `cached, probed earlier in ${Math.round(check.durationMs)} ms`;
     return check.passed
-        ? `Device check: ${check.device} keeps requests apart (${how}).\n`
+        ? `Device check: ${check.device} passed the isolation probe (${how}).\n`
         : `Device check: ${check.device} FAILED the isolation probe (${how}): ${check.problem ?? "unknown"}; it is not used, the model runs on the CPU.\n`;
 }
 
