@@ -3,6 +3,7 @@ import {fileURLToPath} from "node:url";
 import type {Locator, Page} from "playwright-core";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {forcedDeviceReadBackProblem} from "../helpers/forceDeviceReadBackFault.js";
+import {forcedDeviceProbeProblem} from "../helpers/forceDeviceProbeFault.js";
 import {openE2eApp, type E2eApp} from "../helpers/e2eApp.js";
 import {requireChromium} from "../helpers/launchChromium.js";
 import {requireTestModel} from "../helpers/testModel.js";
@@ -14,6 +15,8 @@ const runnable = requireChromium() && modelPath != null;
 const vulkan = runnable ? await requireVulkan() : null;
 /** `--import`ed into web mode: the proof that the scrub's read-back reads the KV from the device fails. */
 const forcedDeviceFault = ["--import", path.join(path.dirname(fileURLToPath(import.meta.url)), "../helpers/forceDeviceReadBackFault.preload.ts")];
+/** `--import`ed into web mode: the GPU device's isolation probe fails. */
+const forcedProbeFault = ["--import", path.join(path.dirname(fileURLToPath(import.meta.url)), "../helpers/forceDeviceProbeFault.preload.ts")];
 
 const isolation = (page: Page) => page.getByRole("region", {name: "Isolation"});
 const backendCard = (page: Page) => isolation(page).getByLabel("Backend", {exact: true});
@@ -77,6 +80,7 @@ describe.skipIf(!runnable || vulkan == null)(`the Isolation panel's Backend card
         expect(shown).toContain(`Runs on vulkan · ${vulkan!.device}`);
         expect(shown).toContain("Layers offloaded 6 / 6");
         expect(shown).toContain("KV read-back from the device, verified");
+        expect(shown).toMatch(/Device check passed the isolation probe \((probed|cached), \d+ ms\)/);
         expect(await card.getByRole("alert").count()).toBe(0);
         await app().screenshot("01-backend");
 
@@ -106,6 +110,23 @@ describe.skipIf(!runnable || vulkan == null)(`forced fault: the device read-back
         expect(await previous.getAttribute("class")).toMatch(/\bfault\b/);
         expect(await text(isolation(app().page))).not.toContain("✓ Scrub verified");
         await app().screenshot("02-scrub-unverified");
+    }, 300_000);
+});
+
+describe.skipIf(!runnable || vulkan == null)(`forced fault: the device fails its isolation probe on --gpu vulkan (${vulkan?.device ?? "no Vulkan device"}), in the real UI`, () => {
+    const app = useGpuApp("vulkan-probe-failed", "vulkan", forcedProbeFault);
+
+    it("says the device failed the probe and why, and that the model runs on the CPU", async () => {
+        const {card, shown} = await showBackend(app());
+        expect(await card.getAttribute("class")).toMatch(/\bfault\b/);
+        expect(shown).toContain("Runs on CPU");
+        expect(shown).toContain("Layers offloaded 0 / 6");
+        expect(shown).toContain(`Device check ${vulkan!.device}: FAILED, not used (probed,`);
+        expect(await text(card.getByRole("alert"))).toContain(
+            `The GPU device ${vulkan!.device} failed the isolation probe (${forcedDeviceProbeProblem})`
+        );
+        expect(await text(card.getByRole("alert"))).toContain("the model runs on the CPU");
+        await app().screenshot("01-backend-probe-failed");
     }, 300_000);
 });
 

@@ -77,13 +77,23 @@ function ReportBody({report}: {report: IsolationReport}) {
 
 /** Where the model and its KV live, and whether the scrub's read-back is proved to read the KV from there. */
 function BackendCard({info}: {info: NonNullable<ModelStatus["info"]>}) {
-    const tone = info.kvReadBack === "unverified" || !info.stateCovered ? "fault" : "ok";
+    const deviceFailed = info.deviceCheck != null && !info.deviceCheck.passed;
+    const tone = info.kvReadBack === "unverified" || !info.stateCovered || deviceFailed ? "fault" : "ok";
     return (
         <div className={`card ${tone}`} aria-label="Backend">
             <div className="card-title">Backend</div>
             <dl className="facts">
                 <dt>Runs on</dt><dd>{info.gpu == null ? "CPU" : `${info.gpu} · ${info.gpuDevice ?? "unnamed device"}`}</dd>
                 <dt>Layers offloaded</dt><dd>{info.gpuLayers} / {info.modelLayers}</dd>
+                {info.deviceCheck != null && (
+                    <>
+                        <dt>Device check</dt>
+                        <dd className={deviceFailed ? "fault-text" : undefined}>
+                            {info.deviceCheck.passed ? "passed the isolation probe" : `${info.deviceCheck.device}: FAILED, not used`}
+                            {` (${info.deviceCheck.source === "probed" ? "probed" : "cached"}, ${Math.round(info.deviceCheck.durationMs)} ms)`}
+                        </dd>
+                    </>
+                )}
                 <dt>KV read-back</dt>
                 <dd className={info.kvReadBack === "unverified" ? "fault-text" : undefined}>
                     {info.kvReadBack === "host" ? "from RAM" : info.kvReadBack === "verified" ? "from the device, verified" : "from the device: NOT verified"}
@@ -96,6 +106,11 @@ function BackendCard({info}: {info: NonNullable<ModelStatus["info"]>}) {
             {!info.stateCovered && (
                 <p className="small fault-text" role="alert">
                     The scrub cannot zero and read back all of this model's conversation state ({info.stateCoverageProblem ?? "unknown"}).
+                </p>
+            )}
+            {deviceFailed && (
+                <p className="small fault-text" role="alert">
+                    The GPU device {info.deviceCheck!.device} failed the isolation probe ({info.deviceCheck!.problem ?? "unknown"}): with another sequence's canary present, a request did not compute as on a fresh context, so the device is not used and the model runs on the CPU.
                 </p>
             )}
             {info.kvReadBack === "unverified" && (

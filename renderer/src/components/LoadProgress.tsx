@@ -3,6 +3,7 @@ import type {ModelLoadStep, ModelStatus} from "../../../src/core/common/api/inde
 const steps: ReadonlyArray<{step: ModelLoadStep, label: string}> = [
     {step: "reading", label: "Checking the model file"},
     {step: "loading", label: "Loading the model into memory"},
+    {step: "deviceCheck", label: "Checking the GPU keeps conversations apart (first load on a device only)"},
     {step: "threads", label: "Measuring the fastest thread count (first load on this machine only)"},
     {step: "kvLayout", label: "Learning the memory layout the scrub zeroes"}
 ];

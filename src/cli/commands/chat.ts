@@ -154,6 +154,8 @@ async function singleTurn(core: Core, conversation: ChatConversation, options: C
             gpu: info.gpu,
             gpuDevice: info.gpuDevice,
             gpuLayers: info.gpuLayers,
+            // The GPU device's isolation probe (null: no GPU was to be used); failed: the model ran on the CPU instead.
+            deviceCheck: info.deviceCheck,
             isolation: {...result.isolation, scrub, kvReadBack: info.kvReadBack}
         });
     else {

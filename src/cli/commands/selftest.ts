@@ -1,11 +1,20 @@
 import type {Command} from "commander";
 import type {ProbeResult} from "../../core/node/selftest/probe.js";
+import type {SelfTestReport} from "../../core/node/selftest/runSelfTest.js";
 import {exitCodes, printJson, reportError, reportWarning} from "../output.js";
 import {formatTable} from "../formatTable.js";
 import {gpuOption, gpuOptionDescription, numberOption} from "../optionParsers.js";
 import type {GpuSetting} from "../../core/common/api/types.js";
 import {ContextSizeSchema, MaxTokensSchema, ThreadsSchema} from "../../core/common/api/limits.js";
 import {runCliForOutput} from "../cliCommand.js";
+
+/** The `Device check:` line: the GPU device's isolation probe, its cost, and what a failure did. */
+function describeDeviceCheck(check: NonNullable<SelfTestReport["deviceCheck"]>) {
+    const how = check.source === "probed" ? `probed in ${Math.round(check.durationMs)} ms` : `cached, probed earlier in ${Math.round(check.durationMs)} ms`;
+    return check.passed
+        ? `Device check: ${check.device} passed the isolation probe (${how}).\n`
+        : `Device check: ${check.device} FAILED the isolation probe (${how}): ${check.problem ?? "unknown"}; it is not used, the model runs on the CPU.\n`;
+}
 
 export function registerSelfTestCommand(program: Command) {
     program.command("selftest")
@@ -38,11 +47,13 @@ export function registerSelfTestCommand(program: Command) {
                     printJson({passed: report.passed, checks: report.checks.map(({name, passed, detail}) => ({name, passed, detail})),
                         model: report.model, threads: report.threads, contextSize: report.contextSize,
                         gpu: report.gpu, gpuDevice: report.gpuDevice, gpuLayers: report.gpuLayers, modelLayers: report.modelLayers, kvReadBack: report.kvReadBack,
-                        architecture: report.architecture, sequenceMemory: report.sequenceMemory, stateCovered: report.stateCovered, stateCoverageProblem: report.stateCoverageProblem});
+                        deviceCheck: report.deviceCheck, architecture: report.architecture, sequenceMemory: report.sequenceMemory, stateCovered: report.stateCovered, stateCoverageProblem: report.stateCoverageProblem});
                 else {
                     process.stdout.write(report.gpu == null ? "Backend: CPU (no layer offloaded).\n"
                         : `Backend: ${report.gpu} on ${report.gpuDevice ?? "an unnamed device"}, ${report.gpuLayers} of ${report.modelLayers} layers offloaded; ` +
                             `KV read-back from the device ${report.kvReadBack === "verified" ? "verified" : "NOT verified"}.\n`);
+                    if (report.deviceCheck != null)
+                        process.stdout.write(describeDeviceCheck(report.deviceCheck));
                     process.stdout.write(report.stateCovered
                         ? `State: ${report.architecture} (${report.sequenceMemory}): the scrub zeroes and reads back all of it.\n`
                         : `State: ${report.architecture} (${report.sequenceMemory}): NOT all zeroed and read back, so every scrub is unverified: ${report.stateCoverageProblem ?? "unknown"}.\n`);

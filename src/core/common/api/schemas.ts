@@ -242,14 +242,31 @@ export const ModelInfoSchema = z.object({
     /** Whether a scrub zeroes and reads back all of that state; when not, no scrub of the model is verified. */
     stateCovered: z.boolean(),
     /** Why `stateCovered` is false; else `null`. */
-    stateCoverageProblem: z.string().nullable()
+    stateCoverageProblem: z.string().nullable(),
+    /**
+     * The GPU device's isolation probe (a canary in one sequence must leave another sequence's
+     * logits bit-identical to a fresh context's), run at the first load of a model architecture on a
+     * device, driver and llama.cpp build, then cached. `null` when no GPU was to be used (CPU loads
+     * never run it). `passed: false`: the device was not used, the model runs on the CPU.
+     */
+    deviceCheck: z.object({
+        device: z.string(),
+        passed: z.boolean(),
+        /** Why it failed; else `null`. */
+        problem: z.string().nullable(),
+        /** `probed` on this load, or `cached` from an earlier one. */
+        source: z.enum(["probed", "cached"]),
+        /** What the probe cost when it ran, in milliseconds. */
+        durationMs: z.number()
+    }).nullable()
 });
 
 /**
- * What a model load is doing: reading the file, loading it into memory, measuring the fastest thread
- * count (first load on this machine only), learning the KV layout the scrub uses.
+ * What a model load is doing: reading the file, loading it into memory, checking the GPU device keeps
+ * requests apart (first load on a device only), measuring the fastest thread count (first load on
+ * this machine only), learning the KV layout the scrub uses.
  */
-export const ModelLoadStepSchema = z.enum(["reading", "loading", "threads", "kvLayout"]);
+export const ModelLoadStepSchema = z.enum(["reading", "loading", "deviceCheck", "threads", "kvLayout"]);
 
 export const ModelStatusSchema = z.object({
     state: z.enum(["none", "loading", "ready", "error"]),

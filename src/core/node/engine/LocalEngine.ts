@@ -11,6 +11,7 @@ import {ContextPool, type ContextPoolOptions} from "./ContextPool.js";
 import type {ConversationContext, GenerateResult, SessionEnd} from "./ConversationContext.js";
 import {KvLayoutCache} from "./KvLayoutCache.js";
 import {KvScrubber} from "./KvScrubber.js";
+import {checkDevice, type DeviceCheckOutcome} from "./checkDevice.js";
 import {PrivateScratchDir} from "./PrivateScratchDir.js";
 import {describeLlamaBuild} from "./describeLlamaBuild.js";
 import {llamaGpuChoice} from "./loadLlama.js";
@@ -120,6 +121,18 @@ export class LocalEngine {
             throw new ModelLoadError("MODEL_LOAD_FAILED", `llama.cpp could not load the model: ${error instanceof Error ? error.message : String(error)}`, {path: modelPath}, error);
         }
 
+        let device: DeviceCheckOutcome | null = null;
+        if (gpu.backend != null && model.gpuLayers > 0) {
+            onStep?.("deviceCheck");
+            device = await checkDevice(model, {
+                backend: gpu.backend, device: gpu.device ?? "unnamed device", architecture: facts.architecture, threads: this._options.threads, settings: this._settings
+            });
+            if (device.ranProbe)
+                this._audit.record({kind: "device.probed", data: {...device.key, passed: device.check.passed, problem: device.check.problem ?? "", durationMs: Math.round(device.check.durationMs)}});
+            if (!device.check.passed)
+                model = await this._reloadOnCpu(model, modelPath, device.check.device, device.check.problem);
+        }
+
         try {
             const {threads, source, measurements} = await this._chooseThreads(model, modelPath, onStep);
             onStep?.("kvLayout");
@@ -191,7 +204,8 @@ export class LocalEngine {
                 kvReadBackProblem: scrubber.kvReadBack.problem,
                 sequenceMemory: scrubber.stateCoverage.memory,
                 stateCovered: scrubber.stateCoverage.complete,
-                stateCoverageProblem: scrubber.stateCoverage.problem
+                stateCoverageProblem: scrubber.stateCoverage.problem,
+                deviceCheck: device?.check ?? null
             };
             this._audit.record({kind: "model.loaded", data: {
                 architecture: facts.architecture, fileBytes: facts.fileBytes, contextSize: scrubber.kvCells, threads,
@@ -201,7 +215,8 @@ export class LocalEngine {
                 stateParts: scrubber.stateLayout?.sections.map((section) => section.kind).join(" + ") ?? "not understood",
                 gpuRequested: gpu.requested, gpu: this._info.gpu ?? "cpu", gpuDevice: this._info.gpuDevice ?? "", gpuLayers: model.gpuLayers,
                 modelLayers: this._info.modelLayers, kvReadBack: scrubber.kvReadBack.kvReadBack, kvDeviceLayers: scrubber.kvReadBack.deviceLayers.length,
-                ...(gpu.vulkanDevices != null ? {vulkanDevices: gpu.vulkanDevices.reason} : {})
+                ...(gpu.vulkanDevices != null ? {vulkanDevices: gpu.vulkanDevices.reason} : {}),
+                ...(device != null ? {deviceCheck: device.check.passed ? `passed (${device.check.source})` : `FAILED (${device.check.source}): ${device.check.problem ?? ""}`} : {})
             }});
             if (!scrubber.stateCoverage.complete)
                 this._audit.record({kind: "security.fault", data: {
@@ -222,6 +237,23 @@ export class LocalEngine {
                 `The model loaded, but no working context could be set up for it: ${error instanceof Error ? error.message : String(error)}`,
                 {path: modelPath}, error
             );
+        }
+    }
+
+    /**
+     * The model again with no layer offloaded, after its GPU device failed the isolation probe: the
+     * device is not used, and the fault is recorded with the reason.
+     */
+    private async _reloadOnCpu(model: LlamaModel, modelPath: string, device: string, problem: string | null): Promise<LlamaModel> {
+        this._audit.record({kind: "security.fault", data: {
+            what: `the GPU device ${device} failed the isolation probe (${problem ?? "unknown"}): it is not used, the model runs on the CPU`
+        }});
+        const llama = model.llama;
+        await model.dispose();
+        try {
+            return await llama.loadModel({modelPath, gpuLayers: 0});
+        } catch (error) {
+            throw new ModelLoadError("MODEL_LOAD_FAILED", `llama.cpp could not load the model on the CPU: ${error instanceof Error ? error.message : String(error)}`, {path: modelPath}, error);
         }
     }
 

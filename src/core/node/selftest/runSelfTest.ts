@@ -14,6 +14,8 @@ export type SelfTestReport = {
     contextSizeNotice: string | null,
     /** Where the model ran (see `LoadedModelInfo`): the GPU backend (`null`: the CPU), its device, the layers offloaded, whether the device's KV reads back. */
     gpu: LoadedModelInfo["gpu"], gpuDevice: string | null, gpuLayers: number, modelLayers: number, kvReadBack: LoadedModelInfo["kvReadBack"],
+    /** The GPU device's isolation probe (see `LoadedModelInfo`): `null` on the CPU; failed, the model ran on the CPU. */
+    deviceCheck: LoadedModelInfo["deviceCheck"],
     /** Where the model keeps a conversation's state, and whether a scrub zeroes all of it (see `LoadedModelInfo`). */
     architecture: string, sequenceMemory: LoadedModelInfo["sequenceMemory"], stateCovered: boolean, stateCoverageProblem: string | null,
     checks: SelfTestCheck[]
@@ -131,8 +133,8 @@ export async function runSelfTest({modelPath, threads, contextSize = 512, gpu, p
     return {
         passed: checks.every((check) => check.passed), model: modelPath, threads: info.threads, contextSize: info.contextSize,
         contextSizeNotice: info.contextSizeNotice, gpu: info.gpu, gpuDevice: info.gpuDevice, gpuLayers: info.gpuLayers, modelLayers: info.modelLayers,
-        kvReadBack: info.kvReadBack, architecture: info.architecture, sequenceMemory: info.sequenceMemory, stateCovered: info.stateCovered,
-        stateCoverageProblem: info.stateCoverageProblem, checks
+        kvReadBack: info.kvReadBack, deviceCheck: info.deviceCheck, architecture: info.architecture, sequenceMemory: info.sequenceMemory,
+        stateCovered: info.stateCovered, stateCoverageProblem: info.stateCoverageProblem, checks
     };
 }
 

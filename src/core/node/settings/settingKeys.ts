@@ -28,7 +28,10 @@ export const settingKeys = {
         `threads.tuned.v${tunerVersion}:${fingerprints.model}:${fingerprints.machine}:${fingerprints.backend}`,
     /** The KV layout KvScrubber learned for a model, machine, llama.cpp build and context options (KvLayoutCache). */
     kvLayout: (cacheVersion: number, fingerprints: {model: string, machine: string, backend: string}, contextOptions: Record<string, unknown>) =>
-        `kv.layout.v${cacheVersion}:${fingerprints.model}:${fingerprints.machine}:${fingerprints.backend}:${JSON.stringify(contextOptions)}`
+        `kv.layout.v${cacheVersion}:${fingerprints.model}:${fingerprints.machine}:${fingerprints.backend}:${JSON.stringify(contextOptions)}`,
+    /** The GPU device probe's verdict for a device, driver, llama.cpp build and model architecture (DeviceProbeCache). */
+    deviceProbe: (probeVersion: number, key: {device: string, driver: string, llamaBuild: string, architecture: string}) =>
+        `device.probe.v${probeVersion}:${JSON.stringify([key.device, key.driver, key.llamaBuild, key.architecture])}`
 } as const;
 
 /** Names in the host's secret vault (the OS keychain in the app): never in the database. */

@@ -1,0 +1,4 @@
+// `node --import` this into a spawned web mode or CLI run from source: the GPU device's isolation probe fails (see forceDeviceProbeFault.ts).
+import {forceDeviceProbeFault} from "./forceDeviceProbeFault.js";
+
+forceDeviceProbeFault();
