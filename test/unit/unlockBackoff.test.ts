@@ -64,10 +64,14 @@ describe("UnlockBackoff", () => {
         expect(new UnlockBackoff({file}).retryAfterMs()).toBe(0);
     });
 
-    it("a clock set back never makes the wait longer than the wait itself", () => {
+    it("a clock set back never makes the wait longer than the wait itself, and the wait still runs down", () => {
         const backoff = new UnlockBackoff();
         backoff.recordFailure();
         vi.setSystemTime(Date.now() - 3_600_000);
         expect(backoff.retryAfterMs()).toBe(1000);
+        vi.advanceTimersByTime(400);
+        expect(backoff.retryAfterMs(), "and it runs down").toBe(600);
+        vi.advanceTimersByTime(600);
+        expect(() => backoff.ensureMayTry()).not.toThrow();
     });
 });

@@ -28,8 +28,8 @@ type BackoffRecord = {failures: number, retryAt: number};
  * with `retryAfterMs`) for 1 s, then 2 s, 4 s … doubling with each wrong passphrase in a row, up to
  * 5 minutes; a right one resets it. Kept in a file when given, read at each check, so that killing
  * the process (or a second process on the same database) does not reset it. Times are the wall
- * clock (`Date.now()`); a clock set back makes a wait longer, never shorter than its length from
- * the failure.
+ * clock (`Date.now()`); after the clock is set back, the wait starts again from then, never longer
+ * than its length.
  */
 export class UnlockBackoff {
     private readonly _file: string | null;
@@ -48,8 +48,11 @@ export class UnlockBackoff {
         const {failures, retryAt} = this._load();
         if (failures === 0)
             return 0;
-        // A clock set back: never wait longer than the wait itself from now.
-        return Math.max(0, Math.min(retryAt - Date.now(), this._waitAfter(failures)));
+        const now = Date.now();
+        if (retryAt - now > this._waitAfter(failures))
+            // A clock set back (or a record from a clock ahead): the wait runs again, from now, never longer.
+            this._save({failures, retryAt: now + this._waitAfter(failures)});
+        return Math.max(0, this._record.retryAt - now);
     }
 
     /** Throws UNLOCK_BACKOFF while a wait is running. */
