@@ -270,12 +270,16 @@ describe.skipIf(process.platform !== "linux")("the app lock (a real encrypted da
         await host.close();
         host = await open();
         client = connect(host);
+        const state = await client.call("app.lockState", {});
+        expect(state, "the lock screen can show the wait before any try").toMatchObject({locked: true, unlockRetryAfterMs: expect.any(Number)});
+        expect(state.unlockRetryAfterMs).toBeLessThanOrEqual(2000);
         expect(await refusal(client.call("app.unlock", {passphrase})), "after a restart").toMatchObject({code: "UNLOCK_BACKOFF", details: {failures: 2}});
         expect(host.locked()).toBe(true);
 
         await expect.poll(() => refusal(client.call("app.unlock", {passphrase})), {timeout: 10_000, interval: 100}).toBeNull();
         expect(host.locked()).toBe(false);
         expect(fs.existsSync(unlockBackoffFile(database)), "the right passphrase resets it").toBe(false);
+        expect(await client.call("app.lockState", {})).not.toHaveProperty("unlockRetryAfterMs");
         await client.call("app.lock", {});
         expect(await refusal(client.call("app.unlock", {passphrase: "guess three"})), "doubling starts again from 1 s")
             .toMatchObject({code: "WRONG_PASSPHRASE", details: {retryAfterMs: 1000}});

@@ -40,8 +40,11 @@ export function LockGate({client, children}: {client: AppCoreClient, children: R
 
     const check = useCallback(async () => {
         try {
-            const {locked} = await client.call("app.lockState", {});
+            const {locked, unlockRetryAfterMs} = await client.call("app.lockState", {});
             setState(locked ? "locked" : "unlocked");
+            // A wait left by wrong passphrases (of an earlier page or run of the core): shown before any try.
+            if (locked && unlockRetryAfterMs != null)
+                setRetryAt(Date.now() + unlockRetryAfterMs);
         } catch {
             // not connected yet: the next check or connection tries again
         }

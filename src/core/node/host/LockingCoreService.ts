@@ -97,7 +97,7 @@ export class LockingCoreService implements CoreService {
     public async call(method: string, input: unknown): Promise<CallResult> {
         try {
             if (method === "app.lockState")
-                return {ok: true, value: {locked: this.locked, passphraseSet: this._passphraseSet, idleLockMs: this._passphraseSet ? this._idleLockMs : null}};
+                return {ok: true, value: this._lockState()};
             if (method === "app.setPassphrase")
                 return {ok: true, value: await this._setPassphrase(input)};
             if (this._passphraseSet && method === "app.unlock")
@@ -142,6 +142,12 @@ export class LockingCoreService implements CoreService {
     public dispose(): void {
         if (!this._disposed)
             void this.close();
+    }
+
+    private _lockState() {
+        const state = {locked: this.locked, passphraseSet: this._passphraseSet, idleLockMs: this._passphraseSet ? this._idleLockMs : null};
+        const unlockRetryAfterMs = this.locked && this._passphraseSet ? Math.ceil(this._unlockBackoff.retryAfterMs()) : 0;
+        return unlockRetryAfterMs > 0 ? {...state, unlockRetryAfterMs} : state;
     }
 
     private get _idleLockMs(): number | null {
