@@ -20,6 +20,8 @@ export function describeError(error: unknown): {title: string, detail: string, k
         case "DISK_FULL":
             return {title: (error as {details?: {phase?: unknown}}).details?.phase === "during" ? "The disk filled up during the download" : "Not enough disk space for this download",
                 detail: message, kind: "error"};
+        case "UNLOCK_BACKOFF":
+            return {title: "Wait before the next try", detail: message, kind: "warning"};
         case "DATABASE_IN_USE":
             return {title: "Another Cleanroom has this database open", detail: message, kind: "warning"};
         case "STORAGE_PATH_UNUSABLE":

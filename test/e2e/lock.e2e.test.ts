@@ -1,7 +1,9 @@
 import type {Page} from "playwright-core";
+import fs from "node:fs";
 import path from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {ConversationStore} from "../../src/core/node/store/ConversationStore.js";
+import {unlockBackoffFile} from "../../src/core/node/store/keys/UnlockBackoff.js";
 import {openDatabase} from "../../src/core/node/store/openDatabase.js";
 import {openE2eApp, type E2eApp} from "../helpers/e2eApp.js";
 import {seriousAxeViolations} from "../helpers/uxChecks.js";
@@ -17,9 +19,11 @@ const passphrase = "the e2e lock passphrase";
 describe.skipIf(!runnable)("the app lock in the real UI (web mode, no passphrase given at start)", () => {
     let app: E2eApp;
     let page: Page;
+    let database: string;
 
     beforeAll(async () => {
         const home = tempDir("e2e-lock");
+        database = path.join(home, "e2e.db");
         const db = openDatabase(path.join(home, "e2e.db"), {key: {passphrase}});
         const store = new ConversationStore(db);
         store.create({id: "diary", title: "My locked diary"});
@@ -42,12 +46,28 @@ describe.skipIf(!runnable)("the app lock in the real UI (web mode, no passphrase
         await locked.getByLabel("Passphrase").fill("not the passphrase");
         await locked.getByRole("button", {name: "Unlock"}).click();
         await expect.poll(() => locked.getByRole("alert").textContent()).toContain("does not open");
+        expect(await locked.getByRole("alert").textContent()).toContain("Try again in 1 s");
         await app.screenshot("lock-01-wrong-passphrase");
 
+        // As if five wrong passphrases had been tried in a run of the core before this one (the count is kept beside the database): 16 s to
+        // wait, shown on a fresh page before any try.
+        fs.writeFileSync(unlockBackoffFile(database), JSON.stringify({failures: 5, retryAt: Date.now() + 16_000}), {mode: 0o600});
+        await page.reload();
+        await locked.getByRole("heading", {name: "Cleanroom is locked"}).waitFor();
         await locked.getByLabel("Passphrase").fill(passphrase);
-        await locked.getByRole("button", {name: "Unlock"}).click();
+        const button = locked.getByRole("button", {name: /^Unlock/});
+        await expect.poll(() => button.isDisabled(), {timeout: 10_000, interval: 100}).toBe(true);
+        const first = await button.textContent();
+        expect(first).toMatch(/^Unlock \(wait \d+ s\)$/);
+        expect(await locked.getByRole("status").textContent()).toMatch(/next try waits: \d+ s/);
+        await app.screenshot("lock-01b-backoff");
+        await expect.poll(() => button.textContent(), {timeout: 10_000, interval: 200}).not.toBe(first);
+        await expect.poll(() => button.isDisabled(), {timeout: 25_000, interval: 200}).toBe(false);
+        expect(await button.textContent(), "the wait over").toBe("Unlock");
+        await button.click();
         await page.getByRole("navigation", {name: "Conversations"}).getByRole("button", {name: /^My locked diary/}).waitFor();
         await page.getByRole("textbox", {name: "Message"}).waitFor();
+        expect(fs.existsSync(unlockBackoffFile(database)), "the right passphrase reset the back-off").toBe(false);
         await app.screenshot("lock-02-unlocked");
     });
 });

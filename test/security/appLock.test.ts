@@ -2,8 +2,11 @@ import fs from "node:fs";
 import path from "node:path";
 import {afterEach, describe, expect, it} from "vitest";
 import type {CallResult} from "../../src/core/common/api/index.js";
+import {connectCoreClient, createInProcessChannelPair} from "../../src/core/common/rpc/index.js";
 import {openLockableCoreHost, type LockableCoreHost} from "../../src/core/node/host/openLockableCoreHost.js";
+import {serveCoreOverChannel} from "../../src/core/node/rpc/serveCoreOverChannel.js";
 import {derivedKeyCount, forgetDerivedKeys} from "../../src/core/node/store/keys/deriveKey.js";
+import {unlockBackoffFile} from "../../src/core/node/store/keys/UnlockBackoff.js";
 import {ConversationStore} from "../../src/core/node/store/ConversationStore.js";
 import {openDatabase} from "../../src/core/node/store/openDatabase.js";
 import {tempDir} from "../helpers/tempCore.js";
@@ -26,6 +29,11 @@ function openFilesOf(database: string): string[] {
 
 function errorCode(result: CallResult) {
     return result.ok ? null : result.error.code;
+}
+
+/** Unlocks once the back-off of a wrong passphrase before has run out (a refusal while it runs counts as no try). */
+async function unlockAfterBackoff(service: LockableCoreHost["service"], given: string) {
+    await expect.poll(async () => errorCode(await service.call("app.unlock", {passphrase: given})), {timeout: 10_000, interval: 100}).toBeNull();
 }
 
 /** Claim: with a passphrase the app opens locked; locked, the core holds no key, no open database and answers nothing but unlock. */
@@ -61,11 +69,15 @@ describe.skipIf(process.platform !== "linux")("the app lock (a real encrypted da
         expect(openFilesOf(database), "no database file open while locked").toEqual([]);
         expect(derivedKeyCount(), "no key held while locked").toBe(0);
 
-        const before = walkFiles(dir).map((file) => [file, fs.readFileSync(file).toString("base64")]);
+        // The database's files: the back-off's count of wrong passphrases beside them is what a wrong one changes.
+        const databaseFiles = () => walkFiles(dir).filter((file) => file !== unlockBackoffFile(database))
+            .map((file) => [file, fs.readFileSync(file).toString("base64")]);
+        const before = databaseFiles();
         expect(errorCode(await service.call("app.unlock", {passphrase: "not it"}))).toBe("WRONG_PASSPHRASE");
-        expect(walkFiles(dir).map((file) => [file, fs.readFileSync(file).toString("base64")])).toEqual(before);
+        expect(databaseFiles()).toEqual(before);
         expect(errorCode(await service.call("conversations.list", {}))).toBe("STORE_LOCKED");
 
+        await unlockAfterBackoff(service, passphrase);
         expect(await service.call("app.unlock", {passphrase})).toEqual({ok: true, value: {locked: false}});
         const found = await service.call("conversations.search", {text: secret});
         expect(found.ok && (found.value as Array<{conversation: {id: string}}>).map((hit) => hit.conversation.id)).toEqual(["diary"]);
@@ -181,7 +193,7 @@ describe.skipIf(process.platform !== "linux")("the app lock (a real encrypted da
         expect(() => openDatabase(database, {key: {}}), "no longer opens without the passphrase").toThrow(expect.objectContaining({code: "PASSPHRASE_REQUIRED"}));
         expect(await service.call("app.lock", {})).toEqual({ok: true, value: {locked: true}});
         expect(errorCode(await service.call("app.unlock", {passphrase: "not it at all"}))).toBe("WRONG_PASSPHRASE");
-        expect((await service.call("app.unlock", {passphrase})).ok).toBe(true);
+        await unlockAfterBackoff(service, passphrase);
         const listed = await service.call("conversations.list", {});
         expect(listed.ok && (listed.value as Array<{id: string}>).map((summary) => summary.id)).toEqual([conversationId]);
 
@@ -194,7 +206,7 @@ describe.skipIf(process.platform !== "linux")("the app lock (a real encrypted da
         expect(await service.call("app.setPassphrase", {current: passphrase, next})).toEqual({ok: true, value: {passphraseSet: true}});
         await service.call("app.lock", {});
         expect(errorCode(await service.call("app.unlock", {passphrase})), "the old passphrase no longer opens it").toBe("WRONG_PASSPHRASE");
-        expect((await service.call("app.unlock", {passphrase: next})).ok).toBe(true);
+        await unlockAfterBackoff(service, next);
 
         expect(await service.call("app.setPassphrase", {current: next, next: null})).toEqual({ok: true, value: {passphraseSet: false}});
         expect(await service.call("app.lockState", {})).toEqual({ok: true, value: {locked: false, passphraseSet: false, idleLockMs: null}});
@@ -226,6 +238,52 @@ describe.skipIf(process.platform !== "linux")("the app lock (a real encrypted da
 
         host = await openLockableCoreHost({database, key: {passphrase}, idleLockMs: 60_000, modelsDir: path.join(dir, "models")});
         expect(await host.service.call("app.lockState", {})).toMatchObject({ok: true, value: {idleLockMs: 60_000}});
+    });
+
+    it("app.unlock backs off after wrong passphrases, over RPC and across a restart of the core: the right passphrase is refused unread until the wait ends", async () => {
+        const {dir, database} = protectedDatabase("lock-backoff");
+        const open = () => openLockableCoreHost({database, key: {}, idleLockMs: null, modelsDir: path.join(dir, "models")});
+        const connect = (lockable: LockableCoreHost) => {
+            const [coreSide, clientSide] = createInProcessChannelPair();
+            serveCoreOverChannel(lockable.service, coreSide);
+            return connectCoreClient(clientSide);
+        };
+        const refusal = (work: Promise<unknown>) => work.then(() => null, (error: {code: string, message: string, details: Record<string, unknown>}) =>
+            ({code: error.code, message: error.message, details: error.details}));
+        host = await open();
+        let client = connect(host);
+
+        expect(await refusal(client.call("app.unlock", {passphrase: "guess one"}))).toMatchObject({
+            code: "WRONG_PASSPHRASE", message: expect.stringContaining("Try again in 1 s"), details: {retryAfterMs: 1000}
+        });
+        const early = await refusal(client.call("app.unlock", {passphrase}));
+        expect(early, "the right passphrase, too soon: refused unread").toMatchObject({code: "UNLOCK_BACKOFF", details: {failures: 1}});
+        expect(early!.details.retryAfterMs).toBeGreaterThan(0);
+        expect(early!.details.retryAfterMs).toBeLessThanOrEqual(1000);
+        expect(host.locked()).toBe(true);
+
+        await expect.poll(() => refusal(client.call("app.unlock", {passphrase: "guess two"})), {timeout: 5000, interval: 100})
+            .toMatchObject({code: "WRONG_PASSPHRASE", details: {retryAfterMs: 2000}});
+
+        // The core ends (as when its process is killed) and starts again: the wait goes on.
+        client.close();
+        await host.close();
+        host = await open();
+        client = connect(host);
+        const state = await client.call("app.lockState", {});
+        expect(state, "the lock screen can show the wait before any try").toMatchObject({locked: true, unlockRetryAfterMs: expect.any(Number)});
+        expect(state.unlockRetryAfterMs).toBeLessThanOrEqual(2000);
+        expect(await refusal(client.call("app.unlock", {passphrase})), "after a restart").toMatchObject({code: "UNLOCK_BACKOFF", details: {failures: 2}});
+        expect(host.locked()).toBe(true);
+
+        await expect.poll(() => refusal(client.call("app.unlock", {passphrase})), {timeout: 10_000, interval: 100}).toBeNull();
+        expect(host.locked()).toBe(false);
+        expect(fs.existsSync(unlockBackoffFile(database)), "the right passphrase resets it").toBe(false);
+        expect(await client.call("app.lockState", {})).not.toHaveProperty("unlockRetryAfterMs");
+        await client.call("app.lock", {});
+        expect(await refusal(client.call("app.unlock", {passphrase: "guess three"})), "doubling starts again from 1 s")
+            .toMatchObject({code: "WRONG_PASSPHRASE", details: {retryAfterMs: 1000}});
+        client.close();
     });
 
     it("a database without a passphrase is never locked, and app.lock says why it cannot lock", async () => {

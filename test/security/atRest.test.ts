@@ -6,6 +6,7 @@ import Database from "better-sqlite3-multiple-ciphers";
 import {describe, expect, it} from "vitest";
 import {cliCommand, runCliCapturing} from "../../tools/spawnCli.js";
 import {migrations} from "../../src/core/node/store/migrations.js";
+import {unlockBackoffFile} from "../../src/core/node/store/keys/UnlockBackoff.js";
 import {openDatabase} from "../../src/core/node/store/openDatabase.js";
 import {hermeticCliEnv} from "../helpers/cliEnv.js";
 import {tempDir} from "../helpers/tempCore.js";
@@ -221,13 +222,15 @@ describe.skipIf(modelPath == null)("private at rest (real CLI processes, real mo
         expect(refused.code).toBe(1);
         expect(fs.existsSync(env.db), "nothing deleted without --yes").toBe(true);
 
+        // Wrong passphrases at the app's lock screen leave their count beside the database: wipe removes it too.
+        fs.writeFileSync(unlockBackoffFile(env.db), JSON.stringify({failures: 2, retryAt: Date.now() + 2000}), {mode: 0o600});
         const wiped = await runCliCapturing(["wipe", "--db", env.db, "--yes", "--json"], {env: env.env});
         expect(wiped.code, wiped.stderr).toBe(0);
         const report = JSON.parse(wiped.stdout) as {clean: boolean, modelFilesKept: number, checks: Array<{path: string, removed: boolean, remains: boolean}>};
         expect(report.clean).toBe(true);
         expect(report.modelFilesKept).toBe(1);
         expect(report.checks.filter((check) => check.removed).map((check) => path.basename(check.path)).sort())
-            .toEqual(expect.arrayContaining(["cli.db", "cli.db-key.json", "registry.json"]));
+            .toEqual(expect.arrayContaining(["cli.db", "cli.db-key.json", "cli.db.unlock-backoff", "registry.json"]));
         expect(fs.readdirSync(path.dirname(env.db)).filter((name) => name.startsWith("cli.db"))).toEqual([]);
         expect(fs.existsSync(path.join(modelsDir, "tiny.gguf")), "the model file is the user's: kept").toBe(true);
         expect(findings(everyFile(env), secret)).toEqual([]);

@@ -5,21 +5,46 @@ import type {AppCoreClient} from "../transport/AppCoreClient.js";
 /** How often the gate asks whether the core locked itself (idle time): `app.lockState` does not count as activity. */
 const lockCheckMs = 5000;
 
+/** The wait the core asks for before the next try (WRONG_PASSPHRASE and UNLOCK_BACKOFF carry `retryAfterMs`), or 0. */
+function retryAfterMsOf(failure: unknown): number {
+    const retryAfterMs = (failure as {details?: {retryAfterMs?: unknown}} | null)?.details?.retryAfterMs;
+    return typeof retryAfterMs === "number" && retryAfterMs > 0 ? retryAfterMs : 0;
+}
+
+/** Seconds left until `retryAt` (ticking once a second while there are any), 0 when none. */
+function useSecondsUntil(retryAt: number | null): number {
+    const [now, setNow] = useState(() => Date.now());
+    useEffect(() => {
+        if (retryAt == null)
+            return;
+        setNow(Date.now());
+        const timer = setInterval(() => setNow(Date.now()), 250);
+        return () => clearInterval(timer);
+    }, [retryAt]);
+    return retryAt == null ? 0 : Math.max(0, Math.ceil((retryAt - now) / 1000));
+}
+
 /**
  * The app lock's screen. With a passphrase the core opens locked: this asks for the passphrase
  * and shows the app only once the core is unlocked. When the core locks (idle time), the app is
- * unmounted, so the page drops the decrypted text it showed too.
+ * unmounted, so the page drops the decrypted text it showed too. After a wrong passphrase the core
+ * backs off: the button is disabled and counts down the seconds it asks to wait.
  */
 export function LockGate({client, children}: {client: AppCoreClient, children: ReactNode}) {
     const [state, setState] = useState<"checking" | "locked" | "unlocked">("checking");
     const [passphrase, setPassphrase] = useState("");
     const [error, setError] = useState<string | null>(null);
     const [busy, setBusy] = useState(false);
+    const [retryAt, setRetryAt] = useState<number | null>(null);
+    const waitSeconds = useSecondsUntil(retryAt);
 
     const check = useCallback(async () => {
         try {
-            const {locked} = await client.call("app.lockState", {});
+            const {locked, unlockRetryAfterMs} = await client.call("app.lockState", {});
             setState(locked ? "locked" : "unlocked");
+            // A wait left by wrong passphrases (of an earlier page or run of the core): shown before any try.
+            if (locked && unlockRetryAfterMs != null)
+                setRetryAt(Date.now() + unlockRetryAfterMs);
         } catch {
             // not connected yet: the next check or connection tries again
         }
@@ -52,13 +77,20 @@ export function LockGate({client, children}: {client: AppCoreClient, children: R
                 client.call("app.unlock", {passphrase}).then(() => {
                     setPassphrase("");
                     setState("unlocked");
-                }, (failure: unknown) => setError(describeError(failure).detail)).finally(() => setBusy(false));
+                }, (failure: unknown) => {
+                    setError(describeError(failure).detail);
+                    const retryAfterMs = retryAfterMsOf(failure);
+                    setRetryAt(retryAfterMs > 0 ? Date.now() + retryAfterMs : null);
+                }).finally(() => setBusy(false));
             }}>
                 <h1>Cleanroom is locked</h1>
                 <p>Your conversations are encrypted with your passphrase. Enter it to unlock.</p>
                 <input type="password" aria-label="Passphrase" autoFocus autoComplete="current-password" value={passphrase}
                     onChange={(event) => setPassphrase(event.target.value)} />
-                <button type="submit" className="button button-primary" disabled={busy || passphrase === ""}>Unlock</button>
+                <button type="submit" className="button button-primary" disabled={busy || passphrase === "" || waitSeconds > 0}>
+                    {waitSeconds > 0 ? `Unlock (wait ${waitSeconds} s)` : "Unlock"}
+                </button>
+                {waitSeconds > 0 && <p role="status">After a wrong passphrase, the next try waits: {waitSeconds} s.</p>}
                 {error != null && <p className="banner" role="alert">{error}</p>}
             </form>
         </main>

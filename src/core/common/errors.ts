@@ -43,6 +43,7 @@ export type ErrorCode =
     | "KEY_FILE_DAMAGED"
     | "DATABASE_DAMAGED"
     | "STORE_LOCKED"
+    | "UNLOCK_BACKOFF"
     | "DATABASE_IN_USE"
     | "MODEL_CATALOG_INVALID"
     | "MODEL_REGISTRY_INVALID"

@@ -38,11 +38,13 @@ export const coreCalls = {
     /**
      * Whether the app is locked. With a passphrase set it opens locked and locks again after
      * `idleLockMs` without a call; while locked the core holds no key and no decrypted text, and
-     * answers every call but `app.lockState` and `app.unlock` with STORE_LOCKED.
+     * answers every call but `app.lockState` and `app.unlock` with STORE_LOCKED. `unlockRetryAfterMs`,
+     * present only while locked after wrong passphrases, is how long `app.unlock` still refuses (UNLOCK_BACKOFF).
      */
     "app.lockState": {
         input: z.strictObject({}),
-        output: z.object({locked: z.boolean(), passphraseSet: z.boolean(), idleLockMs: z.number().int().nullable()})
+        output: z.object({locked: z.boolean(), passphraseSet: z.boolean(), idleLockMs: z.number().int().nullable(),
+            unlockRetryAfterMs: z.number().int().positive().optional()})
     },
     /** Unlocks with the passphrase (WRONG_PASSPHRASE, and nothing changed, when it does not open the database). */
     "app.unlock": {

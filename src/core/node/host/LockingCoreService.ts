@@ -10,6 +10,7 @@ import type {StoreKeySource} from "../store/keys/types.js";
 import {DatabaseLock} from "../store/lock/DatabaseLock.js";
 import type {CoreHost} from "./openCoreHost.js";
 import {currentKeyFor, passphraseOperation, rekeyOpenDatabase, type KeyWithoutPassphrase} from "./rekeyOpenDatabase.js";
+import {UnlockBackoff} from "../store/keys/UnlockBackoff.js";
 
 export type LockingCoreServiceOptions = {
     /** The database file (re-keyed by `app.setPassphrase`). */
@@ -29,7 +30,9 @@ export type LockingCoreServiceOptions = {
      */
     idleLockMs?: number | null,
     /** A host already open (no passphrase, or one given at start). Required without a passphrase; with one, it starts locked without it. */
-    unlocked?: CoreHost
+    unlocked?: CoreHost,
+    /** The back-off of `app.unlock` after wrong passphrases. Defaults to one in memory (1 s doubling up to 5 min). */
+    unlockBackoff?: UnlockBackoff
 };
 
 export const defaultIdleLockMs = defaultLockAfterMinutes * 60_000;
@@ -42,12 +45,14 @@ export const defaultIdleLockMs = defaultLockAfterMinutes * 60_000;
  * closes it again (every session scrubbed, replies stopped, the database closed) and forgets the
  * key. Idle means no call in flight and no reply streaming: the idle time counts from when the last
  * of them ended, so the idle lock never cuts a reply. `app.setPassphrase` switches between the two
- * at run time (`rekeyOpenDatabase`). Events of the core it holds are passed on through its own
+ * at run time (`rekeyOpenDatabase`). After a wrong passphrase `app.unlock` backs off (`UnlockBackoff`):
+ * tried again too soon, it is refused unread with UNLOCK_BACKOFF and `retryAfterMs`. Events of the core it holds are passed on through its own
  * emitter, which outlives each unlock.
  */
 export class LockingCoreService implements CoreService {
     public readonly events = new CoreEventEmitter();
     private readonly _options: LockingCoreServiceOptions;
+    private readonly _unlockBackoff: UnlockBackoff;
     private _passphraseSet: boolean;
     private _savedIdleLockMs: number | null = defaultIdleLockMs;
     private _host: CoreHost | null = null;
@@ -62,6 +67,7 @@ export class LockingCoreService implements CoreService {
     public constructor(options: LockingCoreServiceOptions) {
         this._options = options;
         this._passphraseSet = options.passphraseSet;
+        this._unlockBackoff = options.unlockBackoff ?? new UnlockBackoff();
         if (options.unlocked != null)
             this._attach(options.unlocked);
         else if (!options.passphraseSet)
@@ -91,7 +97,7 @@ export class LockingCoreService implements CoreService {
     public async call(method: string, input: unknown): Promise<CallResult> {
         try {
             if (method === "app.lockState")
-                return {ok: true, value: {locked: this.locked, passphraseSet: this._passphraseSet, idleLockMs: this._passphraseSet ? this._idleLockMs : null}};
+                return {ok: true, value: this._lockState()};
             if (method === "app.setPassphrase")
                 return {ok: true, value: await this._setPassphrase(input)};
             if (this._passphraseSet && method === "app.unlock")
@@ -138,6 +144,12 @@ export class LockingCoreService implements CoreService {
             void this.close();
     }
 
+    private _lockState() {
+        const state = {locked: this.locked, passphraseSet: this._passphraseSet, idleLockMs: this._passphraseSet ? this._idleLockMs : null};
+        const unlockRetryAfterMs = this.locked && this._passphraseSet ? Math.ceil(this._unlockBackoff.retryAfterMs()) : 0;
+        return unlockRetryAfterMs > 0 ? {...state, unlockRetryAfterMs} : state;
+    }
+
     private get _idleLockMs(): number | null {
         return this._options.idleLockMs !== undefined ? this._options.idleLockMs : this._savedIdleLockMs;
     }
@@ -159,7 +171,19 @@ export class LockingCoreService implements CoreService {
         await this._serialize(async () => {
             if (this._host != null || this._disposed)
                 return;
-            const host = await this._options.open({passphrase: parsed.data.passphrase});
+            this._unlockBackoff.ensureMayTry();
+            let host: CoreHost;
+            try {
+                host = await this._options.open({passphrase: parsed.data.passphrase});
+            } catch (error) {
+                if (error instanceof CleanroomError && error.code === "WRONG_PASSPHRASE") {
+                    const retryAfterMs = this._unlockBackoff.recordFailure();
+                    throw new CleanroomError("WRONG_PASSPHRASE", `${error.message} Try again in ${Math.ceil(retryAfterMs / 1000)} s.`,
+                        {...error.details, retryAfterMs});
+                }
+                throw error;
+            }
+            this._unlockBackoff.recordSuccess();
             this._attach(host);
             await this._options.onUnlocked?.(host);
         });

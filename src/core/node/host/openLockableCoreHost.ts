@@ -3,6 +3,7 @@ import {storeKeyModeOf} from "../store/keys/storeKeyModeOf.js";
 import {LockingCoreService} from "./LockingCoreService.js";
 import {openCoreHost, type CoreHost, type CoreHostOptions} from "./openCoreHost.js";
 import type {KeyWithoutPassphrase} from "./rekeyOpenDatabase.js";
+import {UnlockBackoff, unlockBackoffFile, type UnlockBackoffOptions} from "../store/keys/UnlockBackoff.js";
 
 export type LockableCoreHostOptions = CoreHostOptions & {
     /**
@@ -16,7 +17,12 @@ export type LockableCoreHostOptions = CoreHostOptions & {
      * What opens the database without a passphrase (and what removing one switches to): the app's
      * keychain key. Defaults to none: the key file beside the database (web mode).
      */
-    withoutPassphrase?: KeyWithoutPassphrase
+    withoutPassphrase?: KeyWithoutPassphrase,
+    /**
+     * The back-off of `app.unlock` after wrong passphrases. Defaults to 1 s doubling up to 5 min,
+     * kept beside the database (`<database>.unlock-backoff`) so that a restart does not reset it.
+     */
+    unlockBackoff?: UnlockBackoffOptions
 };
 
 export type LockableCoreHost = {
@@ -33,7 +39,7 @@ export type LockableCoreHost = {
  * `key.passphrase` was given (then a wrong one fails here, as in the CLI), and `app.unlock` opens
  * it. `app.setPassphrase` switches between the two at run time.
  */
-export async function openLockableCoreHost({idleLockMs, onUnlocked, withoutPassphrase, ...options}: LockableCoreHostOptions): Promise<LockableCoreHost> {
+export async function openLockableCoreHost({idleLockMs, onUnlocked, withoutPassphrase, unlockBackoff, ...options}: LockableCoreHostOptions): Promise<LockableCoreHost> {
     const keyWithoutPassphrase = withoutPassphrase ?? {key: async () => ({})};
     // The passphrase given at start is used once, here: the core keeps none (each unlock brings its own).
     const {passphrase: givenPassphrase, ...baseKey} = options.key ?? {};
@@ -46,7 +52,8 @@ export async function openLockableCoreHost({idleLockMs, onUnlocked, withoutPassp
         unlocked = await open({passphrase: givenPassphrase});
     const passphraseSet = storeKeyModeOf(options.database) === "passphrase";
     const service = new LockingCoreService({
-        database: options.database, open, passphraseSet, withoutPassphrase: keyWithoutPassphrase, onUnlocked, idleLockMs, unlocked
+        database: options.database, open, passphraseSet, withoutPassphrase: keyWithoutPassphrase, onUnlocked, idleLockMs, unlocked,
+        unlockBackoff: new UnlockBackoff({file: unlockBackoffFile(options.database), ...unlockBackoff})
     });
     return {service, opened: unlocked ?? null, locked: () => service.locked, close: () => service.close()};
 }

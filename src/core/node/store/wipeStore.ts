@@ -5,6 +5,7 @@ import type {DeletionPurger} from "./DeletionPurger.js";
 import {zeroAndRemove} from "./keys/durableFiles.js";
 import {envelopeFile, nextEnvelopeFile} from "./keys/keyEnvelope.js";
 import {switchFiles} from "./keys/openKeyedDatabase.js";
+import {unlockBackoffFile} from "./keys/UnlockBackoff.js";
 import {DatabaseLock} from "./lock/DatabaseLock.js";
 
 export type WipeOptions = {
@@ -102,7 +103,8 @@ function databaseTargets(file: string): WipeTarget[] {
         {path: envelopeFile(file), what: "database key file", live: true},
         {path: nextEnvelopeFile(file), what: "database key file of a re-key"},
         ...[encrypting, rekeyed].flatMap((leftover) => ["", "-journal", "-wal", "-shm"].map((suffix) => ({path: leftover + suffix, what: "copy left by a migration or re-key"}))),
-        {path: replaced, what: "database file a migration or re-key replaced"}
+        {path: replaced, what: "database file a migration or re-key replaced"},
+        {path: unlockBackoffFile(file), what: "count of wrong passphrases (unlock back-off)"}
     ];
 }
 
