@@ -17,7 +17,10 @@ import {ContextSizeSchema, LockAfterMinutesSchema, ThreadsSchema} from "./limits
 export const WireErrorSchema = z.object({
     code: z.string(),
     message: z.string(),
-    details: z.record(z.string(), z.union([z.number(), z.string(), z.boolean(), z.null()]))
+    details: z.record(z.string(), z.union([
+        z.number(), z.string(), z.boolean(), z.null(),
+        z.array(z.record(z.string(), z.union([z.number(), z.string(), z.boolean(), z.null()])))
+    ]))
 });
 
 export const ConversationSchema = z.object({
