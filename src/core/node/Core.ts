@@ -315,7 +315,8 @@ export class Core {
             text: input.text,
             maxTokens: input.maxTokens,
             temperature: input.temperature,
-            seed: input.seed
+            seed: input.seed,
+            secrets: input.secrets
         };
 
         const local = localTurns.prepare(request);

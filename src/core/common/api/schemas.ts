@@ -7,7 +7,8 @@ import {
     CloudVerdictKindSchema, ConversationIdSchema, ConversationPolicySchema, ConversationSettingsSchema, MessageRoleSchema, MessageStatusSchema,
     RouteSchema, SessionEndReasonSchema
 } from "../types.js";
-import {ContextSizeSchema, LockAfterMinutesSchema, ThreadsSchema} from "./limits.js";
+import {SecretFindingSchema} from "../secretScan/types.js";
+import {ContextSizeSchema, LockAfterMinutesSchema, NeverSendListSchema, ThreadsSchema} from "./limits.js";
 
 /**
  * Shapes of the values that cross the API: what calls return and what events carry.
@@ -181,6 +182,8 @@ export const AppSettingsSchema = z.object({
         endpoint: CloudEndpointSchema,
         model: z.string().min(1).max(256).nullable(),
         fallback: z.boolean(),
+        /** "Never send these": words and phrases a cloud request must not carry (it is stopped, or sends them redacted). */
+        neverSend: NeverSendListSchema,
         /** The key itself never leaves the vault; only whether one is stored for this endpoint's origin. */
         apiKeyStored: z.boolean(),
         /**
@@ -305,7 +308,9 @@ export const CloudTurnInfoSchema = z.object({
     promptTokens: z.object({ours: z.number().int(), reported: z.number().int().nullable(), countedBy: z.enum(["endpoint", "estimate"])}),
     model: z.string().nullable(),
     /** Why the server stopped ("stop", "length", …), as it said; null when it did not. */
-    finishReason: z.string().nullable()
+    finishReason: z.string().nullable(),
+    /** Secrets found in what the turn would send: sent as placeholders (`redacted`) or as they were (`allowed`, kinds the turn let through). */
+    secrets: z.object({redacted: z.array(SecretFindingSchema), allowed: z.array(SecretFindingSchema)})
 });
 
 /** A turn the shared cloud served, as `turn.finished` carries it: a summary; the findings' details stay in the audit log. */
