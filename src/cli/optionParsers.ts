@@ -1,6 +1,8 @@
 import type {z} from "zod";
 import {GpuSettingSchema} from "../core/common/api/schemas.js";
 import type {GpuSetting} from "../core/common/api/types.js";
+import {secretKinds, type SecretKindId} from "../core/common/secretScan/secretKinds.js";
+import {SecretKindRefSchema} from "../core/common/secretScan/types.js";
 import {InvalidOptionError} from "./InvalidOptionError.js";
 
 /**
@@ -60,3 +62,11 @@ export function gpuOption(given: string): GpuSetting {
 }
 
 export const gpuOptionDescription = "where the model runs: auto (a usable GPU, else the CPU), metal, cuda, vulkan, or off (the CPU); default $CLEANROOM_GPU, else auto";
+
+/** `--allow-secret <kind>`, repeatable: a secret kind by its id or name (`SecretKindRefSchema`), gathered into a list. */
+export function secretKindOption(given: string, previous: SecretKindId[] = []): SecretKindId[] {
+    const parsed = SecretKindRefSchema.safeParse(given);
+    if (!parsed.success)
+        throw new InvalidOptionError("--allow-secret", given, `one of ${secretKinds.map((kind) => kind.id).join(", ")}`, {mustBe: true});
+    return [...previous, parsed.data];
+}

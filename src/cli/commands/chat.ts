@@ -10,7 +10,9 @@ import {ConversationIdSchema, ConversationSettingsSchema, type CloudTurnResult, 
 import type {GpuSetting} from "../../core/common/api/types.js";
 import type {Core} from "../../core/node/Core.js";
 import type {LoadedModelInfo} from "../../core/node/engine/LocalEngine.js";
-import {gpuOption, gpuOptionDescription, numberOption, textOption} from "../optionParsers.js";
+import type {SecretKindId} from "../../core/common/secretScan/secretKinds.js";
+import type {CloudSecretsOptions, SecretFinding} from "../../core/common/secretScan/types.js";
+import {gpuOption, gpuOptionDescription, numberOption, secretKindOption, textOption} from "../optionParsers.js";
 import {exitCodes, printJson, reportError} from "../output.js";
 
 type ChatOptions = {
@@ -30,7 +32,9 @@ type ChatOptions = {
     endpoint?: string,
     cloudModel?: string,
     contextLimit?: number,
-    incognito?: boolean
+    incognito?: boolean,
+    redactSecrets?: boolean,
+    allowSecret?: SecretKindId[]
 };
 
 export function registerChatCommand(program: Command) {
@@ -55,6 +59,9 @@ export function registerChatCommand(program: Command) {
         .option("--cloud-model <name>", "model name at the endpoint")
         .option("--context-limit <n>", "the endpoint's context limit in tokens (default: as the endpoint reports)",
             numberOption("--context-limit", CloudContextLimitSchema))
+        .option("--redact-secrets", "a cloud turn sends each secret found replaced by a typed placeholder ([AWS access key 1]), put back in the reply")
+        .option("--allow-secret <kind>", "a cloud turn sends secrets of this kind as they are (repeatable; e.g. aws-access-key, card-number, jwt)",
+            secretKindOption)
         .option("--incognito", "a chat that is never written to disk (an in-memory database), its context scrubbed at the end as any other")
         .addOption(new Option("--json", "one JSON object on stdout"))
         .action(async (options: ChatOptions) => {
@@ -118,7 +125,8 @@ function ensureConversation(core: Core, options: ChatOptions, policy: "local" | 
 
 async function singleTurn(core: Core, conversationId: string, options: ChatOptions, json: boolean, info: LoadedModelInfo) {
     const result = await core.sendMessage({
-        conversationId, text: options.prompt!, maxTokens: options.maxTokens, temperature: options.temperature, seed: options.seed
+        conversationId, text: options.prompt!, maxTokens: options.maxTokens, temperature: options.temperature, seed: options.seed,
+        secrets: secretsOptions(options)
     }, {onText: json ? undefined : (piece) => process.stdout.write(piece)});
     if (result.route === "cloud") {
         // An existing conversation that allows the cloud, with the fallback on: the local engine could not serve it.
@@ -157,9 +165,19 @@ async function singleTurn(core: Core, conversationId: string, options: ChatOptio
 
 async function cloudTurn(core: Core, conversationId: string, options: ChatOptions, json: boolean) {
     const result = await core.sendMessage({
-        conversationId, text: options.prompt!, maxTokens: options.maxTokens, temperature: options.temperature, seed: options.seed, route: "cloud"
+        conversationId, text: options.prompt!, maxTokens: options.maxTokens, temperature: options.temperature, seed: options.seed, route: "cloud",
+        secrets: secretsOptions(options)
     }, {onText: json ? undefined : (piece) => process.stdout.write(piece)});
     reportCloudTurn(result, json);
+}
+
+/** `--redact-secrets` and `--allow-secret`, as the core takes them for a cloud turn. */
+function secretsOptions(options: ChatOptions): CloudSecretsOptions {
+    return {redact: options.redactSecrets === true, allow: options.allowSecret ?? []};
+}
+
+function describeFindings(findings: readonly SecretFinding[]) {
+    return findings.map((finding) => `${finding.kind} (${finding.where}, line ${finding.line}: ${finding.preview})`).join(", ");
 }
 
 function reportCloudTurn(result: CloudTurnResult, json: boolean) {
@@ -177,7 +195,8 @@ function reportCloudTurn(result: CloudTurnResult, json: boolean) {
             warnings: cloud.warnings,
             promptTokens: cloud.promptTokens,
             model: cloud.model,
-            finishReason: cloud.finishReason
+            finishReason: cloud.finishReason,
+            secrets: cloud.secrets
         });
     else {
         process.stdout.write("\n");
@@ -187,6 +206,10 @@ function reportCloudTurn(result: CloudTurnResult, json: boolean) {
             process.stderr.write(`Warning: ${cloud.verdict.detail}\n`);
         for (const warning of cloud.warnings)
             process.stderr.write(`Note: ${warning}\n`);
+        if (cloud.secrets.redacted.length > 0)
+            process.stderr.write(`Sent redacted: ${describeFindings(cloud.secrets.redacted)}.\n`);
+        if (cloud.secrets.allowed.length > 0)
+            process.stderr.write(`Sent as they were (--allow-secret): ${describeFindings(cloud.secrets.allowed)}.\n`);
     }
     if (cloud.blocked)
         process.exitCode = exitCodes.blocked;
@@ -228,7 +251,7 @@ async function interactive(core: Core, conversationId: string, options: ChatOpti
             process.stdout.write("assistant> ");
             try {
                 const result = await core.sendMessage(
-                    {conversationId, text, maxTokens: options.maxTokens, temperature: options.temperature, seed: options.seed},
+                    {conversationId, text, maxTokens: options.maxTokens, temperature: options.temperature, seed: options.seed, secrets: secretsOptions(options)},
                     {signal: generation.signal, onText: (piece) => process.stdout.write(piece)}
                 );
                 if (result.route === "local" && result.finishReason === "aborted")
