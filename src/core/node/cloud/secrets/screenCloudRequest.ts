@@ -28,15 +28,18 @@ export async function screenCloudRequest(
     const allow = new Set(options.allow ?? []);
     const found = await scanner.scan(messages.map((message) => message.content), neverSend);
     const hasSystem = messages[0]?.role === "system";
+    const lineStarts = new Map<number, number[]>();
     const describe = (index: number, match: SecretMatch): SecretFinding => {
         const message = messages[index]!;
+        if (!lineStarts.has(index))
+            lineStarts.set(index, newlinesOf(message.content));
         return {
             kind: secretKindName(match.kind),
             kindId: match.kind,
             where: index === messages.length - 1 ? "the prompt" : index === 0 && hasSystem ? "the system prompt" : `history message ${index + (hasSystem ? 0 : 1)}`,
             message: index,
             role: message.role,
-            line: countLines(message.content, match.start),
+            line: lineOf(lineStarts.get(index)!, match.start),
             preview: maskSecret(message.content.slice(match.start, match.end), match.kind)
         };
     };
@@ -90,9 +93,23 @@ export function countByKind(findings: readonly SecretFinding[]): SecretKindCount
     return counts;
 }
 
-function countLines(text: string, end: number) {
-    let lines = 1;
-    for (let index = text.indexOf("\n"); index >= 0 && index < end; index = text.indexOf("\n", index + 1))
-        lines++;
-    return lines;
+function newlinesOf(text: string) {
+    const newlines: number[] = [];
+    for (let index = text.indexOf("\n"); index >= 0; index = text.indexOf("\n", index + 1))
+        newlines.push(index);
+    return newlines;
+}
+
+/** The 1-based line of `offset`: one more than the newlines before it (a binary search). */
+function lineOf(newlines: readonly number[], offset: number) {
+    let low = 0;
+    let high = newlines.length;
+    while (low < high) {
+        const middle = (low + high) >>> 1;
+        if (newlines[middle]! < offset)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return low + 1;
 }
