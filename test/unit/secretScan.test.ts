@@ -1,7 +1,7 @@
 import {describe, expect, it} from "vitest";
 import {isCleanroomError, SecretInCloudRequestError} from "../../src/core/common/errors.js";
 import {PlaceholderRestorer} from "../../src/core/common/secretScan/PlaceholderRestorer.js";
-import {secretKinds} from "../../src/core/common/secretScan/secretKinds.js";
+import {findSecretKind, secretKinds} from "../../src/core/common/secretScan/secretKinds.js";
 import {CloudSecretsOptionsSchema} from "../../src/core/common/secretScan/types.js";
 import {SecretScanner} from "../../src/core/node/cloud/secrets/SecretScanner.js";
 import {screenCloudRequest} from "../../src/core/node/cloud/secrets/screenCloudRequest.js";
@@ -114,11 +114,11 @@ describe("the scan of cloud requests for secrets", () => {
         }
     });
 
-    it("lets through only the kinds a turn allows, by id or name; an unknown kind is refused by the API's schema", async () => {
+    it("lets through only the kinds a turn allows; an unknown kind is refused by the API's schema, a name is read as its kind", async () => {
         const jwt = vectors.find((vector) => vector.kind === "jwt")!.value;
         const iban = vectors.find((vector) => vector.kind === "iban")!.value;
         const messages: CloudChatMessage[] = [{role: "user", content: `${jwt}\n${iban}`}];
-        const options = CloudSecretsOptionsSchema.parse({allow: ["JSON Web Token"]});
+        const options = CloudSecretsOptionsSchema.parse({allow: [findSecretKind("JSON Web Token")]});
         expect(options.allow).toEqual(["jwt"]);
         await expect(screenCloudRequest(messages, {scanner, options})).rejects.toMatchObject({code: "SECRET_IN_CLOUD_REQUEST", details: {count: 1}});
         const screened = await screenCloudRequest(messages, {scanner, options: {allow: ["jwt", "iban"]}});

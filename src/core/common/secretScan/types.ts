@@ -1,5 +1,5 @@
 import {z} from "zod";
-import {SecretKindIdSchema, type SecretKindId, findSecretKind} from "./secretKinds.js";
+import {SecretKindIdSchema, type SecretKindId} from "./secretKinds.js";
 
 /** One secret found in one text: its kind and where its value stands (`text.slice(start, end)`). */
 export type SecretMatch = {kind: SecretKindId, start: number, end: number};
@@ -22,16 +22,6 @@ export const SecretFindingSchema = z.object({
 });
 export type SecretFinding = z.infer<typeof SecretFindingSchema>;
 
-/** A secret kind given by its id or its name ("aws-access-key", "AWS access key"), read as its id. */
-export const SecretKindRefSchema = z.string().max(100).transform((value, context) => {
-    const kind = findSecretKind(value);
-    if (kind == null) {
-        context.addIssue({code: "custom", message: `"${value.slice(0, 40)}" is no secret kind (e.g. aws-access-key, card-number, jwt)`});
-        return z.NEVER;
-    }
-    return kind;
-});
-
 /**
  * What a cloud turn does with secrets found in what it would send. Without it, any secret
  * stops the request before a byte is sent (`SECRET_IN_CLOUD_REQUEST`).
@@ -39,8 +29,8 @@ export const SecretKindRefSchema = z.string().max(100).transform((value, context
 export const CloudSecretsOptionsSchema = z.strictObject({
     /** Send each value replaced by a typed placeholder (`[AWS access key 1]`), put back in the reply. Defaults to `false`. */
     redact: z.boolean().optional(),
-    /** Kinds sent as they are, for this turn. Defaults to none. */
-    allow: z.array(SecretKindRefSchema).max(50).optional()
+    /** Kinds sent as they are, for this turn, by id (`aws-access-key`, `card-number`, …). Defaults to none. */
+    allow: z.array(SecretKindIdSchema).max(50).optional()
 });
 export type CloudSecretsOptions = z.infer<typeof CloudSecretsOptionsSchema>;
 
