@@ -1,6 +1,7 @@
 import type {z} from "zod";
 import {GpuSettingSchema} from "../core/common/api/schemas.js";
 import type {GpuSetting} from "../core/common/api/types.js";
+import {findSecretKind, secretKinds, type SecretKindId} from "../core/common/secretScan/secretKinds.js";
 import {InvalidOptionError} from "./InvalidOptionError.js";
 
 /**
@@ -60,3 +61,11 @@ export function gpuOption(given: string): GpuSetting {
 }
 
 export const gpuOptionDescription = "where the model runs: auto (a usable GPU, else the CPU), metal, cuda, vulkan, or off (the CPU); default $CLEANROOM_GPU, else auto";
+
+/** `--allow-secret <kind>`, repeatable: a secret kind by its id or its name ("card-number", "payment card number"), gathered into a list of ids. */
+export function secretKindOption(given: string, previous: SecretKindId[] = []): SecretKindId[] {
+    const kind = findSecretKind(given);
+    if (kind == null)
+        throw new InvalidOptionError("--allow-secret", given, `one of ${secretKinds.map((entry) => entry.id).join(", ")}`, {mustBe: true});
+    return [...previous, kind];
+}

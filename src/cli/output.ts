@@ -3,8 +3,9 @@ import {toWireError} from "../core/common/errors.js";
 /**
  * Exit codes of the CLI. 3: a cloud reply was blocked, or `audit` found a leak or an accepted
  * oversize request. 4: a security fault (a KV scrub that could not be verified, a failed self-test).
+ * 5: a cloud request held secrets and was not sent (`SECRET_IN_CLOUD_REQUEST`).
  */
-export const exitCodes = {ok: 0, error: 1, usage: 2, blocked: 3, leakFound: 3, securityFault: 4} as const;
+export const exitCodes = {ok: 0, error: 1, usage: 2, blocked: 3, leakFound: 3, securityFault: 4, secretFound: 5} as const;
 
 export function printJson(value: unknown) {
     process.stdout.write(JSON.stringify(value, null, 2) + "\n");
@@ -14,7 +15,8 @@ const shownFaults = new Set<string>();
 
 /**
  * Errors go to stderr (as JSON with --json) and set a non-zero exit code: 4 for a scrub that could
- * not be verified (`SCRUB_UNVERIFIED`, shown once however many paths report it), else 1.
+ * not be verified (`SCRUB_UNVERIFIED`, shown once however many paths report it), 5 for a cloud
+ * request held back for its secrets (each listed by kind, place and masked preview), else 1.
  */
 export function reportError(error: unknown, json: boolean, write: (text: string) => void = (text) => process.stderr.write(text)) {
     const wire = toWireError(error);
@@ -26,13 +28,23 @@ export function reportError(error: unknown, json: boolean, write: (text: string)
     }
     if (json)
         write(JSON.stringify({error: wire}) + "\n");
-    else
+    else {
         write(`cleanroom: ${wire.message}${wire.code !== "INTERNAL" ? ` [${wire.code}]` : ""}\n`);
+        if (wire.code === "SECRET_IN_CLOUD_REQUEST")
+            write(describeSecretFindings(wire.details.findings));
+    }
 
     if (process.env.CLEANROOM_DEBUG === "1" && error instanceof Error)
         write(`${error.stack}\n`);
     if (process.exitCode !== exitCodes.securityFault)
-        process.exitCode = exitCodes.error;
+        process.exitCode = wire.code === "SECRET_IN_CLOUD_REQUEST" ? exitCodes.secretFound : exitCodes.error;
+}
+
+/** One line per secret found (masked preview, never the value), and how to send anyway. */
+function describeSecretFindings(findings: unknown) {
+    const lines = (Array.isArray(findings) ? findings as Array<Record<string, unknown>> : [])
+        .map((finding) => `  ${String(finding.kind)}: ${String(finding.where)}, line ${String(finding.line)}: ${String(finding.preview)} (--allow-secret ${String(finding.kindId)})\n`);
+    return lines.join("") + "  Send with --redact-secrets to replace each by a placeholder (put back in the reply), or --allow-secret <kind> to send a kind as it is.\n";
 }
 
 /** A warning on stderr: `Warning: …`, or `{"warning":{"code","message"}}` on a line with --json. */

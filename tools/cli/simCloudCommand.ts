@@ -22,6 +22,7 @@ type SimCloudCommandOptions = {
     mode: SimMode,
     seed?: number,
     model?: string,
+    echo?: boolean,
     poolTokens?: number,
     pageTokens?: number,
     advertisedContext?: number,
@@ -46,6 +47,7 @@ export function registerSimCloudCommand(program: Command) {
         .option("--faults <list>", `faulty mode: comma-separated, taken in turn (${simFaults.join(", ")})`, parseFaults)
         .option("--other-tenants <n>", `tenants whose requests are in the KV memory from the start (default: ${defaultOtherTenants} in ` +
             `${leakingModes.join(", ")}, else 0)`, numberOption("--other-tenants", OtherTenantsSchema))
+        .option("--echo", "reply with \"You said: \" and the last message instead of generated text (e.g. to see a redacted secret's placeholder come back)")
         .action(async (options: SimCloudCommandOptions) => {
             try {
                 const modelPath = options.model ?? process.env.CLEANROOM_MODEL;
@@ -60,7 +62,8 @@ export function registerSimCloudCommand(program: Command) {
                     advertisedContext: options.advertisedContext,
                     leakRate: options.leakRate,
                     faults: options.faults,
-                    otherTenants: options.otherTenants ?? (leakingModes.includes(options.mode) ? defaultOtherTenants : 0)
+                    otherTenants: options.otherTenants ?? (leakingModes.includes(options.mode) ? defaultOtherTenants : 0),
+                    reply: options.echo === true ? "echo" : "generate"
                 });
                 process.stdout.write(describeSimulator(simulator, options));
 

@@ -7,7 +7,7 @@ import {PagePool, type StaleRun} from "./PagePool.js";
 import {SeededRandom} from "./SeededRandom.js";
 import {LlamaSimTextModel, SyntheticSimTextModel, type SimTextModel} from "./SimTextModel.js";
 import {
-    simFaults, simModes, type SharedCloudSimulatorOptions, type SimFault, type SimLeak, type SimMode, type SimRequestRecord
+    simFaults, simModes, type SharedCloudSimulatorOptions, type SimFault, type SimLeak, type SimMode, type SimReceivedRequest, type SimRequestRecord
 } from "./types.js";
 
 const defaultPort = 0;
@@ -93,6 +93,8 @@ export class SharedCloudSimulator {
     public readonly otherTenants: number;
     /** One record per chat request, in arrival order. */
     public readonly requests: SimRequestRecord[] = [];
+    /** Every HTTP request received (chat, `/tokenize`, `/v1/models`, refused ones too), with its raw body, in arrival order. */
+    public readonly received: SimReceivedRequest[] = [];
     private readonly _server: http.Server;
     private readonly _model: SimTextModel;
     private readonly _pool: PagePool;
@@ -124,6 +126,7 @@ export class SharedCloudSimulator {
             stallMs: options.stallMs ?? defaultStallMs,
             modelName: options.modelName ?? defaultModelName,
             defaultMaxTokens: options.defaultMaxTokens ?? defaultMaxTokens,
+            reply: options.reply ?? "generate",
             otherTenants: options.otherTenants ?? defaultOtherTenants
         };
         this.poolTokens = this._options.poolTokens;
@@ -197,6 +200,8 @@ export class SharedCloudSimulator {
     private async _handle(request: http.IncomingMessage, response: http.ServerResponse) {
         try {
             const url = new URL(request.url ?? "/", "http://127.0.0.1");
+            const body = await readBody(request);
+            this.received.push({method: request.method ?? "", path: url.pathname, body});
             const tenant = bearerToken(request.headers.authorization);
             if (tenant == null)
                 throw new HttpFailure(401, "invalid_request_error", "invalid_api_key", "Missing or malformed Authorization: Bearer <key>.");
@@ -210,7 +215,7 @@ export class SharedCloudSimulator {
                 return;
             }
             if (url.pathname === "/tokenize" && request.method === "POST") {
-                sendJson(response, 200, {tokens: this._model.tokenize(tokenizeContent(await readJson(request)))});
+                sendJson(response, 200, {tokens: this._model.tokenize(tokenizeContent(parseJson(body)))});
                 return;
             }
             if (url.pathname !== "/v1/chat/completions")
@@ -218,7 +223,7 @@ export class SharedCloudSimulator {
             if (request.method !== "POST")
                 throw new HttpFailure(405, "invalid_request_error", "method_not_allowed", "Use POST.");
 
-            await this._chat(tenant, await readJson(request), response);
+            await this._chat(tenant, parseJson(body), response);
         } catch (error) {
             if (response.headersSent) {
                 response.destroy();
@@ -343,7 +348,9 @@ export class SharedCloudSimulator {
         }
 
         const lastMessage = request.messages[request.messages.length - 1]!.content;
-        const generation = await this._model.generate(lastMessage, request.maxTokens);
+        const generation = this._options.reply === "echo"
+            ? {text: `You said: ${lastMessage}`, tokens: this._model.countTokens(`You said: ${lastMessage}`), finishReason: "stop" as const}
+            : await this._model.generate(lastMessage, request.maxTokens);
         let text = generation.text;
         let completionTokens = generation.tokens;
         for (const {run, mangled} of leaks) {
@@ -513,7 +520,7 @@ function bearerToken(header: string | undefined) {
     return match?.[1] ?? null;
 }
 
-async function readJson(request: http.IncomingMessage): Promise<unknown> {
+async function readBody(request: http.IncomingMessage): Promise<string> {
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of request) {
@@ -522,8 +529,12 @@ async function readJson(request: http.IncomingMessage): Promise<unknown> {
             throw new HttpFailure(413, "invalid_request_error", null, `The body exceeds ${maxBodyBytes} bytes.`);
         chunks.push(chunk as Buffer);
     }
+    return Buffer.concat(chunks).toString("utf8");
+}
+
+function parseJson(body: string): unknown {
     try {
-        return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+        return JSON.parse(body);
     } catch {
         throw new HttpFailure(400, "invalid_request_error", null, "The body is not valid JSON.");
     }

@@ -55,6 +55,11 @@ export type SharedCloudSimulatorOptions = {
     /** `max_tokens` when the request gives none. Defaults to `64`. */
     defaultMaxTokens?: number,
     /**
+     * `echo`: the reply is `You said: ` and the last message, whole, instead of generated text (so
+     * a test can see what arrived come back, e.g. a redacted secret's placeholder). Defaults to `generate`.
+     */
+    reply?: "generate" | "echo",
+    /**
      * Other tenants whose requests are in the shared KV memory from the start, as on a real
      * shared server: each wrote one request of private-looking text carrying canaries of another
      * install (one per about 100 characters), so that any stale page of theirs that leaks is
@@ -87,4 +92,12 @@ export type SimRequestRecord = {
     truncated: boolean,
     fault: SimFault | null,
     leaks: SimLeak[]
+};
+
+/** Every HTTP request the simulator received, as it arrived: what a server on the other end would have seen. */
+export type SimReceivedRequest = {
+    method: string,
+    path: string,
+    /** The body as received, decoded as UTF-8 (empty for a GET). */
+    body: string
 };

@@ -19,12 +19,15 @@ const labels: Record<string, string> = {
     "cloud.blocked": "Cloud reply BLOCKED",
     "cloud.flagged": "Cloud reply flagged",
     "cloud.warning": "Cloud warning",
-    "cloud.failed": "Cloud request failed"
+    "cloud.failed": "Cloud request failed",
+    "cloud.secrets.blocked": "Cloud request held: secrets found, nothing sent",
+    "cloud.secrets.redacted": "Cloud request sent with secrets redacted",
+    "cloud.secrets.allowed": "Cloud request sent with secrets allowed"
 };
 
 const shownData = [
     "contextId", "reason", "bytesZeroed", "generatedTokens", "promptTokens", "finishReason", "policy", "overBy",
-    "routeReason", "canariesPlanted", "verdict", "code", "route", "warning"
+    "routeReason", "canariesPlanted", "verdict", "code", "route", "warning", "kinds"
 ];
 
 /** The conversation's audit trail, newest first. */
@@ -61,5 +64,7 @@ function factOf(key: string, value: unknown): string | null {
         return String(value);
     if (typeof value === "object" && value != null && typeof (value as {kind?: unknown}).kind === "string")
         return (value as {kind: string}).kind;
+    if (key === "kinds" && typeof value === "object" && value != null) // secrets found: how many of each kind, never a value
+        return Object.entries(value).map(([kind, count]) => `${kind} ×${String(count)}`).join(", ");
     return null;
 }

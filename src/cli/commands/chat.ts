@@ -11,7 +11,9 @@ import type {GpuSetting} from "../../core/common/api/types.js";
 import type {Core} from "../../core/node/Core.js";
 import type {NewConversation} from "../../core/node/store/ConversationStore.js";
 import type {LoadedModelInfo} from "../../core/node/engine/LocalEngine.js";
-import {gpuOption, gpuOptionDescription, numberOption, textOption} from "../optionParsers.js";
+import type {SecretKindId} from "../../core/common/secretScan/secretKinds.js";
+import type {CloudSecretsOptions, SecretFinding} from "../../core/common/secretScan/types.js";
+import {gpuOption, gpuOptionDescription, numberOption, secretKindOption, textOption} from "../optionParsers.js";
 import {exitCodes, printJson, reportError, reportWarning} from "../output.js";
 
 type ChatOptions = {
@@ -31,7 +33,9 @@ type ChatOptions = {
     endpoint?: string,
     cloudModel?: string,
     contextLimit?: number,
-    incognito?: boolean
+    incognito?: boolean,
+    redactSecrets?: boolean,
+    allowSecret?: SecretKindId[]
 };
 
 export function registerChatCommand(program: Command) {
@@ -56,6 +60,9 @@ export function registerChatCommand(program: Command) {
         .option("--cloud-model <name>", "model name at the endpoint")
         .option("--context-limit <n>", "the endpoint's context limit in tokens (default: as the endpoint reports)",
             numberOption("--context-limit", CloudContextLimitSchema))
+        .option("--redact-secrets", "a cloud turn sends each secret found replaced by a typed placeholder ([AWS access key 1]), put back in the reply")
+        .option("--allow-secret <kind>", "a cloud turn sends secrets of this kind as they are (repeatable; e.g. aws-access-key, card-number, jwt)",
+            secretKindOption)
         .option("--incognito", "a chat that is never written to disk (an in-memory database), its context scrubbed at the end as any other")
         .addOption(new Option("--json", "one JSON object on stdout"))
         .action(async (options: ChatOptions) => {
@@ -120,7 +127,7 @@ function conversationFor(core: Core, options: ChatOptions, policy: "local" | "cl
 
 /** The turn of `--prompt`: in the stored conversation, or the first of a new one. */
 function sendPrompt(core: Core, conversation: ChatConversation, options: ChatOptions, json: boolean, route?: "cloud") {
-    const input = {text: options.prompt!, maxTokens: options.maxTokens, temperature: options.temperature, seed: options.seed, route};
+    const input = {text: options.prompt!, maxTokens: options.maxTokens, temperature: options.temperature, seed: options.seed, route, secrets: secretsOptions(options)};
     const callbacks = {onText: json ? undefined : (piece: string) => process.stdout.write(piece)};
     return conversation.id != null
         ? core.sendMessage({...input, conversationId: conversation.id}, callbacks)
@@ -174,6 +181,15 @@ async function cloudTurn(core: Core, conversation: ChatConversation, options: Ch
     reportCloudTurn(result, json);
 }
 
+/** `--redact-secrets` and `--allow-secret`, as the core takes them for a cloud turn. */
+function secretsOptions(options: ChatOptions): CloudSecretsOptions {
+    return {redact: options.redactSecrets === true, allow: options.allowSecret ?? []};
+}
+
+function describeFindings(findings: readonly SecretFinding[]) {
+    return findings.map((finding) => `${finding.kind} (${finding.where}, line ${finding.line}: ${finding.preview})`).join(", ");
+}
+
 function reportCloudTurn(result: CloudTurnResult, json: boolean) {
     const {cloud} = result;
     if (json)
@@ -189,7 +205,8 @@ function reportCloudTurn(result: CloudTurnResult, json: boolean) {
             warnings: cloud.warnings,
             promptTokens: cloud.promptTokens,
             model: cloud.model,
-            finishReason: cloud.finishReason
+            finishReason: cloud.finishReason,
+            secrets: cloud.secrets
         });
     else {
         process.stdout.write("\n");
@@ -199,6 +216,10 @@ function reportCloudTurn(result: CloudTurnResult, json: boolean) {
             process.stderr.write(`Warning: ${cloud.verdict.detail}\n`);
         for (const warning of cloud.warnings)
             process.stderr.write(`Note: ${warning}\n`);
+        if (cloud.secrets.redacted.length > 0)
+            process.stderr.write(`Sent redacted: ${describeFindings(cloud.secrets.redacted)}.\n`);
+        if (cloud.secrets.allowed.length > 0)
+            process.stderr.write(`Sent as they were (--allow-secret): ${describeFindings(cloud.secrets.allowed)}.\n`);
     }
     if (cloud.blocked)
         process.exitCode = exitCodes.blocked;
@@ -240,7 +261,7 @@ async function interactive(core: Core, conversationId: string, options: ChatOpti
             process.stdout.write("assistant> ");
             try {
                 const result = await core.sendMessage(
-                    {conversationId, text, maxTokens: options.maxTokens, temperature: options.temperature, seed: options.seed},
+                    {conversationId, text, maxTokens: options.maxTokens, temperature: options.temperature, seed: options.seed, secrets: secretsOptions(options)},
                     {signal: generation.signal, onText: (piece) => process.stdout.write(piece)}
                 );
                 if (result.route === "local" && result.finishReason === "aborted")

@@ -1,3 +1,5 @@
+import type {SecretFinding} from "./secretScan/types.js";
+
 /**
  * Every expected failure the core reports is a `CleanroomError` with a stable `code`.
  * Receivers on the other side of a process or socket branch on `code`, never on `instanceof`.
@@ -29,6 +31,7 @@ export type ErrorCode =
     | "CLOUD_BAD_RESPONSE"
     | "CLOUD_KEY_NEEDED"
     | "CLOUD_ENDPOINT_INSECURE"
+    | "SECRET_IN_CLOUD_REQUEST"
     | "DOWNLOAD_FAILED"
     | "DOWNLOAD_CHECKSUM_MISMATCH"
     | "DOWNLOAD_SIZE_MISMATCH"
@@ -51,7 +54,9 @@ export type ErrorCode =
     | "UNAUTHORIZED"
     | "INTERNAL";
 
-export type ErrorDetails = Record<string, number | string | boolean | null>;
+export type ErrorDetailValue = number | string | boolean | null;
+/** Flat values, or a list of flat records (e.g. the findings of `SecretInCloudRequestError`). */
+export type ErrorDetails = Record<string, ErrorDetailValue | Array<Record<string, ErrorDetailValue>>>;
 
 export type WireError = {
     code: ErrorCode,
@@ -136,6 +141,28 @@ export class InsecureCloudEndpointError extends CleanroomError {
     public constructor(problem: string) {
         super("CLOUD_ENDPOINT_INSECURE", `Refused: ${problem}.`);
         this.name = "InsecureCloudEndpointError";
+    }
+}
+
+/**
+ * A cloud request that holds secrets (keys, passwords, card numbers, the user's own phrases) is
+ * not sent: not a byte of it. `details.findings` lists each by kind, place and a masked preview;
+ * the values are in no field, message or stack.
+ */
+export class SecretInCloudRequestError extends CleanroomError {
+    public readonly findings: readonly SecretFinding[];
+
+    public constructor(findings: readonly SecretFinding[]) {
+        const listed = findings.slice(0, 5).map((finding) => `${finding.kind} (${finding.where}, line ${finding.line})`);
+        const more = findings.length > listed.length ? `, and ${findings.length - listed.length} more` : "";
+        super(
+            "SECRET_IN_CLOUD_REQUEST",
+            `Not sent to the cloud: this request holds ${findings.length === 1 ? "a likely secret" : `${findings.length} likely secrets`}: ` +
+            `${listed.join(", ")}${more}. Nothing was sent. Send them redacted, answer locally, or remove them.`,
+            {count: findings.length, findings: findings.map((finding) => ({...finding}))}
+        );
+        this.name = "SecretInCloudRequestError";
+        this.findings = findings;
     }
 }
 

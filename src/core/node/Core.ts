@@ -340,7 +340,9 @@ export class Core {
     private async _turn(services: ConversationServices, conversation: Conversation, history: TurnRequest["history"], input: Omit<SendMessageInput, "conversationId">,
         callbacks: SendMessageCallbacks, create?: () => Conversation): Promise<TurnOutcome> {
         const {audit, localTurns, cloudTurns} = services;
-        const turn: TurnRequest = {conversation, history, text: input.text, maxTokens: input.maxTokens, temperature: input.temperature, seed: input.seed};
+        const turn: TurnRequest = {
+            conversation, history, text: input.text, maxTokens: input.maxTokens, temperature: input.temperature, seed: input.seed, secrets: input.secrets
+        };
         const local = localTurns.prepare(turn);
         const cloud = this._services.cloudSettings.get();
         let decision;

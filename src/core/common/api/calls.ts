@@ -1,4 +1,5 @@
 import {z} from "zod";
+import {CloudSecretsOptionsSchema} from "../secretScan/types.js";
 import {CatalogIdSchema, RegisteredModelIdSchema, RegisteredModelSchema} from "../models.js";
 import {ConversationIdSchema, ConversationPolicySchema, RouteRequestSchema} from "../types.js";
 import {
@@ -7,7 +8,8 @@ import {
     ModelStatusSchema, ScrubReportSchema, DeleteEverythingReportSchema, SearchHitSchema, ThreadsSettingSchema, TurnStartedSchema, ExportFormatSchema
 } from "./schemas.js";
 import {
-    GivenPassphraseSchema, LockAfterMinutesSchema, MaxTokensSchema, MessageTextSchema, NewPassphraseSchema, SearchTextSchema, maxMessageTextLength
+    GivenPassphraseSchema, LockAfterMinutesSchema, MaxTokensSchema, MessageTextSchema, NeverSendListSchema, NewPassphraseSchema, SearchTextSchema,
+    maxMessageTextLength
 } from "./limits.js";
 
 export type CallDefinition = {input: z.ZodType, output: z.ZodType};
@@ -160,10 +162,13 @@ export const coreCalls = {
     /**
      * Starts a reply; text arrives as `message.text` events, then `turn.finished` or `turn.error`.
      * `route`: `auto` (the default), `local` (never the network), or `cloud` (refused unless allowed).
+     * `secrets`, for a cloud turn: send what the scan found redacted, or let some kinds through;
+     * without it a request holding a secret is refused (SECRET_IN_CLOUD_REQUEST) before it starts.
      */
     "chat.send": {
         input: z.strictObject({
-            conversationId: ConversationIdSchema, text: MessageTextSchema, maxTokens: MaxTokensSchema.optional(), route: RouteRequestSchema.optional()
+            conversationId: ConversationIdSchema, text: MessageTextSchema, maxTokens: MaxTokensSchema.optional(), route: RouteRequestSchema.optional(),
+            secrets: CloudSecretsOptionsSchema.optional()
         }),
         output: TurnStartedSchema
     },
@@ -174,7 +179,10 @@ export const coreCalls = {
     },
     /** Removes the last reply (and its prompt), then asks again with the same prompt, by `route` as in `chat.send`. */
     "chat.regenerate": {
-        input: z.strictObject({conversationId: ConversationIdSchema, maxTokens: MaxTokensSchema.optional(), route: RouteRequestSchema.optional()}),
+        input: z.strictObject({
+            conversationId: ConversationIdSchema, maxTokens: MaxTokensSchema.optional(), route: RouteRequestSchema.optional(),
+            secrets: CloudSecretsOptionsSchema.optional()
+        }),
         output: TurnStartedSchema
     },
     /**
@@ -184,7 +192,7 @@ export const coreCalls = {
     "chat.editAndResend": {
         input: z.strictObject({
             conversationId: ConversationIdSchema, messageId: z.number().int().min(1), text: MessageTextSchema,
-            maxTokens: MaxTokensSchema.optional(), route: RouteRequestSchema.optional()
+            maxTokens: MaxTokensSchema.optional(), route: RouteRequestSchema.optional(), secrets: CloudSecretsOptionsSchema.optional()
         }),
         output: TurnStartedSchema
     },
@@ -216,6 +224,8 @@ export const coreCalls = {
             cloudModel: z.string().min(1).max(256).nullable().optional(),
             cloudFallback: z.boolean().optional(),
             cloudApiKey: z.string().min(1).max(4096).nullable().optional(),
+            /** "Never send these" words and phrases (replaces the list; `[]` empties it). */
+            cloudNeverSend: NeverSendListSchema.optional(),
             /** Minutes of idleness before the app locks with a passphrase (0 never); null back to the default. */
             lockAfterMinutes: LockAfterMinutesSchema.nullable().optional()
         }),

@@ -51,3 +51,6 @@ export const LockAfterMinutesSchema = z.number().int().min(0).max(7 * 24 * 60);
 
 /** The idle time before the app locks, unless changed in Settings (or `--lock-after` in web mode). */
 export const defaultLockAfterMinutes = 15;
+
+/** The user's "Never send these" list: words and phrases a cloud request must not carry. */
+export const NeverSendListSchema = z.array(z.string().trim().min(1, "a phrase cannot be empty").max(200)).max(500);

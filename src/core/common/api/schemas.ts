@@ -7,7 +7,8 @@ import {
     CloudVerdictKindSchema, ConversationIdSchema, ConversationPolicySchema, ConversationSettingsSchema, MessageRoleSchema, MessageStatusSchema,
     RouteSchema, SessionEndReasonSchema
 } from "../types.js";
-import {ContextSizeSchema, LockAfterMinutesSchema, ThreadsSchema} from "./limits.js";
+import {SecretFindingSchema} from "../secretScan/types.js";
+import {ContextSizeSchema, LockAfterMinutesSchema, NeverSendListSchema, ThreadsSchema} from "./limits.js";
 
 /**
  * Shapes of the values that cross the API: what calls return and what events carry.
@@ -17,7 +18,10 @@ import {ContextSizeSchema, LockAfterMinutesSchema, ThreadsSchema} from "./limits
 export const WireErrorSchema = z.object({
     code: z.string(),
     message: z.string(),
-    details: z.record(z.string(), z.union([z.number(), z.string(), z.boolean(), z.null()]))
+    details: z.record(z.string(), z.union([
+        z.number(), z.string(), z.boolean(), z.null(),
+        z.array(z.record(z.string(), z.union([z.number(), z.string(), z.boolean(), z.null()])))
+    ]))
 });
 
 export const ConversationSchema = z.object({
@@ -178,6 +182,8 @@ export const AppSettingsSchema = z.object({
         endpoint: CloudEndpointSchema,
         model: z.string().min(1).max(256).nullable(),
         fallback: z.boolean(),
+        /** "Never send these": words and phrases a cloud request must not carry (it is stopped, or sends them redacted). */
+        neverSend: NeverSendListSchema,
         /** The key itself never leaves the vault; only whether one is stored for this endpoint's origin. */
         apiKeyStored: z.boolean(),
         /**
@@ -332,7 +338,9 @@ export const CloudTurnInfoSchema = z.object({
     promptTokens: z.object({ours: z.number().int(), reported: z.number().int().nullable(), countedBy: z.enum(["endpoint", "estimate"])}),
     model: z.string().nullable(),
     /** Why the server stopped ("stop", "length", …), as it said; null when it did not. */
-    finishReason: z.string().nullable()
+    finishReason: z.string().nullable(),
+    /** Secrets found in what the turn would send: sent as placeholders (`redacted`) or as they were (`allowed`, kinds the turn let through). */
+    secrets: z.object({redacted: z.array(SecretFindingSchema), allowed: z.array(SecretFindingSchema)})
 });
 
 /** A turn the shared cloud served, as `turn.finished` carries it: a summary; the findings' details stay in the audit log. */

@@ -122,11 +122,11 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
             turns.stop(conversationId);
             return await core.deleteConversation(conversationId);
         },
-        "chat.send": async ({conversationId, text, maxTokens, route}) => await turns.start(conversationId, text, {maxTokens, route}),
+        "chat.send": async ({conversationId, text, maxTokens, route, secrets}) => await turns.start(conversationId, text, {maxTokens, route, secrets}),
         "chat.stop": async ({conversationId}) => ({stopped: turns.stop(conversationId)}),
-        "chat.regenerate": async ({conversationId, maxTokens, route}) => await turns.regenerate(conversationId, {maxTokens, route}),
-        "chat.editAndResend": async ({conversationId, messageId, text, maxTokens, route}) =>
-            await turns.editAndResend(conversationId, messageId, text, {maxTokens, route}),
+        "chat.regenerate": async ({conversationId, maxTokens, route, secrets}) => await turns.regenerate(conversationId, {maxTokens, route, secrets}),
+        "chat.editAndResend": async ({conversationId, messageId, text, maxTokens, route, secrets}) =>
+            await turns.editAndResend(conversationId, messageId, text, {maxTokens, route, secrets}),
         "chat.showVersion": async ({conversationId, messageId}) => {
             if (turns.isGenerating(conversationId))
                 throw new InvalidInputError("chat.showVersion", ["a reply is being generated in this conversation; stop it first"]);

@@ -11,7 +11,8 @@ const keys = {
     ...settingKeys.app,
     cloudEndpoint: settingKeys.cloud.endpoint,
     cloudModel: settingKeys.cloud.model,
-    cloudFallback: settingKeys.cloud.fallback
+    cloudFallback: settingKeys.cloud.fallback,
+    cloudNeverSend: settingKeys.cloud.neverSend
 } as const;
 
 /**
@@ -43,6 +44,7 @@ export class AppSettingsStore {
                 endpoint,
                 model: this._settings.get<string>(keys.cloudModel) ?? null,
                 fallback: this._settings.get<boolean>(keys.cloudFallback) ?? false,
+                neverSend: this._settings.get<string[]>(keys.cloudNeverSend) ?? [],
                 apiKeyStored: key.usable,
                 apiKeyReentry: key.reentry?.message ?? null,
                 keyStorage: this._vault.storage,

@@ -8,7 +8,9 @@ export type CloudSettings = {
     /** Tokens the endpoint accepts; null: ask the endpoint. */
     contextLimit: number | null,
     /** The global cloud-fallback switch. Off by default. */
-    fallback: boolean
+    fallback: boolean,
+    /** The user's "Never send these" words and phrases: a cloud request holding one is stopped, or sends it redacted. */
+    neverSend: string[]
 };
 
 const cloudSettingKeys = settingKeys.cloud;
@@ -31,6 +33,7 @@ export class CloudSettingsStore {
             model: this._settings.get<string>(cloudSettingKeys.model) ?? null,
             contextLimit: this._settings.get<number>(cloudSettingKeys.contextLimit) ?? null,
             fallback: this._settings.get<boolean>(cloudSettingKeys.fallback) ?? false,
+            neverSend: this._settings.get<string[]>(cloudSettingKeys.neverSend) ?? [],
             ...this._override
         };
     }

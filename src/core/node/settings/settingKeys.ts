@@ -18,7 +18,8 @@ export const settingKeys = {
         endpoint: "cloud.endpoint",
         model: "cloud.model",
         contextLimit: "cloud.contextLimit",
-        fallback: "cloud.fallback"
+        fallback: "cloud.fallback",
+        neverSend: "cloud.neverSend"
     } satisfies Record<keyof CloudSettings, string>,
     /**
      * The thread count measured for a model on this machine, llama.cpp build and libuv pool (LocalEngine).

@@ -1,12 +1,14 @@
 import crypto from "node:crypto";
 import {FingerprintIndex} from "../../common/cloud/fingerprints.js";
-import {CleanroomError} from "../../common/errors.js";
+import {CleanroomError, SecretInCloudRequestError} from "../../common/errors.js";
 import type {CloudTurnResult, ConversationId} from "../../common/types.js";
 import type {AuditLog} from "../audit/AuditLog.js";
 import type {CanaryLedger} from "../cloud/CanaryLedger.js";
 import {CloudClient, type CloudChatMessage, type CloudClientOptions} from "../cloud/CloudClient.js";
 import {EndpointTokenizerCache} from "../cloud/EndpointTokenizerCache.js";
 import {runGuardedCloudTurn} from "../cloud/runGuardedCloudTurn.js";
+import {SecretScanner} from "../cloud/secrets/SecretScanner.js";
+import {countByKind, screenCloudRequest} from "../cloud/secrets/screenCloudRequest.js";
 import type {CloudSettings, CloudSettingsStore} from "../settings/CloudSettingsStore.js";
 import type {ConversationStore} from "../store/ConversationStore.js";
 import {StreamingReply} from "./StreamingReply.js";
@@ -62,6 +64,8 @@ export class CloudTurnService {
     /** Which cloud endpoints count tokens for us (`/tokenize`), learnt once per endpoint. */
     private readonly _tokenizers = new EndpointTokenizerCache();
     private readonly _processKey = new Uint8Array(crypto.randomBytes(32));
+    /** Scans every request before it leaves (secretlint's preset and our own rules). */
+    private readonly _secrets = new SecretScanner();
 
     public constructor({store, audit, canaries, settings, access, streamSaveIntervalMs, fingerprintStores}: CloudTurnServiceOptions) {
         this._store = store;
@@ -71,6 +75,11 @@ export class CloudTurnService {
         this._settings = settings;
         this._access = access;
         this._streamSaveIntervalMs = streamSaveIntervalMs;
+        // Where cloud turns are expected (the fallback on, an endpoint set), the scanner's first
+        // use (loading secretlint and its rules) is paid now rather than by the first turn.
+        const cloud = settings.get();
+        if (cloud.fallback && cloud.endpoint != null)
+            void this._secrets.warm().catch(() => undefined);
     }
 
     public async run(request: TurnRequest, routeReason: string, callbacks: SendMessageCallbacks = {}): Promise<CloudTurnResult> {
@@ -82,18 +91,26 @@ export class CloudTurnService {
             apiKey: (await this._access.apiKey?.(cloud.endpoint!)) ?? null
         }, {tokenizers: this._tokenizers, ...this._access.clientOptions});
         const maxTokens = request.maxTokens ?? settings.sampling.maxTokens;
-        const messages: CloudChatMessage[] = [
+        const requestId = crypto.randomUUID();
+        // Nothing is stored or sent before the whole request is scanned for secrets.
+        const {messages, restorer, redacted, allowed} = await this._screen(conversationId, requestId, [
             ...(settings.systemPrompt.trim() !== "" ? [{role: "system" as const, content: settings.systemPrompt}] : []),
             ...request.history.map((turn) => ({role: turn.role, content: turn.content})),
             {role: "user", content: request.text}
-        ];
+        ], request);
+        const secrets = {redacted, allowed};
         const fingerprints = await this._fingerprintsOfOthers(conversationId);
-        const requestId = crypto.randomUUID();
 
         const {user, reply: replyMessage} = this._store.appendTurn(conversationId, request.text, {route: "cloud", routeReason});
         callbacks.onStarted?.({userMessageId: user.id, assistantMessageId: replyMessage.id});
 
         const reply = new StreamingReply(this._store, replyMessage.id, this._streamSaveIntervalMs);
+        const show = (text: string) => {
+            if (text !== "") {
+                reply.append(text, 0);
+                callbacks.onText?.(text);
+            }
+        };
         let result;
         try {
             result = await runGuardedCloudTurn({
@@ -107,12 +124,15 @@ export class CloudTurnService {
                 charsPerCanary: this._access.charsPerCanary,
                 holdBackChars: this._access.holdBackChars,
                 signal: callbacks.signal,
-                onText: (piece) => {
-                    reply.append(piece, 0);
-                    callbacks.onText?.(piece);
-                }
+                // Each piece passed the canary scan; placeholders of redacted secrets get their values back.
+                onText: (piece) => show(restorer.feed(piece))
             });
+            if (!result.blocked) {
+                show(restorer.finish());
+                result = {...result, text: restorer.restore(result.text)};
+            }
         } catch (error) {
+            show(restorer.finish());
             // Stopped by the user: what was shown (every piece passed the canary scan) is kept, marked interrupted.
             if (callbacks.signal?.aborted === true && reply.text !== "") {
                 this._store.finishMessage(reply.messageId, {content: reply.text, status: "interrupted", tokens: reply.pieces});
@@ -126,7 +146,7 @@ export class CloudTurnService {
                     timings: {firstTokenMs: reply.firstPieceMs, totalMs: reply.elapsedMs()},
                     cloud: {
                         requestId, blocked: false, verdict: null, warnings: [], canariesPlanted: 0,
-                        promptTokens: {ours: 0, reported: null, countedBy: "estimate"}, model: null, finishReason: "aborted"
+                        promptTokens: {ours: 0, reported: null, countedBy: "estimate"}, model: null, finishReason: "aborted", secrets
                     }
                 };
             }
@@ -169,9 +189,34 @@ export class CloudTurnService {
             cloud: {
                 requestId, blocked: result.blocked, verdict: result.verdict, warnings: result.warnings,
                 canariesPlanted: result.canariesPlanted, promptTokens: result.promptTokens, model: result.model,
-                finishReason: result.finishReason
+                finishReason: result.finishReason, secrets
             }
         };
+    }
+
+    /**
+     * The request as it may leave (`screenCloudRequest`): refused when it holds a secret the turn
+     * neither redacts nor allows. The audit keeps kinds and counts, never a value or a place.
+     */
+    private async _screen(conversationId: ConversationId, requestId: string, messages: CloudChatMessage[], request: TurnRequest) {
+        try {
+            const screened = await screenCloudRequest(messages, {scanner: this._secrets, neverSend: this._settings.get().neverSend, options: request.secrets});
+            if (screened.redacted.length > 0)
+                this._audit.record({kind: "cloud.secrets.redacted", conversationId, data: {
+                    requestId, count: screened.redacted.length, kinds: countByKind(screened.redacted)
+                }});
+            if (screened.allowed.length > 0)
+                this._audit.record({kind: "cloud.secrets.allowed", conversationId, data: {
+                    requestId, count: screened.allowed.length, kinds: countByKind(screened.allowed)
+                }});
+            return screened;
+        } catch (error) {
+            if (error instanceof SecretInCloudRequestError)
+                this._audit.record({kind: "cloud.secrets.blocked", conversationId, data: {
+                    requestId, count: error.findings.length, kinds: countByKind(error.findings)
+                }});
+            throw error;
+        }
     }
 
     /** Fingerprints of the user's other conversations (those still undoably deleted too): their text must never come back in this one. */

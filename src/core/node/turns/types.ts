@@ -1,3 +1,4 @@
+import type {CloudSecretsOptions} from "../../common/secretScan/types.js";
 import type {Conversation, ConversationId, RouteRequest} from "../../common/types.js";
 
 export type SendMessageInput = {
@@ -7,7 +8,9 @@ export type SendMessageInput = {
     temperature?: number,
     seed?: number | null,
     /** `auto` (the default): local, unless the local engine cannot serve the turn and the cloud is allowed. */
-    route?: RouteRequest
+    route?: RouteRequest,
+    /** A cloud turn's choice for secrets found in what it would send (redact, or allow kinds). Local turns are never scanned. */
+    secrets?: CloudSecretsOptions
 };
 
 export type SendMessageCallbacks = {
@@ -29,5 +32,7 @@ export type TurnRequest = {
     text: string,
     maxTokens?: number,
     temperature?: number,
-    seed?: number | null
+    seed?: number | null,
+    /** For a cloud turn: redact the secrets found, or let some kinds through (`screenCloudRequest`). */
+    secrets?: CloudSecretsOptions
 };
