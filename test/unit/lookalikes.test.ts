@@ -92,7 +92,9 @@ function canaryWithIAndL(): Canary {
     for (;;) {
         const canary = createCanary();
         const random = canary.slice(5, 25);
-        if (random.includes("I") && random.includes("L"))
+        // At most 6 of them: the scanner tries 2^6 readings of a random part written with caseless strokes and no more
+        // (canaryFromFoldedBody); about one canary in 4,000 has more, and the test drew one in 20 runs.
+        if (random.includes("I") && random.includes("L") && (random.match(/[IL]/g) ?? []).length <= 6)
             return canary;
     }
 }
