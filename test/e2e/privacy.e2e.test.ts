@@ -49,6 +49,9 @@ describe.skipIf(!runnable)("privacy at rest in the real UI", () => {
         const secret = "Quokka7781Zephyr";
         for (const text of [`Remember the word ${secret} please.`, "A second conversation."]) {
             await page.getByRole("button", {name: "New conversation", exact: true}).click();
+            // Typed only once the new conversation is open: the previous one's composer is still there (and enabled) until
+            // the switch, and what is typed into it stays with that conversation.
+            await expect.poll(() => page.getByRole("heading", {level: 1}).textContent(), {timeout: 30_000}).toBe("New conversation");
             const composer = page.getByRole("textbox", {name: "Message"});
             await expect.poll(() => composer.isEnabled()).toBe(true);
             await composer.fill(text);
