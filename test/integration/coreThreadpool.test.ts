@@ -22,6 +22,11 @@ function childrenOf(pid: number) {
         .filter(Boolean).map(Number);
 }
 
+/** Web mode's core process, among the children of the process serving the page (tsx may have started an esbuild service there too). */
+function webCoreOf(pid: number) {
+    return childrenOf(pid).filter((child) => fs.readFileSync(`/proc/${child}/cmdline`, "utf8").includes("webCoreEntry"));
+}
+
 async function waitUntilGone(pid: number) {
     const deadline = Date.now() + 30_000; // a hang guard, not a timing claim
     while (fs.existsSync(`/proc/${pid}`) && !/^State:\s+Z/m.test(readStatus(pid))) {
@@ -49,7 +54,8 @@ describe.skipIf(process.platform !== "linux")("the core's libuv thread pool", ()
     it("web mode runs its core in a process started with a one-thread pool, stops it on SIGTERM, and takes it down when killed", async () => {
         const web = await startWebMode(["--no-model"], userEnv());
         try {
-            const [core] = childrenOf(web.process.pid!);
+            const [core, ...others] = webCoreOf(web.process.pid!);
+            expect(others).toEqual([]);
             expect(core).toBeDefined();
             expect(startEnvironment(core!).UV_THREADPOOL_SIZE).toBe("1");
             expect(startEnvironment(web.process.pid!).UV_THREADPOOL_SIZE).toBeUndefined();
@@ -62,7 +68,7 @@ describe.skipIf(process.platform !== "linux")("the core's libuv thread pool", ()
         }
 
         const second = await startWebMode(["--no-model"], userEnv());
-        const [core] = childrenOf(second.process.pid!);
+        const [core] = webCoreOf(second.process.pid!);
         const exited = new Promise<number | null>((resolve) => second.process.once("exit", resolve));
         second.process.kill("SIGTERM");
         expect(await exited).toBe(0);
