@@ -90,6 +90,8 @@ describe.skipIf(process.platform !== "linux" || modelPath == null)("lock means g
             const unlockMs = performance.now() - unlockStarted;
             const shown = await Promise.all(ids.map((conversationId) => unlocked.client.call("conversations.get", {conversationId})));
             expect(shown.map(({conversation}) => conversation.title)).toEqual(titles);
+            // A session open at the lock: its context (the history, canary included, in its KV) must end scrubbed, and the audit say so.
+            await turn(unlocked.client, ids[0]!, "And then");
 
             // Control: the scan finds what the unlocked core holds, and the process serving the page holds none of it even now.
             const control = scanProcessMemory(second, needles);
@@ -98,6 +100,7 @@ describe.skipIf(process.platform !== "linux" || modelPath == null)("lock means g
             const servingWhileUnlocked = scanProcessMemory(web.process.pid!, needles);
             expect(hitsByNeedle([servingWhileUnlocked], needles), "the serving process, unlocked").toEqual(none);
 
+            const lockedAt = Date.now();
             const lockStarted = performance.now();
             expect(await unlocked.client.call("app.lock", {})).toEqual({locked: true});
             const lockAnsweredMs = performance.now() - lockStarted;
@@ -113,15 +116,18 @@ describe.skipIf(process.platform !== "linux" || modelPath == null)("lock means g
                 `serving process unlocked: ${(servingWhileUnlocked.bytesScanned / 2 ** 20).toFixed(0)} MiB, 0 hits; locked: ` +
                 locked.map((scan) => `pid ${scan.pid} (${path.basename(commandLineOf(scan.pid).split("\0").find((part) => /webCoreEntry|main\.ts|esbuild/.test(part)) ?? "?")}) ${(scan.bytesScanned / 2 ** 20).toFixed(0)} MiB in ${scan.regionsScanned} mappings`).join(", ") +
                 `, ${locked.reduce((sum, scan) => sum + scan.findings.length, 0)} hits. app.unlock ${unlockMs.toFixed(0)} ms (key derivation, open, model load); ` +
-                `app.lock answered in ${lockAnsweredMs.toFixed(0)} ms (sessions scrubbed), a fresh core process answering locked after ${lockedAgainMs.toFixed(0)} ms`);
+                `app.lock answered in ${lockAnsweredMs.toFixed(0)} ms (one session scrubbed), a fresh core process answering locked after ${lockedAgainMs.toFixed(0)} ms`);
 
             const back = await askWebMode(web, async (client) => {
                 await client.call("app.unlock", {passphrase});
                 return {
+                    scrubsAtLock: (await client.call("audit.events", {conversationId: ids[0]!})).filter((event) => event.at >= lockedAt).map((event) => event.kind)
+                        .filter((kind) => kind === "scrub.verified" || kind === "scrub.failed"),
                     titles: (await client.call("conversations.list", {})).map((summary) => summary.title).sort(),
                     texts: await Promise.all(ids.map(async (conversationId) => (await client.call("conversations.get", {conversationId})).messages[0]?.content))
                 };
             });
+            expect(back.scrubsAtLock, "the lock ended the open session scrubbed, recorded by the process it ended").toEqual(["scrub.verified"]);
             expect(back.titles).toEqual([...titles].sort());
             expect(back.texts).toEqual(texts.map((text) => `Once upon a time ${text}`));
         } finally {
