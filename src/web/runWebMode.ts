@@ -5,7 +5,7 @@ import {GpuSettingSchema} from "../core/common/api/schemas.js";
 import type {GpuSetting} from "../core/common/api/types.js";
 import {defaultDatabasePath} from "../core/node/appPaths.js";
 import {ensureRendererBuilt} from "./ensureRendererBuilt.js";
-import {startWebServer} from "./server.js";
+import {startWebServer, type WebServer} from "./server.js";
 import {WebCoreProcess} from "./WebCoreProcess.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -39,9 +39,25 @@ export async function runWebMode(args: string[]): Promise<{url: string | null}> 
         return {url: null};
     }
 
+    // Ready before the URL is out: a signal right after it must still end every session scrubbed.
+    let core: WebCoreProcess | null = null;
+    let server: WebServer | null = null;
+    let stopping = false;
+    const stop = async () => {
+        if (stopping)
+            return;
+
+        stopping = true;
+        await core?.stop(); // every session ends scrubbed (a core process still starting ends itself with this one)
+        await server?.close();
+        process.exit(0);
+    };
+    process.on("SIGINT", () => void stop());
+    process.on("SIGTERM", () => void stop());
+
     const {outDir} = await ensureRendererBuilt(repoRoot);
     const lockAfter = wholeNumber("--lock-after", values["lock-after"]);
-    const core = await WebCoreProcess.start({
+    core = await WebCoreProcess.start({
         database: values.db ?? defaultDatabasePath(),
         // Locked at start (a passphrase, none given): the startup model loads once the page unlocks the core.
         startupModel: values["no-model"] === true ? null : values.model,
@@ -53,21 +69,8 @@ export async function runWebMode(args: string[]): Promise<{url: string | null}> 
         catalogPath: values.catalog != null ? path.resolve(values.catalog) : undefined,
         allowLoopbackDownloads: values["allow-loopback-downloads"] === true
     });
-    const server = await startWebServer({rpc: core, rendererDir: outDir, port: wholeNumber("--port", values.port) ?? 0});
+    server = await startWebServer({rpc: core, rendererDir: outDir, port: wholeNumber("--port", values.port) ?? 0});
     process.stdout.write(server.url + "\n");
-
-    let stopping = false;
-    const stop = async () => {
-        if (stopping)
-            return;
-
-        stopping = true;
-        await core.stop(); // every session ends scrubbed
-        await server.close();
-        process.exit(0);
-    };
-    process.on("SIGINT", () => void stop());
-    process.on("SIGTERM", () => void stop());
     return {url: server.url};
 }
 

@@ -2,19 +2,13 @@ import fs from "node:fs";
 import path from "node:path";
 import {describe, expect, it} from "vitest";
 import type {ConnectedCoreClient} from "../../src/core/common/rpc/index.js";
-import {askWebMode, connectToWebMode, startWebMode, type WebMode} from "../helpers/startWebMode.js";
+import {askWebMode, connectToWebMode, startWebMode, webCoreProcessOf, type WebMode} from "../helpers/startWebMode.js";
 import {tempDir} from "../helpers/tempCore.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {hitsByNeedle, processTree, scanProcessMemory} from "./helpers/processMemory.js";
 import {makeTestCanary, type Needle} from "./helpers/scanForSecrets.js";
 
 const modelPath = requireTestModel();
-
-/** Web mode's core process (its other children are tsx's esbuild services), when exactly one runs. */
-function coreProcessOf(web: WebMode): number | null {
-    const cores = processTree(web.process.pid!).filter((pid) => commandLineOf(pid).includes("webCoreEntry"));
-    return cores.length === 1 ? cores[0]! : null;
-}
 
 function commandLineOf(pid: number) {
     try {
@@ -27,10 +21,10 @@ function commandLineOf(pid: number) {
 /** Once the core process `previous` has ended and a new one runs. */
 async function freshCoreProcess(web: WebMode, previous: number) {
     await expect.poll(() => {
-        const core = coreProcessOf(web);
+        const core = webCoreProcessOf(web);
         return core != null && core !== previous && !fs.existsSync(`/proc/${previous}`);
     }, {timeout: 30_000, interval: 20}).toBe(true);
-    return coreProcessOf(web)!;
+    return webCoreProcessOf(web)!;
 }
 
 async function turn(client: ConnectedCoreClient, conversationId: string, text: string) {
@@ -80,7 +74,7 @@ describe.skipIf(process.platform !== "linux" || modelPath == null)("lock means g
             });
 
             // The first lock: the process that created them (and was given the passphrase) ends.
-            const first = coreProcessOf(web)!;
+            const first = webCoreProcessOf(web)!;
             expect(await askWebMode(web, (client) => client.call("app.lock", {}))).toEqual({locked: true});
             const second = await freshCoreProcess(web, first);
 
