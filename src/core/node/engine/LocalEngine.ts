@@ -44,6 +44,8 @@ export type ChatTurnInput = {
     maxTokens?: number,
     temperature?: number,
     seed?: number | null,
+    /** Texts that end the reply besides the chat template's own terminators (an API request's `stop`). Defaults to none. */
+    stopTexts?: string[],
     signal?: AbortSignal,
     onText?: (text: string) => void,
     /** Called after each prefill step (see `GenerateOptions.onPrefill`). */
@@ -358,7 +360,7 @@ export class LocalEngine {
                 topK: sampling.topK,
                 topP: sampling.topP,
                 seed: input.seed !== undefined ? input.seed : sampling.seed,
-                stopTexts: prepared.stopTexts,
+                stopTexts: [...prepared.stopTexts, ...input.stopTexts ?? []],
                 signal: input.signal,
                 onText: input.onText,
                 prefillChunkTokens: this._options.prefillChunkTokens,

@@ -1,0 +1,57 @@
+import {z} from "zod";
+import {MaxTokensSchema, SeedSchema, TemperatureSchema} from "../core/common/api/limits.js";
+
+/**
+ * The request bodies `cleanroom serve` accepts, in OpenAI's shapes. Fields it cannot honour are
+ * refused by name rather than ignored (a client asking for tools or several choices must not get
+ * an answer that silently lacks them); fields that change nothing here (`user`, `stream_options`
+ * aside) are accepted.
+ */
+
+const TextPartSchema = z.object({type: z.literal("text"), text: z.string()});
+
+/** A message's content: a string, or a list of text parts (images and audio are not supported). */
+const ContentSchema = z.union([
+    z.string(),
+    z.array(z.union([TextPartSchema, z.looseObject({type: z.string()}).refine(() => false, {message: "only text parts are supported"})])).min(1)
+]);
+
+const MessageSchema = z.discriminatedUnion("role", [
+    z.object({role: z.literal("system"), content: ContentSchema, name: z.string().optional()}),
+    z.object({role: z.literal("developer"), content: ContentSchema, name: z.string().optional()}),
+    z.object({role: z.literal("user"), content: ContentSchema, name: z.string().optional()}),
+    z.object({role: z.literal("assistant"), content: ContentSchema, name: z.string().optional()})
+], {error: "a message's role must be system, developer, user or assistant (tool messages are not supported)"});
+
+const StopSchema = z.union([z.string().min(1), z.array(z.string().min(1)).max(4)]);
+
+/** Refused when present with anything but the value that changes nothing. */
+const unsupported = <T extends z.ZodType>(schema: T, neutral: (value: z.infer<T>) => boolean, why: string) =>
+    schema.optional().refine((value) => value == null || neutral(value), {message: why});
+
+export const ChatCompletionBodySchema = z.object({
+    model: z.string().min(1),
+    messages: z.array(MessageSchema).min(1, "messages cannot be empty").max(1000),
+    stream: z.boolean().nullish(),
+    stream_options: z.object({include_usage: z.boolean().nullish()}).nullish(),
+    max_tokens: MaxTokensSchema.nullish(),
+    max_completion_tokens: MaxTokensSchema.nullish(),
+    temperature: TemperatureSchema.nullish(),
+    top_p: z.number().min(0).max(1).nullish(),
+    seed: SeedSchema.nullish(),
+    stop: StopSchema.nullish(),
+    user: z.string().nullish(),
+    n: unsupported(z.number().int().nullable(), (n) => n == null || n === 1, "only n = 1 is supported"),
+    tools: unsupported(z.array(z.unknown()).nullable(), (tools) => tools == null || tools.length === 0, "tools are not supported"),
+    logprobs: unsupported(z.boolean().nullable(), (logprobs) => logprobs !== true, "logprobs are not supported"),
+    response_format: unsupported(z.looseObject({type: z.string()}).nullable(), (format) => format == null || format.type === "text",
+        "only response_format {type: \"text\"} is supported"),
+    presence_penalty: unsupported(z.number().nullable(), (value) => value == null || value === 0, "presence_penalty is not supported"),
+    frequency_penalty: unsupported(z.number().nullable(), (value) => value == null || value === 0, "frequency_penalty is not supported")
+});
+export type ChatCompletionBody = z.infer<typeof ChatCompletionBodySchema>;
+
+/** The text of a message's content, its parts joined. */
+export function textOfContent(content: ChatCompletionBody["messages"][number]["content"]): string {
+    return typeof content === "string" ? content : content.map((part) => "text" in part ? part.text : "").join("");
+}
