@@ -19,7 +19,9 @@ export type ApiAppOptions = {
     /** Stops every request in flight (the server is shutting down). */
     shutdownSignal: AbortSignal,
     /** Called once per request that reached the model, answered or not. */
-    onRequestEnd?: (report: ApiRequestReport) => void
+    onRequestEnd?: (report: ApiRequestReport) => void,
+    /** Called when a streamed request's client disconnects before the end: its generation is being stopped. */
+    onClientLeft?: (requestId: string, tenant: string) => void
 };
 
 export type ApiRequestReport = {requestId: string, tenant: string, result: ApiRequestResult | null, error: unknown};
@@ -102,14 +104,21 @@ export function createApiApp(options: ApiAppOptions) {
             released = true; // the stream releases its slot when it ends
             return streamSSE(c, async (stream) => {
                 const cancel = new AbortController();
-                stream.onAbort(() => cancel.abort());
+                const clientLeft = () => {
+                    if (cancel.signal.aborted || options.shutdownSignal.aborted)
+                        return;
+                    cancel.abort();
+                    options.onClientLeft?.(prepared.requestId, tenant);
+                };
+                stream.onAbort(clientLeft);
+                c.req.raw.signal.addEventListener("abort", clientLeft, {once: true});
                 const chunk = (delta: Record<string, string>, finishReason: string | null) => ({
                     id, object: "chat.completion.chunk", created, model: modelName, choices: [{index: 0, delta, finish_reason: finishReason, logprobs: null}]
                 });
                 try {
                     await stream.writeSSE({data: JSON.stringify(chunk({role: "assistant", content: ""}, null))});
                     const result = await runReported(prepared, tenant, {
-                        signal: AbortSignal.any([cancel.signal, c.req.raw.signal, options.shutdownSignal]),
+                        signal: AbortSignal.any([cancel.signal, options.shutdownSignal]),
                         onText: (text) => void stream.writeSSE({data: JSON.stringify(chunk({content: text}, null))})
                     });
                     if (result.finishReason === "aborted")

@@ -17,7 +17,8 @@ export type ApiServerOptions = {
     apiKeys?: string[],
     /** Requests served at once. Defaults to `4`. */
     parallel?: number,
-    onRequestEnd?: (report: ApiRequestReport) => void
+    onRequestEnd?: (report: ApiRequestReport) => void,
+    onClientLeft?: (requestId: string, tenant: string) => void
 };
 
 export type ApiServer = {
@@ -32,16 +33,20 @@ export const defaultApiPort = 1234;
 export const defaultApiHost = "127.0.0.1";
 export const defaultApiParallel = 4;
 
-/** Starts the local OpenAI-compatible server (`cleanroom serve`) on a core with its model loaded. */
-export async function startApiServer({core, modelName, host = defaultApiHost, port = defaultApiPort, apiKeys = [], parallel = defaultApiParallel, onRequestEnd}: ApiServerOptions): Promise<ApiServer> {
+/** Refuses an address other machines can reach when no key guards it. */
+export function checkListenAddress(host: string, apiKeys: string[]) {
     if (apiKeys.length === 0 && !isLoopbackHost(host))
         throw new CleanroomError("INVALID_INPUT",
             `--host ${host} would let other machines reach the model with no key: give at least one --api-key, or listen on 127.0.0.1.`, {option: "--host", value: host});
+}
 
+/** Starts the local OpenAI-compatible server (`cleanroom serve`) on a core with its model loaded. */
+export async function startApiServer({core, modelName, host = defaultApiHost, port = defaultApiPort, apiKeys = [], parallel = defaultApiParallel, onRequestEnd, onClientLeft}: ApiServerOptions): Promise<ApiServer> {
+    checkListenAddress(host, apiKeys);
     const shutdown = new AbortController();
     let listeningPort = port;
     const {app, settled} = createApiApp({
-        core, modelName, keys: new ApiKeyRing(apiKeys), parallel, shutdownSignal: shutdown.signal, onRequestEnd,
+        core, modelName, keys: new ApiKeyRing(apiKeys), parallel, shutdownSignal: shutdown.signal, onRequestEnd, onClientLeft,
         allowedHosts: () => apiKeys.length === 0 ? loopbackHostHeaders(listeningPort) : null
     });
     const server = await new Promise<ServerType>((resolve, reject) => {

@@ -45,9 +45,10 @@ export function registerServeCommand(program: Command) {
         .action(async (options: ServeOptions) => {
             let core: Core | undefined;
             try {
-                const [{openCore, requireCliModel}, {startApiServer, defaultApiParallel}, {describeRequestEnd}] = await Promise.all([
+                const [{openCore, requireCliModel}, {startApiServer, checkListenAddress, defaultApiParallel}, {describeRequestEnd}] = await Promise.all([
                     import("../openCore.js"), import("../../serve/startApiServer.js"), import("../../serve/describeRequestEnd.js")
                 ]);
+                checkListenAddress(options.host, options.apiKey);
                 const modelPath = requireCliModel(options.model);
                 core = await openCore({db: options.db, threads: options.threads, contextSize: options.contextSize, gpu: options.gpu});
                 const info = await core.loadModel(modelPath);
@@ -61,7 +62,8 @@ export function registerServeCommand(program: Command) {
                 const server = await startApiServer({
                     core, modelName: path.basename(modelPath).replace(/\.gguf$/i, ""), host: options.host, port: options.port,
                     apiKeys: options.apiKey, parallel: options.parallel ?? Math.min(defaultApiParallel, info.poolCapacity),
-                    onRequestEnd: (report) => process.stderr.write(describeRequestEnd(report) + "\n")
+                    onRequestEnd: (report) => process.stderr.write(describeRequestEnd(report) + "\n"),
+                    onClientLeft: (requestId, tenant) => process.stderr.write(`${requestId} (${tenant}): the client disconnected; its generation is stopped.\n`)
                 });
                 process.stdout.write(server.baseUrl + "\n");
 
