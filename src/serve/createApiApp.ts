@@ -58,9 +58,10 @@ export function createApiApp(options: ApiAppOptions) {
         await next();
     });
 
+    // context_length: what one request's context holds (prompt + reply), as vLLM's max_model_len and LM Studio say it.
     app.get("/v1/models", (c) => c.json({
         object: "list",
-        data: [{id: modelName, object: "model", created: 0, owned_by: "cleanroom"}]
+        data: [{id: modelName, object: "model", created: 0, owned_by: "cleanroom", context_length: core.modelInfo()?.contextSize ?? null}]
     }));
 
     app.post("/v1/chat/completions", bodyLimit({

@@ -98,6 +98,7 @@ describe.skipIf(modelPath == null)("cleanroom serve: an OpenAI-compatible local 
 
         const models = await client.models.list();
         expect(models.data.map((model) => model.id)).toEqual([modelName]);
+        expect(models.data[0]).toMatchObject({context_length: expect.any(Number)}); // what one request's context holds (the audit reads it)
 
         const whole = await client.chat.completions.create(chatBody("Once upon a time, a little dog"));
         const reply = whole.choices[0]!.message.content!;
