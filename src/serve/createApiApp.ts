@@ -88,7 +88,7 @@ export function createApiApp(options: ApiAppOptions) {
             released = true;
         };
         try {
-            const prepared = core.prepareApiRequest(requestInputOf(body, tenant));
+            const prepared = await core.prepareApiRequest(requestInputOf(body, tenant));
             const created = Math.floor(Date.now() / 1000);
             const id = `chatcmpl-${prepared.requestId.slice("api-".length)}`;
             if (body.stream !== true) {
@@ -191,8 +191,18 @@ function requestInputOf(body: ChatCompletionBody, tenant: string): ApiRequestInp
         temperature: body.temperature ?? 1,
         topP: body.top_p ?? undefined,
         seed: body.seed ?? null,
-        stop: body.stop == null ? [] : typeof body.stop === "string" ? [body.stop] : body.stop
+        stop: body.stop == null ? [] : typeof body.stop === "string" ? [body.stop] : body.stop,
+        json: jsonOf(body.response_format)
     };
+}
+
+/** What JSON the reply must be: any (`json_object`), matching a schema (`json_schema`; any JSON when it gives none), or none asked. */
+function jsonOf(format: ChatCompletionBody["response_format"]): ApiRequestInput["json"] {
+    if (format?.type === "json_object")
+        return {schema: null};
+    if (format?.type === "json_schema")
+        return {schema: format.json_schema.schema ?? null};
+    return undefined;
 }
 
 function finishReasonOf(result: ApiRequestResult) {

@@ -23,6 +23,18 @@ const MessageSchema = z.discriminatedUnion("role", [
     z.object({role: z.literal("assistant"), content: ContentSchema, name: z.string().optional()})
 ], {error: "a message's role must be system, developer, user or assistant (tool messages are not supported)"});
 
+/** Free text, any JSON, or JSON matching a schema (node-llama-cpp's JSON-schema grammar decides which schemas it can follow). */
+const ResponseFormatSchema = z.discriminatedUnion("type", [
+    z.object({type: z.literal("text")}),
+    z.object({type: z.literal("json_object")}),
+    z.object({type: z.literal("json_schema"), json_schema: z.object({
+        name: z.string().min(1).max(64),
+        description: z.string().optional(),
+        schema: z.record(z.string(), z.unknown()).optional(),
+        strict: z.boolean().nullish()
+    })})
+], {error: "response_format's type must be text, json_object or json_schema"});
+
 const StopSchema = z.union([z.string().min(1), z.array(z.string().min(1)).max(4)]);
 
 /** Refused when present with anything but the value that changes nothing. */
@@ -44,8 +56,7 @@ export const ChatCompletionBodySchema = z.object({
     n: unsupported(z.number().int().nullable(), (n) => n == null || n === 1, "only n = 1 is supported"),
     tools: unsupported(z.array(z.unknown()).nullable(), (tools) => tools == null || tools.length === 0, "tools are not supported"),
     logprobs: unsupported(z.boolean().nullable(), (logprobs) => logprobs !== true, "logprobs are not supported"),
-    response_format: unsupported(z.looseObject({type: z.string()}).nullable(), (format) => format == null || format.type === "text",
-        "only response_format {type: \"text\"} is supported"),
+    response_format: ResponseFormatSchema.nullish(),
     presence_penalty: unsupported(z.number().nullable(), (value) => value == null || value === 0, "presence_penalty is not supported"),
     frequency_penalty: unsupported(z.number().nullable(), (value) => value == null || value === 0, "frequency_penalty is not supported")
 });

@@ -166,12 +166,37 @@ describe.skipIf(modelPath == null)("cleanroom serve: an OpenAI-compatible local 
         expect(await badTemperature.json()).toMatchObject({error: {param: "temperature", code: "invalid_value", message: expect.stringMatching(/^temperature: .*2/)}});
         const tools = await post(server, chatBody("Hi", {tools: [{type: "function", function: {name: "f"}}]}));
         expect(await tools.json()).toMatchObject({error: {param: "tools", message: "tools: tools are not supported."}});
+        const xml = await post(server, chatBody("Hi", {response_format: {type: "xml"}}));
+        expect(xml.status).toBe(400);
+        expect(await xml.json()).toMatchObject({error: {param: "response_format.type", message: expect.stringMatching(/text, json_object or json_schema/)}});
         const lastNotUser = await post(server, {model: modelName, messages: [{role: "assistant", content: "Hello"}]});
         expect(lastNotUser.status).toBe(400);
         expect(await lastNotUser.json()).toMatchObject({error: {param: "messages", message: "The last message must be the user's."}});
         const otherModel = await post(server, {...chatBody("Hi"), model: "gpt-4o"});
         expect(otherModel.status).toBe(404);
         expect(await otherModel.json()).toMatchObject({error: {param: "model", code: "model_not_found"}});
+    });
+
+    it("response_format json_schema: the reply is JSON that matches the schema (node-llama-cpp's JSON-schema grammar), streamed and not", async () => {
+        const server = await serve();
+        const client = clientOf(server);
+        const asked = {
+            ...chatBody("Is the little dog happy?", {max_tokens: 60}),
+            response_format: {type: "json_schema" as const, json_schema: {name: "verdict", strict: true, schema: {
+                type: "object", properties: {answer: {enum: ["yes", "no"]}, stars: {type: "integer"}}, required: ["answer", "stars"], additionalProperties: false
+            }}}
+        };
+        const whole = await client.chat.completions.create(asked);
+        expect(whole.choices[0]!.finish_reason).toBe("stop");
+        const verdict = JSON.parse(whole.choices[0]!.message.content!) as Record<string, unknown>;
+        expect(Object.keys(verdict).sort()).toEqual(["answer", "stars"]);
+        expect(["yes", "no"]).toContain(verdict.answer);
+        expect(Number.isInteger(verdict.stars)).toBe(true);
+
+        let streamed = "";
+        for await (const chunk of await client.chat.completions.create({...asked, stream: true}))
+            streamed += chunk.choices[0]?.delta.content ?? "";
+        expect(JSON.parse(streamed)).toEqual(verdict);
     });
 
     it("without keys, answers only requests addressed to loopback (Host checked: no DNS rebinding); a non-loopback --host without keys is refused at start", async () => {

@@ -373,10 +373,11 @@ export class Core {
 
     /**
      * An API request of the local server (`cleanroom serve`), checked against the context before
-     * anything is evaluated: `CONTEXT_OVERFLOW` (recorded) when its prompt and reply budget do not fit.
+     * anything is evaluated: `CONTEXT_OVERFLOW` (recorded) when its prompt and reply budget do not fit,
+     * `INVALID_INPUT` for a JSON schema that cannot be followed.
      */
-    public prepareApiRequest(input: ApiRequestInput): PreparedApiRequest {
-        return this._apiRequests.prepare(input);
+    public async prepareApiRequest(input: ApiRequestInput): Promise<PreparedApiRequest> {
+        return await this._apiRequests.prepare(input);
     }
 
     /** Runs a prepared API request in a context of its own, ended (scrubbed and verified) with it. */

@@ -21,7 +21,9 @@ export type ApiRequestInput = {
     topP?: number,
     seed?: number | null,
     /** Texts that end the reply. Defaults to none. */
-    stop?: string[]
+    stop?: string[],
+    /** The reply must be JSON (`{schema: null}`), or JSON matching `schema`. Defaults to free text. */
+    json?: {schema: Record<string, unknown> | null}
 };
 
 /** A request accepted: its prompt fits the context, with its reply budget. */
@@ -29,7 +31,7 @@ export type PreparedApiRequest = {
     requestId: string,
     input: ApiRequestInput,
     settings: ConversationSettings,
-    turn: Pick<ChatTurnInput, "history" | "userText">,
+    turn: Pick<ChatTurnInput, "history" | "userText" | "grammar">,
     prompt: PreparedPrompt
 };
 
@@ -63,8 +65,11 @@ export class ApiRequestService {
         this._audit = audit;
     }
 
-    /** Builds the prompt and checks that it fits with its reply budget (`ContextOverflowError` otherwise, recorded). */
-    public prepare(input: ApiRequestInput): PreparedApiRequest {
+    /**
+     * Builds the prompt and checks that it fits with its reply budget (`ContextOverflowError` otherwise,
+     * recorded), and the JSON grammar asked for (`INVALID_INPUT` for a schema that cannot be followed).
+     */
+    public async prepare(input: ApiRequestInput): Promise<PreparedApiRequest> {
         const requestId = `api-${crypto.randomBytes(8).toString("hex")}`;
         const last = input.messages.at(-1);
         if (last?.role !== "user")
@@ -76,19 +81,20 @@ export class ApiRequestService {
             historyPolicy: "refuse",
             sampling: {temperature: input.temperature, topK: apiTopK, topP: input.topP ?? 1, seed: input.seed ?? null, maxTokens: input.maxTokens ?? 1}
         };
-        const turn = {history, userText: last.content};
+        let prompt: PreparedPrompt;
         try {
-            let prompt = this._engine.preparePrompt({settings, ...turn, maxTokens: input.maxTokens ?? 1});
+            prompt = this._engine.preparePrompt({settings, history, userText: last.content, maxTokens: input.maxTokens ?? 1});
             if (input.maxTokens == null) {
                 const room = Math.min(this._engine.info!.contextSize - prompt.tokens.length, MaxTokensSchema.maxValue!);
                 prompt = {...prompt, maxTokens: room};
             }
-            return {requestId, input, settings, turn, prompt};
         } catch (error) {
             if (error instanceof ContextOverflowError)
                 this._audit.record({kind: "api.refused", conversationId: requestId, data: {tenant: input.tenant, ...error.details}});
             throw error;
         }
+        const grammar = input.json == null ? undefined : await this._engine.createJsonGrammar(input.json.schema);
+        return {requestId, input, settings, turn: {history, userText: last.content, grammar}, prompt};
     }
 
     /** Runs the request in its own context, then ends that context's session (scrubbed); `ScrubUnverifiedError` if the scrub could not be verified. */
@@ -115,8 +121,10 @@ export class ApiRequestService {
                 tenant: input.tenant, finishReason, promptTokens: request.prompt.tokens.length, completionTokens: result.tokens.length,
                 cachedTokens: result.reusedPromptTokens
             }});
+            // A JSON reply is complete at its closing brace: the whitespace its grammar allows after it is not part of it.
+            const text = request.turn.grammar?.trimWhitespaceSuffix === true ? result.text.trimEnd() : result.text;
             return {
-                requestId, text: result.text, finishReason, promptTokens: request.prompt.tokens.length,
+                requestId, text, finishReason, promptTokens: request.prompt.tokens.length,
                 completionTokens: result.tokens.length, cachedTokens: result.reusedPromptTokens, scrub: toScrubReport(end!)
             };
         } finally {
