@@ -197,6 +197,14 @@ describe.skipIf(modelPath == null)("cleanroom serve: an OpenAI-compatible local 
         for await (const chunk of await client.chat.completions.create({...asked, stream: true}))
             streamed += chunk.choices[0]?.delta.content ?? "";
         expect(JSON.parse(streamed)).toEqual(verdict);
+
+        // A keyword the grammar would silently drop is refused, before anything is evaluated.
+        const pattern = await client.chat.completions.create({...asked, response_format: {type: "json_schema", json_schema: {name: "code",
+            schema: {type: "object", properties: {code: {type: "string", pattern: "^[A-Z]{3}$"}}}}}}).catch((error: unknown) => error);
+        expect(pattern).toMatchObject({status: 400, param: "response_format.json_schema.schema", code: "invalid_value",
+            message: expect.stringMatching(/schema\.properties\.code\.pattern: "pattern" is not followed/)});
+        const {events} = await stopAndReadAudit(server);
+        expect(requestEvents(events, "context.created")).toHaveLength(2);
     });
 
     it("without keys, answers only requests addressed to loopback (Host checked: no DNS rebinding); a non-loopback --host without keys is refused at start", async () => {

@@ -19,6 +19,7 @@ import {describeLlamaBuild} from "./describeLlamaBuild.js";
 import {llamaGpuChoice} from "./loadLlama.js";
 import {startupThreadpoolSize} from "./startupThreadpoolSize.js";
 import {machineFingerprint, measureThreads, modelFingerprint, pickBestThreads, threadTunerVersion, type ThreadTuning} from "./ThreadTuner.js";
+import {unfollowedJsonSchemaPart} from "./unfollowedJsonSchemaPart.js";
 import {validateModelFile, type ModelFileFacts} from "./validateModelFile.js";
 import type {ModelLoadStep} from "../../common/api/types.js";
 
@@ -402,11 +403,14 @@ export class LocalEngine {
      */
     public async createJsonGrammar(schema: Record<string, unknown> | null): Promise<LlamaGrammar> {
         const {llama} = this._requireModel().model;
+        const unfollowed = schema == null ? null : unfollowedJsonSchemaPart(schema);
+        if (unfollowed != null)
+            throw new CleanroomError("INVALID_INPUT", `The JSON schema cannot be followed: ${unfollowed}.`, {param: "response_format.json_schema.schema"});
         try {
             return schema == null ? await llama.getGrammarFor("json") : await llama.createGrammarForJsonSchema<GbnfJsonSchema>(schema as GbnfJsonSchema);
         } catch (error) {
             throw new CleanroomError("INVALID_INPUT", `The JSON schema cannot be followed: ${error instanceof Error ? error.message : String(error)}`,
-                {param: "response_format"});
+                {param: "response_format.json_schema.schema"});
         }
     }
 
