@@ -1,11 +1,13 @@
 import {Hono, type Context} from "hono";
 import {bodyLimit} from "hono/body-limit";
 import {streamSSE} from "hono/streaming";
-import {isCleanroomError} from "../core/common/errors.js";
+import type {z} from "zod";
 import type {ApiRequestInput, ApiRequestResult, Core, PreparedApiRequest} from "../core/node/Core.js";
 import type {ApiKeyRing} from "./ApiKeyRing.js";
-import {ChatCompletionBodySchema, textOfContent, type ChatCompletionBody} from "./openAiSchemas.js";
+import {chatCompletionShape, finishReasonOf, textCompletionShape, usageOf, type CompletionShape} from "./completionShapes.js";
+import {ChatCompletionBodySchema, CompletionBodySchema, textOfContent, type ChatCompletionBody, type CompletionBody} from "./openAiSchemas.js";
 import {OpenAiHttpError} from "./OpenAiHttpError.js";
+import {toHttpError} from "./toHttpError.js";
 
 export type ApiAppOptions = {
     core: Core,
@@ -64,13 +66,23 @@ export function createApiApp(options: ApiAppOptions) {
         data: [{id: modelName, object: "model", created: 0, owned_by: "cleanroom", context_length: core.modelInfo()?.contextSize ?? null}]
     }));
 
-    app.post("/v1/chat/completions", bodyLimit({
+    const limitBody = bodyLimit({
         maxSize: maxBodyBytes,
         onError: () => {
             throw new OpenAiHttpError(413, "invalid_request_error", `The request body is larger than ${maxBodyBytes} bytes.`, {code: "request_too_large"});
         }
-    }), async (c) => {
-        const body = parseBody(await c.req.text());
+    });
+    app.post("/v1/chat/completions", limitBody, async (c) => {
+        const body = parseBody(await c.req.text(), ChatCompletionBodySchema);
+        return await answer(c, body, chatInputOf(body, c.get("tenant")), chatCompletionShape, "messages");
+    });
+    app.post("/v1/completions", limitBody, async (c) => {
+        const body = parseBody(await c.req.text(), CompletionBodySchema);
+        return await answer(c, body, textInputOf(body, c.get("tenant")), textCompletionShape, "prompt");
+    });
+
+    /** One completion of either kind: the model checked, a slot taken (or 429), the prompt checked to fit (or 400), then run and answered whole or streamed. */
+    async function answer(c: Context, body: CommonBody, input: ApiRequestInput, shape: CompletionShape, promptParam: string) {
         if (body.model !== modelName)
             throw new OpenAiHttpError(404, "invalid_request_error", `The model ${JSON.stringify(body.model)} does not exist here: this server serves ${JSON.stringify(modelName)}.`,
                 {param: "model", code: "model_not_found"});
@@ -78,67 +90,59 @@ export function createApiApp(options: ApiAppOptions) {
             throw new OpenAiHttpError(429, "rate_limit_error",
                 `All ${options.parallel} request slots are busy (--parallel ${options.parallel}); nothing of this request was done. Retry after ${retryAfterSeconds} s.`,
                 {code: "rate_limit_exceeded", retryAfterSeconds});
-        const tenant = c.get("tenant");
         // Counted from here, synchronously with the check above: two requests cannot both take the last slot.
         running++;
-        let released = false;
-        const release = () => {
-            if (!released)
-                running--;
-            released = true;
-        };
+        let streaming = false;
         try {
-            const prepared = await core.prepareApiRequest(requestInputOf(body, tenant));
+            const prepared = await core.prepareApiRequest(input).catch((error: unknown) => {
+                throw toHttpError(error, promptParam);
+            });
             const created = Math.floor(Date.now() / 1000);
-            const id = `chatcmpl-${prepared.requestId.slice("api-".length)}`;
+            const envelope = {id: `${shape.idPrefix}-${prepared.requestId.slice("api-".length)}`, created, model: modelName};
             if (body.stream !== true) {
-                const result = await runReported(prepared, tenant, {signal: AbortSignal.any([c.req.raw.signal, options.shutdownSignal])});
+                const result = await runReported(prepared, input.tenant, {signal: AbortSignal.any([c.req.raw.signal, options.shutdownSignal])});
                 if (result.finishReason === "aborted")
                     throw new OpenAiHttpError(503, "server_error", "The request was stopped before it finished (the server is shutting down, or the client left).",
                         {code: "request_stopped"});
-                return c.json({
-                    id, object: "chat.completion", created, model: modelName,
-                    choices: [{index: 0, message: {role: "assistant", content: result.text}, finish_reason: finishReasonOf(result), logprobs: null}],
-                    usage: usageOf(result)
-                });
+                return c.json({...envelope, object: shape.object, choices: [shape.whole(result.text, finishReasonOf(result))], usage: usageOf(result)});
             }
-            released = true; // the stream releases its slot when it ends
+            streaming = true; // the stream gives its slot back when it ends
             return streamSSE(c, async (stream) => {
                 const cancel = new AbortController();
                 const clientLeft = () => {
                     if (cancel.signal.aborted || options.shutdownSignal.aborted)
                         return;
                     cancel.abort();
-                    options.onClientLeft?.(prepared.requestId, tenant);
+                    options.onClientLeft?.(prepared.requestId, input.tenant);
                 };
                 stream.onAbort(clientLeft);
                 c.req.raw.signal.addEventListener("abort", clientLeft, {once: true});
-                const chunk = (delta: Record<string, string>, finishReason: string | null) => ({
-                    id, object: "chat.completion.chunk", created, model: modelName, choices: [{index: 0, delta, finish_reason: finishReason, logprobs: null}]
-                });
+                const chunk = (choice: Record<string, unknown>) => JSON.stringify({...envelope, object: shape.chunkObject, choices: [choice]});
                 try {
-                    await stream.writeSSE({data: JSON.stringify(chunk({role: "assistant", content: ""}, null))});
-                    const result = await runReported(prepared, tenant, {
+                    if (shape.opening != null)
+                        await stream.writeSSE({data: chunk(shape.opening)});
+                    const result = await runReported(prepared, input.tenant, {
                         signal: AbortSignal.any([cancel.signal, options.shutdownSignal]),
-                        onText: (text) => void stream.writeSSE({data: JSON.stringify(chunk({content: text}, null))})
+                        onText: (text) => void stream.writeSSE({data: chunk(shape.text(text))})
                     });
                     if (result.finishReason === "aborted")
                         return;
-                    await stream.writeSSE({data: JSON.stringify(chunk({}, finishReasonOf(result)))});
+                    await stream.writeSSE({data: chunk(shape.closing(finishReasonOf(result)))});
                     if (body.stream_options?.include_usage === true)
-                        await stream.writeSSE({data: JSON.stringify({id, object: "chat.completion.chunk", created, model: modelName, choices: [], usage: usageOf(result)})});
+                        await stream.writeSSE({data: JSON.stringify({...envelope, object: shape.chunkObject, choices: [], usage: usageOf(result)})});
                     await stream.writeSSE({data: "[DONE]"});
                 } catch (error) {
                     if (!stream.aborted)
-                        await stream.writeSSE({data: JSON.stringify(toHttpError(error).toBody())});
+                        await stream.writeSSE({data: JSON.stringify(toHttpError(error, promptParam).toBody())});
                 } finally {
                     running--;
                 }
             }, async () => undefined);
         } finally {
-            release();
+            if (!streaming)
+                running--;
         }
-    });
+    }
 
     function runReported(prepared: PreparedApiRequest, tenant: string, callbacks: {signal: AbortSignal, onText?: (text: string) => void}) {
         const run = runAndReport(prepared, tenant, callbacks);
@@ -167,14 +171,16 @@ export function createApiApp(options: ApiAppOptions) {
     };
 }
 
-function parseBody(text: string): ChatCompletionBody {
+type CommonBody = Pick<ChatCompletionBody, "model" | "stream" | "stream_options">;
+
+function parseBody<T>(text: string, schema: z.ZodType<T>): T {
     let json: unknown;
     try {
         json = JSON.parse(text);
     } catch {
         throw new OpenAiHttpError(400, "invalid_request_error", "The request body is not valid JSON.", {code: "invalid_json"});
     }
-    const parsed = ChatCompletionBodySchema.safeParse(json);
+    const parsed = schema.safeParse(json);
     if (!parsed.success) {
         const issue = parsed.error.issues[0]!;
         const param = issue.path.length > 0 ? issue.path.map(String).join(".") : null;
@@ -183,16 +189,35 @@ function parseBody(text: string): ChatCompletionBody {
     return parsed.data;
 }
 
-function requestInputOf(body: ChatCompletionBody, tenant: string): ApiRequestInput {
+/** What both kinds of request ask alike. */
+function samplingOf(body: ChatCompletionBody | CompletionBody) {
     return {
-        tenant,
-        messages: body.messages.map((message) => ({role: message.role === "developer" ? "system" : message.role, content: textOfContent(message.content)})),
-        maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
         temperature: body.temperature ?? 1,
         topP: body.top_p ?? undefined,
         seed: body.seed ?? null,
-        stop: body.stop == null ? [] : typeof body.stop === "string" ? [body.stop] : body.stop,
+        stop: body.stop == null ? [] : typeof body.stop === "string" ? [body.stop] : body.stop
+    };
+}
+
+function chatInputOf(body: ChatCompletionBody, tenant: string): ApiRequestInput {
+    return {
+        tenant,
+        source: {kind: "chat", messages: body.messages.map((message) => ({role: message.role === "developer" ? "system" : message.role, content: textOfContent(message.content)}))},
+        maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
+        ...samplingOf(body),
         json: jsonOf(body.response_format)
+    };
+}
+
+/** OpenAI's default reply budget for `/v1/completions`. */
+const defaultTextCompletionTokens = 16;
+
+function textInputOf(body: CompletionBody, tenant: string): ApiRequestInput {
+    return {
+        tenant,
+        source: {kind: "text", prompt: typeof body.prompt === "string" ? body.prompt : body.prompt[0]},
+        maxTokens: body.max_tokens ?? defaultTextCompletionTokens,
+        ...samplingOf(body)
     };
 }
 
@@ -203,35 +228,6 @@ function jsonOf(format: ChatCompletionBody["response_format"]): ApiRequestInput[
     if (format?.type === "json_schema")
         return {schema: format.json_schema.schema ?? null};
     return undefined;
-}
-
-function finishReasonOf(result: ApiRequestResult) {
-    return result.finishReason === "length" ? "length" : "stop";
-}
-
-/** `cached_tokens` is always 0: every request starts in a fresh context, so no prompt is ever served from another's cache. */
-function usageOf(result: ApiRequestResult) {
-    return {
-        prompt_tokens: result.promptTokens,
-        completion_tokens: result.completionTokens,
-        total_tokens: result.promptTokens + result.completionTokens,
-        prompt_tokens_details: {cached_tokens: result.cachedTokens}
-    };
-}
-
-function toHttpError(error: unknown): OpenAiHttpError {
-    if (error instanceof OpenAiHttpError)
-        return error;
-    if (isCleanroomError(error, "CONTEXT_OVERFLOW"))
-        return new OpenAiHttpError(400, "invalid_request_error", error.message, {param: "messages", code: "context_length_exceeded"});
-    if (isCleanroomError(error, "INVALID_INPUT"))
-        return new OpenAiHttpError(400, "invalid_request_error", error.message, {param: typeof error.details.param === "string" ? error.details.param : null, code: "invalid_value"});
-    if (isCleanroomError(error, "MODEL_NOT_LOADED"))
-        return new OpenAiHttpError(503, "server_error", error.message, {code: "model_not_loaded"});
-    if (isCleanroomError(error, "SCRUB_UNVERIFIED"))
-        return new OpenAiHttpError(500, "server_error", error.message, {code: "scrub_unverified"});
-    return new OpenAiHttpError(500, "server_error", `The request failed: ${error instanceof Error ? error.message : String(error)}`,
-        {code: isCleanroomError(error, "INTERNAL") ? "internal_error" : null});
 }
 
 function errorResponse(c: Context, error: OpenAiHttpError) {

@@ -41,24 +41,29 @@ const StopSchema = z.union([z.string().min(1), z.array(z.string().min(1)).max(4)
 const unsupported = <T extends z.ZodType>(schema: T, neutral: (value: z.infer<T>) => boolean, why: string) =>
     schema.optional().refine((value) => value == null || neutral(value), {message: why});
 
-export const ChatCompletionBodySchema = z.object({
+/** The fields both completion endpoints take alike. */
+const commonFields = {
     model: z.string().min(1),
-    messages: z.array(MessageSchema).min(1, "messages cannot be empty").max(1000),
     stream: z.boolean().nullish(),
     stream_options: z.object({include_usage: z.boolean().nullish()}).nullish(),
     max_tokens: MaxTokensSchema.nullish(),
-    max_completion_tokens: MaxTokensSchema.nullish(),
     temperature: TemperatureSchema.nullish(),
     top_p: z.number().min(0).max(1).nullish(),
     seed: SeedSchema.nullish(),
     stop: StopSchema.nullish(),
     user: z.string().nullish(),
     n: unsupported(z.number().int().nullable(), (n) => n == null || n === 1, "only n = 1 is supported"),
-    tools: unsupported(z.array(z.unknown()).nullable(), (tools) => tools == null || tools.length === 0, "tools are not supported"),
-    logprobs: unsupported(z.boolean().nullable(), (logprobs) => logprobs !== true, "logprobs are not supported"),
-    response_format: ResponseFormatSchema.nullish(),
     presence_penalty: unsupported(z.number().nullable(), (value) => value == null || value === 0, "presence_penalty is not supported"),
     frequency_penalty: unsupported(z.number().nullable(), (value) => value == null || value === 0, "frequency_penalty is not supported")
+};
+
+export const ChatCompletionBodySchema = z.object({
+    ...commonFields,
+    messages: z.array(MessageSchema).min(1, "messages cannot be empty").max(1000),
+    max_completion_tokens: MaxTokensSchema.nullish(),
+    tools: unsupported(z.array(z.unknown()).nullable(), (tools) => tools == null || tools.length === 0, "tools are not supported"),
+    logprobs: unsupported(z.boolean().nullable(), (logprobs) => logprobs !== true, "logprobs are not supported"),
+    response_format: ResponseFormatSchema.nullish()
 });
 export type ChatCompletionBody = z.infer<typeof ChatCompletionBodySchema>;
 
@@ -66,3 +71,15 @@ export type ChatCompletionBody = z.infer<typeof ChatCompletionBodySchema>;
 export function textOfContent(content: ChatCompletionBody["messages"][number]["content"]): string {
     return typeof content === "string" ? content : content.map((part) => "text" in part ? part.text : "").join("");
 }
+
+/** `POST /v1/completions`: a raw text prompt (one), continued with no chat template. */
+export const CompletionBodySchema = z.object({
+    ...commonFields,
+    prompt: z.union([z.string().min(1, "a prompt cannot be empty"), z.tuple([z.string().min(1, "a prompt cannot be empty")])],
+        {error: "prompt must be one non-empty string (several prompts in one request are not supported)"}),
+    echo: unsupported(z.boolean().nullable(), (echo) => echo !== true, "echo is not supported"),
+    logprobs: unsupported(z.number().int().nullable(), (logprobs) => logprobs == null, "logprobs are not supported"),
+    best_of: unsupported(z.number().int().nullable(), (bestOf) => bestOf == null || bestOf === 1, "only best_of = 1 is supported"),
+    suffix: unsupported(z.string().nullable(), (suffix) => suffix == null || suffix === "", "suffix is not supported")
+});
+export type CompletionBody = z.infer<typeof CompletionBodySchema>;

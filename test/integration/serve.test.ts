@@ -136,6 +136,27 @@ describe.skipIf(modelPath == null)("cleanroom serve: an OpenAI-compatible local 
         expect(requestEvents(events, "scrub.failed")).toEqual([]);
     });
 
+    it("/v1/completions continues a raw prompt (no chat template), streamed and not, 16 tokens unless told; one that does not fit is refused on its prompt", async () => {
+        const server = await serve();
+        const client = clientOf(server);
+        const whole = await client.completions.create({model: modelName, prompt: "Once upon a time, a little dog", temperature: 0});
+        expect(whole.object).toBe("text_completion");
+        expect(whole.choices[0]!.text.length).toBeGreaterThan(0);
+        expect(whole.usage).toMatchObject({completion_tokens: 16, prompt_tokens_details: {cached_tokens: 0}});
+        const chat = await client.chat.completions.create(chatBody("Once upon a time, a little dog"));
+        expect(whole.usage!.prompt_tokens).toBeLessThan(chat.usage!.prompt_tokens); // the chat template's tokens are not there
+
+        let streamed = "";
+        for await (const chunk of await client.completions.create({model: modelName, prompt: "Once upon a time, a little dog", temperature: 0, stream: true}))
+            streamed += chunk.choices[0]?.text ?? "";
+        expect(streamed).toBe(whole.choices[0]!.text);
+
+        const tooLong = await client.completions.create({model: modelName, prompt: "Once upon a time there was a dog. ".repeat(1000)}).catch((error: unknown) => error);
+        expect(tooLong).toMatchObject({status: 400, code: "context_length_exceeded", param: "prompt"});
+        const several = await client.completions.create({model: modelName, prompt: ["One", "Two"]}).catch((error: unknown) => error);
+        expect(several).toMatchObject({status: 400, param: "prompt", message: expect.stringMatching(/several prompts in one request are not supported/)});
+    });
+
     it("refuses a request that does not fit with 400 context_length_exceeded, before any context is created or token evaluated", async () => {
         const server = await serve();
         const client = clientOf(server);

@@ -348,6 +348,19 @@ export class LocalEngine {
         return {tokens: rendered.tokens, stopTexts: rendered.stopTexts, maxTokens, dropped};
     }
 
+    /**
+     * A raw text prompt (an API `/v1/completions` request: no chat template), with the model's BOS
+     * token when it wants one, checked to fit with its reply budget before anything is evaluated.
+     */
+    public prepareTextPrompt(text: string, maxTokens: number): PreparedPrompt {
+        const {model, info} = this._requireModel();
+        const bos = model.tokens.shouldPrependBosToken && model.tokens.bos != null ? [model.tokens.bos] : [];
+        const tokens = [...bos, ...model.tokenize(text)];
+        if (tokens.length + maxTokens > info.contextSize)
+            throw new ContextOverflowError(tokens.length, maxTokens, info.contextSize);
+        return {tokens, stopTexts: [], maxTokens, dropped: {droppedMessages: 0, droppedTokens: 0}};
+    }
+
     public async runTurn(input: ChatTurnInput, prepared: PreparedPrompt = this.preparePrompt(input)): Promise<EngineTurnResult> {
         const pool = this._requirePool();
         const {context, created, evicted} = await pool.open(input.conversationId);

@@ -13,8 +13,8 @@ export type ApiMessage = {role: "system" | "user" | "assistant", content: string
 export type ApiRequestInput = {
     /** Who asks: a label for the API key (`key 1`), or `loopback` without keys. Never the key itself. */
     tenant: string,
-    /** The conversation so far; the last one is the user's. */
-    messages: ApiMessage[],
+    /** What the model continues: a conversation (the last message the user's, rendered by the chat template), or a raw text prompt. */
+    source: {kind: "chat", messages: ApiMessage[]} | {kind: "text", prompt: string},
     /** Reply budget in tokens. Defaults to the room the prompt leaves in the context. */
     maxTokens?: number,
     temperature: number,
@@ -71,11 +71,13 @@ export class ApiRequestService {
      */
     public async prepare(input: ApiRequestInput): Promise<PreparedApiRequest> {
         const requestId = `api-${crypto.randomBytes(8).toString("hex")}`;
-        const last = input.messages.at(-1);
+        const {source} = input;
+        const messages = source.kind === "chat" ? source.messages : [];
+        const last = source.kind === "chat" ? messages.at(-1) : {role: "user" as const, content: source.prompt};
         if (last?.role !== "user")
             throw new CleanroomError("INVALID_INPUT", "The last message must be the user's.", {param: "messages"});
-        const systemPrompt = input.messages.filter((message) => message.role === "system").map((message) => message.content).join("\n\n");
-        const history = input.messages.slice(0, -1).flatMap((message) => message.role === "system" ? [] : [{role: message.role, content: message.content}]);
+        const systemPrompt = messages.filter((message) => message.role === "system").map((message) => message.content).join("\n\n");
+        const history = messages.slice(0, -1).flatMap((message) => message.role === "system" ? [] : [{role: message.role, content: message.content}]);
         const settings: ConversationSettings = {
             systemPrompt,
             historyPolicy: "refuse",
@@ -83,7 +85,9 @@ export class ApiRequestService {
         };
         let prompt: PreparedPrompt;
         try {
-            prompt = this._engine.preparePrompt({settings, history, userText: last.content, maxTokens: input.maxTokens ?? 1});
+            prompt = source.kind === "text"
+                ? this._engine.prepareTextPrompt(source.prompt, input.maxTokens ?? 1)
+                : this._engine.preparePrompt({settings, history, userText: last.content, maxTokens: input.maxTokens ?? 1});
             if (input.maxTokens == null) {
                 const room = Math.min(this._engine.info!.contextSize - prompt.tokens.length, MaxTokensSchema.maxValue!);
                 prompt = {...prompt, maxTokens: room};
