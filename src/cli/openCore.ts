@@ -10,6 +10,7 @@ import {missingModelFile} from "../core/node/models/missingModelFile.js";
 import {ModelRegistry} from "../core/node/models/ModelRegistry.js";
 import {cloudApiKeyFromEnvironment} from "./cloudApiKeyFromEnvironment.js";
 import {MissingModelFileError} from "./MissingModelFileError.js";
+import {trackOpenCore} from "./openCores.js";
 import {reportError, reportWarning} from "./output.js";
 
 export type CoreCliOptions = {
@@ -32,12 +33,12 @@ export async function openCore(options: CoreCliOptions): Promise<Core> {
         contextSize: options.contextSize,
         pool: options.poolBudget != null ? {budgetBytes: options.poolBudget} : undefined
     };
-    const core = Core.create(await loadLlama(options.gpu), {
+    const core = trackOpenCore(Core.create(await loadLlama(options.gpu), {
         database,
         key: database === ":memory:" ? {} : await terminalStoreKey(database, (warning) => reportWarning(warning, options.json === true)),
         engine,
         cloud: {apiKey: () => cloudApiKeyFromEnvironment(), ...options.cloud}
-    });
+    }));
     // A scrub no command waits for (an idle or evicted session) is reported too, and the CLI exits 4.
     core.onAuditEvent((event) => {
         if (event.kind === "security.fault" && isCleanroomError(event.data.error))
