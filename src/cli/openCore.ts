@@ -8,6 +8,7 @@ import {resolveStartupModel} from "../core/node/host/resolveStartupModel.js";
 import {terminalStoreKey} from "../core/node/host/terminalStoreKey.js";
 import {missingModelFile} from "../core/node/models/missingModelFile.js";
 import {ModelRegistry} from "../core/node/models/ModelRegistry.js";
+import {realDatabasePath} from "../core/node/store/realDatabasePath.js";
 import {cloudApiKeyFromEnvironment} from "./cloudApiKeyFromEnvironment.js";
 import {MissingModelFileError} from "./MissingModelFileError.js";
 import {trackOpenCore} from "./openCores.js";
@@ -27,7 +28,7 @@ export type CoreCliOptions = {
 
 /** A core on the CLI's database (`:memory:` for an incognito chat), opened with `terminalStoreKey` (the passphrase from the environment or the terminal). */
 export async function openCore(options: CoreCliOptions): Promise<Core> {
-    const database = options.db ?? defaultDatabasePath();
+    const database = realDatabasePath(options.db ?? defaultDatabasePath());
     const engine: LocalEngineOptions = {
         threads: options.threads,
         contextSize: options.contextSize,

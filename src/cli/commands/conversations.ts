@@ -1,6 +1,7 @@
 import type {Command} from "commander";
 import {SearchTextSchema} from "../../core/common/api/limits.js";
 import type {ConversationStore} from "../../core/node/store/ConversationStore.js";
+import {realDatabasePath} from "../../core/node/store/realDatabasePath.js";
 import type {AuditLog} from "../../core/node/audit/AuditLog.js";
 import {ConversationIdSchema} from "../../core/common/types.js";
 import {formatTable} from "../formatTable.js";
@@ -86,7 +87,7 @@ async function withStore(options: Options, work: (store: ConversationStore, audi
             import("../../core/node/store/openDatabase.js"), import("../../core/node/store/ConversationStore.js"),
             import("../../core/node/audit/AuditLog.js"), import("../../core/node/appPaths.js"), import("../../core/node/host/terminalStoreKey.js")
         ]);
-        const database = options.db ?? defaultDatabasePath();
+        const database = realDatabasePath(options.db ?? defaultDatabasePath());
         db = openDatabase(database, {key: await terminalStoreKey(database, (warning) => reportWarning(warning, options.json === true))});
         const audit = new AuditLog(db);
         const store = new ConversationStore(db, {audit});
