@@ -19,7 +19,7 @@ export function registerSettingsCommand(program: Command) {
     const settings = program.command("settings").description("Settings kept in the database");
     const neverSend = settings.command("never-send").description("The \"Never send these\" words and phrases: cloud requests holding one are stopped");
 
-    neverSend.command("list")
+    neverSend.command("list").description("show the list")
         .option("--db <file>", "SQLite database").option("--json", "JSON output")
         .action((options: DatabaseCliOptions) => withCloudSettings(options, (cloud) => {
             const list = cloud.get().neverSend;
@@ -31,7 +31,7 @@ export function registerSettingsCommand(program: Command) {
                     : `Never send these (${countOf(list)}). ${whatTheListDoes}\n${list.map((phrase) => `  ${phrase}\n`).join("")}`);
         }));
 
-    neverSend.command("add")
+    neverSend.command("add").description("add a word or phrase (nothing changes when it is there already, in any case)")
         .argument("<phrase>", "a word or phrase (quote a phrase of several words)", phraseArgument)
         .option("--db <file>", "SQLite database").option("--json", "JSON output")
         .action((phrase: string, options: DatabaseCliOptions) => withCloudSettings(options, (cloud) => {
@@ -46,7 +46,7 @@ export function registerSettingsCommand(program: Command) {
                     : `Already in the Never send list (${countOf(list)}): nothing changed.\n`);
         }));
 
-    neverSend.command("remove")
+    neverSend.command("remove").description("remove a word or phrase (in any case); exits 1 when it is not in the list")
         .argument("<phrase>", "the word or phrase to remove (any case)", phraseArgument)
         .option("--db <file>", "SQLite database").option("--json", "JSON output")
         .action((phrase: string, options: DatabaseCliOptions) => withCloudSettings(options, (cloud) => {
