@@ -261,6 +261,9 @@ export function App({client}: {client: AppCoreClient}) {
     // Shortcuts: Ctrl+N (Alt+N where the browser keeps Ctrl+N) new, with Shift incognito, Ctrl+K search, Ctrl+, settings, Ctrl+/ or ? this list, Esc closes a drawer.
     useEffect(() => {
         const onKey = (event: KeyboardEvent) => {
+            // A modal dialog (Settings, this list, Secrets found) takes the keyboard until it is closed: it handles its own Escape.
+            if (document.querySelector("[role=dialog][aria-modal=true]") != null)
+                return;
             const control = event.ctrlKey || event.metaKey;
             const typing = event.target instanceof HTMLElement && (event.target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(event.target.tagName));
             const key = event.key.toLowerCase();

@@ -120,6 +120,13 @@ describe.skipIf(!runnable)("secrets in a cloud turn, in the real UI: the Secrets
 
         await page.getByRole("button", {name: "Send to cloud"}).click();
         await secretsDialog().waitFor();
+        // While it is open, the app's shortcuts do nothing: no Settings, no list of shortcuts, no new conversation on top of it.
+        const heading = await page.getByRole("heading", {level: 1}).textContent();
+        for (const shortcut of ["Control+,", "Control+/", "Control+n"])
+            await page.keyboard.press(shortcut);
+        await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+        expect(await page.getByRole("dialog").count()).toBe(1);
+        expect(await page.getByRole("heading", {level: 1}).textContent()).toBe(heading);
         await page.keyboard.press("Escape");
         await secretsDialog().waitFor({state: "detached"});
         await expect.poll(() => composer().inputValue()).toBe(prompt);
