@@ -8,6 +8,7 @@ import type {CoreHost} from "../core/node/host/openCoreHost.js";
 import {openLockableCoreHost} from "../core/node/host/openLockableCoreHost.js";
 import {resolveStartupModel} from "../core/node/host/resolveStartupModel.js";
 import {terminalStoreKey} from "../core/node/host/terminalStoreKey.js";
+import {realDatabasePath} from "../core/node/store/realDatabasePath.js";
 import {ensureRendererBuilt} from "./ensureRendererBuilt.js";
 import {startWebServer} from "./server.js";
 
@@ -42,7 +43,7 @@ export async function runWebMode(args: string[]): Promise<{url: string | null}> 
     }
 
     const {outDir} = await ensureRendererBuilt(repoRoot);
-    const database = values.db ?? defaultDatabasePath();
+    const database = realDatabasePath(values.db ?? defaultDatabasePath());
     const lockAfter = wholeNumber("--lock-after", values["lock-after"]);
     const startupModel = values["no-model"] === true ? null : values.model;
     const host = await openLockableCoreHost({

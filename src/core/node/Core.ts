@@ -365,10 +365,10 @@ export class Core {
                 audit.record({kind: "turn.refused", conversationId: create == null ? conversation.id : null, data: {...error.details}});
             throw error;
         }
+        if (decision.route === "cloud")
+            return await cloudTurns.run(turn, decision.reason, callbacks, create == null ? undefined : () => void create());
         const accepted = create == null ? turn : {...turn, conversation: create()};
-        return decision.route === "cloud"
-            ? await cloudTurns.run(accepted, decision.reason, callbacks)
-            : await localTurns.run(accepted, local.prepared!, decision.reason, callbacks);
+        return await localTurns.run(accepted, local.prepared!, decision.reason, callbacks);
     }
 
     /**
