@@ -5,6 +5,7 @@ import {registerModelsCommand} from "./commands/models.js";
 import {registerPassphraseCommand} from "./commands/passphrase.js";
 import {registerSelfTestCommand} from "./commands/selftest.js";
 import {registerSettingsCommand} from "./commands/settings.js";
+import {registerServeCommand} from "./commands/serve.js";
 import {registerWipeCommand} from "./commands/wipe.js";
 import {runCliProgram} from "./runCliProgram.js";
 
@@ -19,6 +20,7 @@ await runCliProgram({
         registerPassphraseCommand(program);
         registerSettingsCommand(program);
         registerWipeCommand(program);
+        registerServeCommand(program);
     },
-    decodingCommands: ["chat", "selftest"]
+    decodingCommands: ["chat", "selftest", "serve"]
 });
