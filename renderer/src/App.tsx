@@ -11,6 +11,7 @@ import {HelpSheet} from "./components/HelpSheet.js";
 import {LoadProgress} from "./components/LoadProgress.js";
 import {IsolationPanel, type PreviousSession} from "./components/IsolationPanel.js";
 import {ModelsView} from "./components/models/ModelsView.js";
+import {localAnswerUnavailable, SecretsFoundDialog} from "./components/SecretsFoundDialog.js";
 import {SettingsDialog} from "./components/SettingsDialog.js";
 import {Sidebar} from "./components/Sidebar.js";
 import {useBanners} from "./hooks/useBanners.js";
@@ -20,6 +21,7 @@ import {useIsolationReport} from "./hooks/useIsolationReport.js";
 import {useMediaQuery} from "./hooks/useMediaQuery.js";
 import {useModelAndSettings} from "./hooks/useModelAndSettings.js";
 import {useOpenConversation} from "./hooks/useOpenConversation.js";
+import {useSecretReview} from "./hooks/useSecretReview.js";
 import type {AppCoreClient} from "./transport/AppCoreClient.js";
 import {downloadText} from "./downloadText.js";
 import {mostRecentlyActive} from "../../src/core/common/conversationOrder.js";
@@ -55,7 +57,8 @@ export function App({client}: {client: AppCoreClient}) {
     const models = useModelAndSettings(client, showError);
     const list = useConversationList(client, showError);
     const [openId, setOpenId] = useState<string | null>(null);
-    const chat = useOpenConversation(client, openId, showError);
+    const secretReview = useSecretReview();
+    const chat = useOpenConversation(client, openId, showError, secretReview.review);
     const isolation = useIsolationReport(client, openId);
     const [previous, setPrevious] = useState<PreviousSession | null>(null);
     const [settingsOpen, setSettingsOpen] = useState(false);
@@ -258,6 +261,9 @@ export function App({client}: {client: AppCoreClient}) {
     // Shortcuts: Ctrl+N (Alt+N where the browser keeps Ctrl+N) new, with Shift incognito, Ctrl+K search, Ctrl+, settings, Ctrl+/ or ? this list, Esc closes a drawer.
     useEffect(() => {
         const onKey = (event: KeyboardEvent) => {
+            // A modal dialog (Settings, this list, Secrets found) takes the keyboard until it is closed: it handles its own Escape.
+            if (document.querySelector("[role=dialog][aria-modal=true]") != null)
+                return;
             const control = event.ctrlKey || event.metaKey;
             const typing = event.target instanceof HTMLElement && (event.target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(event.target.tagName));
             const key = event.key.toLowerCase();
@@ -399,6 +405,9 @@ export function App({client}: {client: AppCoreClient}) {
             {narrow && drawer != null && <div className="drawer-backdrop" aria-hidden="true" onClick={() => setDrawer(null)} />}
             {settingsDialog}
             {helpOpen && <HelpSheet onClose={() => setHelpOpen(false)} />}
+            {secretReview.pending != null && (
+                <SecretsFoundDialog findings={secretReview.pending} localUnavailable={localAnswerUnavailable(models.model)} onChoose={secretReview.answer} />
+            )}
         </div>
     );
 }

@@ -51,6 +51,8 @@ export function describeError(error: unknown): {title: string, detail: string, k
             return {title: "The cloud request failed; nothing was kept", detail: message, kind: "error"};
         case "CLOUD_KEY_NEEDED":
             return {title: "Enter the cloud API key again", detail: message, kind: "warning"};
+        case "SECRET_IN_CLOUD_REQUEST":
+            return {title: "Not sent to the cloud: it holds likely secrets", detail: message, kind: "warning"};
         case "CLOUD_ENDPOINT_INSECURE":
             return {title: "This cloud endpoint is refused", detail: message, kind: "error"};
         case "SCRUB_UNVERIFIED":

@@ -4,6 +4,8 @@ import {registerConversationsCommand} from "./commands/conversations.js";
 import {registerModelsCommand} from "./commands/models.js";
 import {registerPassphraseCommand} from "./commands/passphrase.js";
 import {registerSelfTestCommand} from "./commands/selftest.js";
+import {registerSettingsCommand} from "./commands/settings.js";
+import {registerServeCommand} from "./commands/serve.js";
 import {registerWipeCommand} from "./commands/wipe.js";
 import {runCliProgram} from "./runCliProgram.js";
 
@@ -16,7 +18,9 @@ await runCliProgram({
         registerSelfTestCommand(program);
         registerModelsCommand(program);
         registerPassphraseCommand(program);
+        registerSettingsCommand(program);
         registerWipeCommand(program);
+        registerServeCommand(program);
     },
-    decodingCommands: ["chat", "selftest"]
+    decodingCommands: ["chat", "selftest", "serve"]
 });

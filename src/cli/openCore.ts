@@ -8,8 +8,10 @@ import {resolveStartupModel} from "../core/node/host/resolveStartupModel.js";
 import {terminalStoreKey} from "../core/node/host/terminalStoreKey.js";
 import {missingModelFile} from "../core/node/models/missingModelFile.js";
 import {ModelRegistry} from "../core/node/models/ModelRegistry.js";
+import {realDatabasePath} from "../core/node/store/realDatabasePath.js";
 import {cloudApiKeyFromEnvironment} from "./cloudApiKeyFromEnvironment.js";
 import {MissingModelFileError} from "./MissingModelFileError.js";
+import {trackOpenCore} from "./openCores.js";
 import {reportError, reportWarning} from "./output.js";
 
 export type CoreCliOptions = {
@@ -26,18 +28,18 @@ export type CoreCliOptions = {
 
 /** A core on the CLI's database (`:memory:` for an incognito chat), opened with `terminalStoreKey` (the passphrase from the environment or the terminal). */
 export async function openCore(options: CoreCliOptions): Promise<Core> {
-    const database = options.db ?? defaultDatabasePath();
+    const database = realDatabasePath(options.db ?? defaultDatabasePath());
     const engine: LocalEngineOptions = {
         threads: options.threads,
         contextSize: options.contextSize,
         pool: options.poolBudget != null ? {budgetBytes: options.poolBudget} : undefined
     };
-    const core = Core.create(await loadLlama(options.gpu), {
+    const core = trackOpenCore(Core.create(await loadLlama(options.gpu), {
         database,
         key: database === ":memory:" ? {} : await terminalStoreKey(database, (warning) => reportWarning(warning, options.json === true)),
         engine,
         cloud: {apiKey: () => cloudApiKeyFromEnvironment(), ...options.cloud}
-    });
+    }));
     // A scrub no command waits for (an idle or evicted session) is reported too, and the CLI exits 4.
     core.onAuditEvent((event) => {
         if (event.kind === "security.fault" && isCleanroomError(event.data.error))

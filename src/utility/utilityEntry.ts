@@ -6,6 +6,7 @@ import {openLockableCoreHost, type LockableCoreHost} from "../core/node/host/ope
 import {resolveStartupModel} from "../core/node/host/resolveStartupModel.js";
 import {keychainKeyWithoutPassphrase} from "../core/node/secrets/keychainStoreKey.js";
 import {storeKeyFromEnvironment} from "../core/node/store/openDatabase.js";
+import {realDatabasePath} from "../core/node/store/realDatabasePath.js";
 import {ParentPortSecretVault, type VaultMessage, type VaultReply} from "../core/node/secrets/ParentPortSecretVault.js";
 import {messagePortChannel, type MessagePortLike} from "./messagePortChannel.js";
 import {serveCoreOverChannel} from "../core/node/rpc/serveCoreOverChannel.js";
@@ -44,7 +45,7 @@ async function main() {
     // With a passphrase the core opens locked (unless CLEANROOM_PASSPHRASE gives it), and the window's lock screen unlocks it;
     // without one, the database key is the random key the OS keychain wraps.
     const ready: Promise<LockableCoreHost> = openLockableCoreHost({
-        database: values.db ?? defaultDatabasePath(),
+        database: realDatabasePath(values.db ?? defaultDatabasePath()),
         vault,
         key: storeKeyFromEnvironment(),
         withoutPassphrase: keychainKeyWithoutPassphrase(vault),

@@ -6,6 +6,7 @@ import type {CoreHost} from "../core/node/host/openCoreHost.js";
 import {openLockableCoreHost, type LockableCoreHost} from "../core/node/host/openLockableCoreHost.js";
 import {resolveStartupModel} from "../core/node/host/resolveStartupModel.js";
 import {terminalStoreKey} from "../core/node/host/terminalStoreKey.js";
+import {realDatabasePath} from "../core/node/store/realDatabasePath.js";
 import {CoreWebSockets} from "./CoreWebSockets.js";
 import {ToWebCoreSchema, WebCoreOptionsSchema, type FromWebCore, type WebCoreOptions} from "./webCoreMessages.js";
 
@@ -28,6 +29,8 @@ async function main() {
         process.exit(1);
     }
     const options = WebCoreOptionsSchema.parse(JSON.parse(process.argv[2] ?? "null"));
+    // One name per database file (a --db that is a link names what it leads to), taken again at each start: the file may exist by now.
+    const database = realDatabasePath(options.database);
     let host: LockableCoreHost | null = null;
     let sockets: CoreWebSockets | null = null;
     let ending = false;
@@ -68,9 +71,9 @@ async function main() {
 
     try {
         host = await openLockableCoreHost({
-            database: options.database,
+            database,
             // CLEANROOM_PASSPHRASE, or asked on the terminal: only the first core process of a run has either.
-            key: await terminalStoreKey(options.database),
+            key: await terminalStoreKey(database),
             idleLockMs: options.idleLockMs,
             onUnlocked: (opened) => loadStartupModel(opened, options),
             onLocked: () => {

@@ -3,12 +3,15 @@ import {fileURLToPath} from "node:url";
 import {describe, expect, it} from "vitest";
 import {cliEntry, runCliCapturing} from "../../tools/spawnCli.js";
 import {hermeticCliEnv} from "../helpers/cliEnv.js";
+import {decryptedRows} from "../helpers/decryptedRows.js";
 import {requireTestModel} from "../helpers/testModel.js";
 
 const modelPath = requireTestModel();
 /** Run from source, with SQLite failing to record the scrub (the compiled bundle has its own copy of the audit log). */
 const failingAudit = {nodeArgs: ["--import", path.join(path.dirname(fileURLToPath(import.meta.url)), "../helpers/forceAuditFailure.preload.ts")], entry: cliEntry};
 const stackLine = /^\s+at /m;
+/** Run from source, with an error nothing catches thrown while the first reply streams (see the preload). */
+const strayMidTurn = {nodeArgs: ["--import", path.join(path.dirname(fileURLToPath(import.meta.url)), "../helpers/strayErrorMidTurn.preload.ts")], entry: cliEntry};
 
 /** A SQLite error no command awaits (a listener's, an unhandled rejection) is reported like any other: code and message, never a stack. */
 describe.skipIf(modelPath == null)("SQLite errors outside a command's await", () => {
@@ -45,5 +48,20 @@ describe.skipIf(modelPath == null)("SQLite errors outside a command's await", ()
         const run = await runCliCapturing([...chat(false), "--db", db], {env, ...failingAudit});
         expect(run.stderr).toContain("cleanroom: file is not a database [SQLITE_NOTADB]\n");
         expect(run.stderr).toMatch(/SqliteError: file is not a database\n\s+at /);
+    });
+});
+
+describe.skipIf(modelPath == null)("an error no command awaits, thrown while a session is open", () => {
+    it("is reported (exit 1, no stack), and the open session still ends scrubbed and verified before the process exits", async () => {
+        const {env, db} = hermeticCliEnv("stray-mid-turn");
+        const run = await runCliCapturing(["chat", "--model", modelPath!, "--db", db, "--conversation", "mid-turn", "--prompt", "Once upon a time",
+            "--max-tokens", "64", "--threads", "1", "--json"], {env, ...strayMidTurn});
+        expect(run.stderr).not.toMatch(stackLine);
+        expect(run.code).toBe(1);
+        expect(JSON.parse(run.stderr.trim().split("\n")[0]!)).toMatchObject({error: {message: "forced by the test: an error no command awaits, thrown mid-turn"}});
+
+        const events = JSON.parse(decryptedRows(db).find((table) => table.table === "audit_events")!.json) as Array<{kind: string, conversation_id: string | null, data_json: string}>;
+        const scrubs = events.filter((event) => event.kind.startsWith("scrub.")).map((event) => [event.kind, event.conversation_id]);
+        expect(scrubs).toEqual([["scrub.started", "mid-turn"], ["scrub.verified", "mid-turn"]]);
     });
 });

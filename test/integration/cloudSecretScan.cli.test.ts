@@ -19,10 +19,22 @@ function expectNoByteOfTheSecrets(...texts: string[]) {
 
 describe("chat --cloud with secrets in the prompt (the compiled CLI against the simulator)", () => {
     let sim: SharedCloudSimulator;
+    const cliHomes = new Map<string, ReturnType<typeof hermeticCliEnv>>();
+    const home = (conversation: string) => {
+        if (!cliHomes.has(conversation))
+            cliHomes.set(conversation, hermeticCliEnv(`secret-cli-${conversation}`, {CLEANROOM_CLOUD_API_KEY: "tenant-cli"}));
+        return cliHomes.get(conversation)!;
+    };
     const run = (conversation: string, ...extra: string[]) => {
-        const {env, db} = hermeticCliEnv(`secret-cli-${conversation}`, {CLEANROOM_CLOUD_API_KEY: "tenant-cli"});
+        const {env, db} = home(conversation);
         return runCliCapturing(["chat", "--cloud", "--endpoint", sim.url, "--cloud-model", sim.modelName, "--db", db,
             "--conversation", conversation, "--prompt", prompt, "--max-tokens", "64", ...extra], {env});
+    };
+    const storedConversations = async (conversation: string) => {
+        const {env, db} = home(conversation);
+        const listed = await runCliCapturing(["conversations", "list", "--db", db, "--json"], {env});
+        expect(listed.code).toBe(0);
+        return (JSON.parse(listed.stdout) as {conversations: Array<{id: string, title: string}>}).conversations;
     };
     beforeAll(async () => {
         sim = await SharedCloudSimulator.start({mode: "honest", reply: "echo"});
@@ -44,6 +56,31 @@ describe("chat --cloud with secrets in the prompt (the compiled CLI against the 
         ]);
         expect(sim.received.length).toBe(received);
         expectNoByteOfTheSecrets(stdout, stderr);
+        // The refused first turn created nothing: no conversation titled with the prompt's first words.
+        expect(await storedConversations("json")).toEqual([]);
+    });
+
+    it("a first turn whose request fails leaves no conversation behind either; a second turn's failure keeps the first", async () => {
+        const {env, db} = home("failed");
+        const dead = await SharedCloudSimulator.start({mode: "honest"});
+        const deadUrl = dead.url;
+        await dead.close();
+        const failing = (conversation: string) => runCliCapturing(["chat", "--cloud", "--endpoint", deadUrl, "--cloud-model", sim.modelName, "--db", db,
+            "--conversation", conversation, "--prompt", "How do tides work?", "--max-tokens", "16", "--json"], {env});
+
+        const failed = await failing("failed");
+        expect(failed.code).not.toBe(0);
+        expect(JSON.parse(failed.stderr).error.code).toBe("CLOUD_REQUEST_FAILED");
+        expect(await storedConversations("failed")).toEqual([]);
+
+        const answered = await runCliCapturing(["chat", "--cloud", "--endpoint", sim.url, "--cloud-model", sim.modelName, "--db", db,
+            "--conversation", "failed", "--prompt", "How do tides work?", "--max-tokens", "16", "--json"], {env});
+        expect(answered.code).toBe(0);
+        expect(await failing("failed")).toMatchObject({code: failed.code});
+        const [kept] = await storedConversations("failed");
+        expect(kept).toMatchObject({id: "failed"});
+        const shown = await runCliCapturing(["conversations", "show", "failed", "--db", db, "--json"], {env});
+        expect((JSON.parse(shown.stdout) as {messages: unknown[]}).messages).toHaveLength(2);
     });
 
     it("without --json it lists each finding with its masked preview and says how to send anyway", async () => {

@@ -45,10 +45,14 @@ describe.skipIf("unavailable" in disk)("a disk that fills during a download, thr
         small.unmount();
     });
 
-    /** Once 512 KiB of the file went out, another writer takes all but 128 KiB of the disk. */
-    function fillDiskMidDownload() {
+    /**
+     * Once the download has written 512 KiB into `dir`, another writer takes all but 128 KiB of the
+     * disk. (Not once the server sent 512 KiB: a slow client may not have made its up-front space
+     * check yet, and would see the ballast half-written and refuse the download before it starts.)
+     */
+    function fillDiskMidDownload(dir: string) {
         ballastTimer = setInterval(() => {
-            if (server.requests.some((request) => request.bytesSent >= 512 * 1024)) {
+            if (bytesWrittenUnder(dir) >= 512 * 1024) {
                 clearInterval(ballastTimer!);
                 fs.writeFileSync(path.join(small.dir, "ballast"), Buffer.alloc(Math.max(0, small.freeBytes() - 128 * 1024)));
             }
@@ -58,7 +62,7 @@ describe.skipIf("unavailable" in disk)("a disk that fills during a download, thr
     const outputs: Array<{output: string, flags: string[]}> = [{output: "JSON", flags: ["--json"]}, {output: "text", flags: []}];
     test.each(outputs)("cleanroom models download ($output output): exit code 1, one clear DISK_FULL error, no stack trace, nothing left behind", async ({flags}) => {
         const dir = path.join(small.dir, "cli-models");
-        fillDiskMidDownload();
+        fillDiskMidDownload(dir);
         const run = await runCliGuarded(["models", "download", server.url("twenty.gguf"), "--allow-loopback", "--dir", dir, ...flags], {hangGuardMs: 120_000});
 
         expect(run.hung).toBe(false);
@@ -86,7 +90,7 @@ describe.skipIf("unavailable" in disk)("a disk that fills during a download, thr
             const events: Array<ApiEventPayload<"models.downloadProgress">> = [];
             client.subscribe("models.downloadProgress", (event) => events.push(event));
 
-            fillDiskMidDownload();
+            fillDiskMidDownload(modelsDir);
             await client.call("models.download", {url: server.url("twenty.gguf")});
             await expect.poll(() => events.at(-1)?.state, {timeout: 120_000}).toBe("failed");
             expect(events.at(-1)!.error).toMatchObject({code: "DISK_FULL", details: {phase: "during", partial: "deleted"}});
@@ -103,3 +107,16 @@ describe.skipIf("unavailable" in disk)("a disk that fills during a download, thr
         expect(web.stderr()).not.toMatch(/ENOSPC|Unhandled/);
     }, 300_000);
 });
+
+/** Bytes in the files under `dir` (none while it does not exist yet). */
+function bytesWrittenUnder(dir: string): number {
+    try {
+        return fs.readdirSync(dir, {recursive: true, withFileTypes: true})
+            .filter((entry) => entry.isFile())
+            .reduce((sum, entry) => sum + (fs.statSync(path.join(entry.parentPath, entry.name), {throwIfNoEntry: false})?.size ?? 0), 0);
+    } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT")
+            return 0;
+        throw error;
+    }
+}

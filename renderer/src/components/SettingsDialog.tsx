@@ -2,6 +2,7 @@ import {useEffect, useState} from "react";
 import type {ApiInput, ApiOutput, AppSettings, GpuSetting, ModelStatus} from "../../../src/core/common/api/index.js";
 import type {Conversation, ConversationPolicy} from "../../../src/core/common/types.js";
 import type {AppCoreClient} from "../transport/AppCoreClient.js";
+import {NeverSendSettings} from "./NeverSendSettings.js";
 import {PassphraseSettings} from "./PassphraseSettings.js";
 import {Switch} from "./Switch.js";
 
@@ -125,6 +126,8 @@ export function SettingsDialog({client, settings, model, pendingRestart, convers
                         <button type="button" className="text-button" onClick={() => void onSave({cloudApiKey: null})}>Forget stored key</button>
                     )}
                 </fieldset>
+
+                <NeverSendSettings settings={settings} onSave={onSave} />
 
                 {conversation != null && (
                     <fieldset>

@@ -2,16 +2,22 @@ import {useCallback, useEffect, useState} from "react";
 import type {ApiOutput, TurnResult} from "../../../src/core/common/api/index.js";
 import type {Message} from "../../../src/core/common/types.js";
 import type {RouteRequest} from "../../../src/core/common/types.js";
+import type {CloudSecretsOptions} from "../../../src/core/common/secretScan/types.js";
 import type {AppCoreClient} from "../transport/AppCoreClient.js";
 import {useCoreEvent} from "./useCoreEvent.js";
+import {secretFindingsOf, type ReviewSecrets} from "./useSecretReview.js";
 
 type OpenConversation = ApiOutput<"conversations.get">;
+/** Where a turn goes and, for a cloud turn, what it does with the secrets the scan finds. */
+type TurnRouting = {route: RouteRequest, secrets?: CloudSecretsOptions};
 
 /**
  * The open conversation: its messages, the reply streaming into it, and the chat actions.
  * Streamed text is appended as it arrives; the stored version replaces it when the turn ends.
+ * A cloud turn the core holds back for the secrets it would send goes to `reviewSecrets`, and
+ * runs again as the user chooses: redacted, locally, or not at all.
  */
-export function useOpenConversation(client: AppCoreClient, conversationId: string | null, onError: (error: unknown) => void) {
+export function useOpenConversation(client: AppCoreClient, conversationId: string | null, onError: (error: unknown) => void, reviewSecrets: ReviewSecrets) {
     const [open, setOpen] = useState<OpenConversation | null>(null);
     const [generating, setGenerating] = useState(false);
 
@@ -70,19 +76,40 @@ export function useOpenConversation(client: AppCoreClient, conversationId: strin
         void refresh();
     });
 
+    /**
+     * Starts a turn with `call`; resolves true once it has started, false when the user cancelled it
+     * after a secret was found. Other refusals are thrown, as `call` threw them.
+     */
+    const startTurn = useCallback(async (call: (routing: TurnRouting) => Promise<unknown>, route: RouteRequest) => {
+        setGenerating(true);
+        try {
+            await call({route});
+            return true;
+        } catch (error) {
+            setGenerating(false);
+            const findings = secretFindingsOf(error);
+            if (findings == null)
+                throw error;
+            const choice = await reviewSecrets(findings);
+            if (choice === "cancel")
+                return false;
+            setGenerating(true);
+            await call(choice === "redact" ? {route, secrets: {redact: true}} : {route: "local"});
+            return true;
+        }
+    }, [reviewSecrets]);
+
     const send = useCallback(async (text: string, route: RouteRequest = "auto") => {
         if (conversationId == null)
             return false;
         try {
-            setGenerating(true);
-            await client.call("chat.send", {conversationId, text, route});
-            return true;
+            return await startTurn((routing) => client.call("chat.send", {conversationId, text, ...routing}), route);
         } catch (error) {
             setGenerating(false);
             onError(error);
             return false;
         }
-    }, [client, conversationId, onError]);
+    }, [client, conversationId, onError, startTurn]);
 
     const stop = useCallback(async () => {
         if (conversationId != null)
@@ -94,16 +121,17 @@ export function useOpenConversation(client: AppCoreClient, conversationId: strin
         if (conversationId == null)
             return false;
         try {
-            setGenerating(true);
-            await client.call("chat.editAndResend", {conversationId, messageId, text, route});
-            return true;
+            const started = await startTurn((routing) => client.call("chat.editAndResend", {conversationId, messageId, text, ...routing}), route);
+            if (!started)
+                void refresh(); // the branch as it was is back
+            return started;
         } catch (error) {
             setGenerating(false);
             onError(error);
             void refresh();
             return false;
         }
-    }, [client, conversationId, onError, refresh]);
+    }, [client, conversationId, onError, refresh, startTurn]);
 
     /** Shows another version of a message an edit kept. */
     const showVersion = useCallback(async (messageId: number) => {
@@ -126,15 +154,15 @@ export function useOpenConversation(client: AppCoreClient, conversationId: strin
         if (conversationId == null)
             return;
         try {
-            setGenerating(true);
-            await client.call("chat.regenerate", {conversationId, route});
+            // A regenerate refused before it started puts the prompt back, as new messages.
+            if (!await startTurn((routing) => client.call("chat.regenerate", {conversationId, ...routing}), route))
+                void refresh();
         } catch (error) {
             setGenerating(false);
             onError(error);
-            // A regenerate refused before it started puts the prompt back, as new messages.
             void refresh();
         }
-    }, [client, conversationId, onError, refresh]);
+    }, [client, conversationId, onError, refresh, startTurn]);
 
     return {
         conversation: open?.conversation ?? null, messages: open?.messages ?? [], draft: open?.draft ?? null, generating,

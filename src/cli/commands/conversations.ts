@@ -5,9 +5,10 @@ import type {AuditLog} from "../../core/node/audit/AuditLog.js";
 import {ConversationIdSchema} from "../../core/common/types.js";
 import {formatTable} from "../formatTable.js";
 import {textOption} from "../optionParsers.js";
-import {printJson, reportError, reportWarning} from "../output.js";
+import {printJson} from "../output.js";
+import {withDatabase, type DatabaseCliOptions} from "../withDatabase.js";
 
-type Options = {db?: string, json?: boolean};
+type Options = DatabaseCliOptions;
 
 const purgePendingReason = "another reader holds the database, so the deleted text stays in its file and WAL until that reader is done; " +
     "Cleanroom finishes the purge at its next write to, or opening of, this database";
@@ -78,25 +79,15 @@ export function registerConversationsCommand(program: Command) {
         }));
 }
 
-/** Opens the database (SQLite is loaded only now, so that `--help` never loads it). */
+/** Opens the database with its store and audit log (SQLite is loaded only now, so that `--help` never loads it). */
 async function withStore(options: Options, work: (store: ConversationStore, audit: AuditLog) => void) {
-    let db;
-    try {
-        const [{openDatabase}, {ConversationStore}, {AuditLog}, {defaultDatabasePath}, {terminalStoreKey}] = await Promise.all([
-            import("../../core/node/store/openDatabase.js"), import("../../core/node/store/ConversationStore.js"),
-            import("../../core/node/audit/AuditLog.js"), import("../../core/node/appPaths.js"), import("../../core/node/host/terminalStoreKey.js")
-        ]);
-        const database = options.db ?? defaultDatabasePath();
-        db = openDatabase(database, {key: await terminalStoreKey(database, (warning) => reportWarning(warning, options.json === true))});
+    await withDatabase(options, async (db) => {
+        const [{ConversationStore}, {AuditLog}] = await Promise.all([import("../../core/node/store/ConversationStore.js"), import("../../core/node/audit/AuditLog.js")]);
         const audit = new AuditLog(db);
         const store = new ConversationStore(db, {audit});
         work(store, audit);
         store.purger.close();
-    } catch (error) {
-        reportError(error, options.json === true);
-    } finally {
-        db?.close();
-    }
+    });
 }
 
 /** "2026-10-28 14:05", in the local time zone. */

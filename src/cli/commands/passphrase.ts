@@ -1,6 +1,7 @@
 import type {Command} from "commander";
 import {passphraseMinimumLength as minimumLength} from "../../core/common/api/limits.js";
 import {CleanroomError} from "../../core/common/errors.js";
+import {realDatabasePath} from "../../core/node/store/realDatabasePath.js";
 import {printJson, reportError, reportWarning} from "../output.js";
 
 type PassphraseCliOptions = {db?: string, json?: boolean};
@@ -31,7 +32,7 @@ async function rekey(options: PassphraseCliOptions, action: "set" | "remove") {
             import("../../core/node/host/promptPassphrase.js"), import("../../core/node/store/openDatabase.js"), import("../../core/node/appPaths.js"),
             import("../../core/node/store/lock/DatabaseLock.js")
         ]);
-        const database = options.db ?? defaultDatabasePath();
+        const database = realDatabasePath(options.db ?? defaultDatabasePath());
         // The database to this command alone from the start (no prompt for nothing): refused with DATABASE_IN_USE while another process has it open.
         await DatabaseLock.of(database).exclusivelyAsync(action === "set" ? "set the passphrase of" : "remove the passphrase of", async () => {
             const current = await terminalStoreKey(database, (warning) => reportWarning(warning, json));

@@ -65,8 +65,11 @@ export type ConversationSummary = z.infer<typeof ConversationSummarySchema>;
 export type SearchHit = z.infer<typeof SearchHitSchema>;
 export type ScrubReport = z.infer<typeof ScrubReportSchema>;
 
-/** Why a session ended; `abort`: its turn was cancelled, `fault`: its turn failed (the half-evaluated context is never reused). */
-export const SessionEndReasonSchema = z.enum(["close", "delete", "evict", "idle", "unload", "shutdown", "abort", "fault", "selftest"]);
+/**
+ * Why a session ended; `abort`: its turn was cancelled, `fault`: its turn failed (the half-evaluated context is never reused),
+ * `request`: the API request it served (`cleanroom serve`) has been answered.
+ */
+export const SessionEndReasonSchema = z.enum(["close", "delete", "evict", "idle", "unload", "shutdown", "abort", "fault", "selftest", "request"]);
 export type SessionEndReason = z.infer<typeof SessionEndReasonSchema>;
 
 export type AuditEvent = z.infer<typeof AuditEventSchema>;

@@ -12,6 +12,7 @@ import type {ExportFormat, IsolationReport, ModelLoadStep} from "../common/api/t
 import type {AuditQuery} from "./audit/AuditLog.js";
 import type {SessionEnd} from "./engine/ConversationContext.js";
 import type {LoadedModelInfo} from "./engine/LocalEngine.js";
+import {toScrubReport} from "./engine/toScrubReport.js";
 import {createCoreServices, type CoreOptions, type CoreServices} from "./createCoreServices.js";
 import type {ConversationServices} from "./createConversationServices.js";
 import {buildIsolationReport} from "./buildIsolationReport.js";
@@ -26,11 +27,14 @@ import type {PurgeState} from "./store/DeletionPurger.js";
 import {DatabaseLock} from "./store/lock/DatabaseLock.js";
 import {deleteEveryRow, wipeOpenDatabase, type WipeReport} from "./store/wipeStore.js";
 import type {SendMessageCallbacks, SendMessageInput, TurnRequest} from "./turns/types.js";
+import {ApiRequestService, type ApiRequestInput, type ApiRequestResult, type PreparedApiRequest} from "./turns/ApiRequestService.js";
 
 export type {CoreOptions, CoreServices} from "./createCoreServices.js";
 export type {CloudAccess} from "./turns/CloudTurnService.js";
 export type {CloudSettings} from "./settings/CloudSettingsStore.js";
 export type {SendMessageCallbacks, SendMessageInput} from "./turns/types.js";
+export type {ApiMessage, ApiRequestInput, ApiRequestResult, PreparedApiRequest} from "./turns/ApiRequestService.js";
+export {toScrubReport} from "./engine/toScrubReport.js";
 
 
 const deletionRetryMs = 100;
@@ -44,12 +48,14 @@ const deletionRetryMs = 100;
  */
 export class Core {
     private readonly _services: CoreServices;
+    private readonly _apiRequests: ApiRequestService;
     private readonly _lastSessionEnd = new Map<ConversationId, SessionEnd>();
     private readonly _teardown = new AsyncDisposeAggregator();
 
     /** Takes ownership of `services` (closing the core closes their database). Front ends use `Core.create`. */
     public constructor(services: CoreServices) {
         this._services = services;
+        this._apiRequests = new ApiRequestService(services.engine, services.audit);
         // The teardown, in the order it must run: sessions ended (scrubbed) and the model unloaded, then the database closed.
         this._teardown.add(() => services.engine.shutdown());
         this._teardown.add(() => services.store.purger.close());
@@ -359,10 +365,24 @@ export class Core {
                 audit.record({kind: "turn.refused", conversationId: create == null ? conversation.id : null, data: {...error.details}});
             throw error;
         }
+        if (decision.route === "cloud")
+            return await cloudTurns.run(turn, decision.reason, callbacks, create == null ? undefined : () => void create());
         const accepted = create == null ? turn : {...turn, conversation: create()};
-        return decision.route === "cloud"
-            ? await cloudTurns.run(accepted, decision.reason, callbacks)
-            : await localTurns.run(accepted, local.prepared!, decision.reason, callbacks);
+        return await localTurns.run(accepted, local.prepared!, decision.reason, callbacks);
+    }
+
+    /**
+     * An API request of the local server (`cleanroom serve`), checked against the context before
+     * anything is evaluated: `CONTEXT_OVERFLOW` (recorded) when its prompt and reply budget do not fit,
+     * `INVALID_INPUT` for a JSON schema that cannot be followed.
+     */
+    public async prepareApiRequest(input: ApiRequestInput): Promise<PreparedApiRequest> {
+        return await this._apiRequests.prepare(input);
+    }
+
+    /** Runs a prepared API request in a context of its own, ended (scrubbed and verified) with it. */
+    public async runApiRequest(request: PreparedApiRequest, callbacks: {signal?: AbortSignal, onText?: (text: string) => void} = {}): Promise<ApiRequestResult> {
+        return await this._apiRequests.run(request, callbacks);
     }
 
     /**
@@ -437,20 +457,4 @@ export class Core {
     public [Symbol.asyncDispose](): Promise<void> {
         return this.close();
     }
-}
-
-export function toScrubReport(end: SessionEnd): ScrubReport {
-    return {
-        contextId: end.contextId,
-        kvCells: end.kvCells,
-        layers: end.layers,
-        bytesZeroed: end.bytesZeroed,
-        bytesChecked: end.bytesChecked,
-        nonZeroBytes: end.nonZeroBytes,
-        cellsReadBack: end.cellsReadBack,
-        verified: end.verified,
-        durationMs: Math.round(end.durationMs * 1000) / 1000,
-        reason: end.reason,
-        layoutSource: end.layoutSource
-    };
 }

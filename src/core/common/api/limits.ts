@@ -52,5 +52,15 @@ export const LockAfterMinutesSchema = z.number().int().min(0).max(7 * 24 * 60);
 /** The idle time before the app locks, unless changed in Settings (or `--lock-after` in web mode). */
 export const defaultLockAfterMinutes = 15;
 
+/** The longest "Never send these" phrase, in characters. */
+export const maxNeverSendPhraseLength = 200;
+
+/** The most phrases the "Never send these" list holds. */
+export const maxNeverSendPhrases = 500;
+
+/** One word or phrase of the "Never send these" list. */
+export const NeverSendPhraseSchema = z.string().trim().min(1, "a phrase cannot be empty")
+    .max(maxNeverSendPhraseLength, `a phrase can be at most ${maxNeverSendPhraseLength} characters`);
+
 /** The user's "Never send these" list: words and phrases a cloud request must not carry. */
-export const NeverSendListSchema = z.array(z.string().trim().min(1, "a phrase cannot be empty").max(200)).max(500);
+export const NeverSendListSchema = z.array(NeverSendPhraseSchema).max(maxNeverSendPhrases);

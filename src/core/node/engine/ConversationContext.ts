@@ -1,6 +1,6 @@
 import {withLock} from "lifecycle-utils";
 import crypto from "node:crypto";
-import type {LlamaContext, LlamaContextSequence, Token} from "node-llama-cpp";
+import {LlamaGrammarEvaluationState, type LlamaContext, type LlamaContextSequence, type LlamaGrammar, type Token} from "node-llama-cpp";
 import {CleanroomError, ContextOverflowError, ContextOwnershipError} from "../../common/errors.js";
 import type {ConversationId, SessionEndReason} from "../../common/types.js";
 import type {KvScrubber, ZeroAndVerifyResult} from "./KvScrubber.js";
@@ -16,6 +16,8 @@ export type GenerateOptions = {
     seed?: number | null,
     /** Texts that end the reply (the chat template's turn terminators). */
     stopTexts?: string[],
+    /** Constrains the reply (an API request's JSON schema). Defaults to none. */
+    grammar?: LlamaGrammar,
     signal?: AbortSignal,
     /** Called with each new piece of reply text, in order. */
     onText?: (text: string) => void,
@@ -218,9 +220,10 @@ export class ConversationContext {
         };
 
         // Greedy decoding needs no sampler chain; top-k/top-p would only cost time.
+        const grammarEvaluationState = options.grammar == null ? undefined : new LlamaGrammarEvaluationState({model, grammar: options.grammar});
         const sampling = options.temperature > 0
-            ? {temperature: options.temperature, topK: options.topK, topP: options.topP, seed: options.seed ?? undefined}
-            : {temperature: 0};
+            ? {temperature: options.temperature, topK: options.topK, topP: options.topP, seed: options.seed ?? undefined, grammarEvaluationState}
+            : {temperature: 0, grammarEvaluationState};
         const iterator = this._sequence.evaluateWithMetadata(toEvaluate.slice(evaluated), {
             confidence: false,
             probabilities: options.captureFirstTokenProbabilities === true

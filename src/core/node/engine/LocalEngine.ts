@@ -1,5 +1,7 @@
 import {AsyncDisposeAggregator} from "lifecycle-utils";
-import {resolveChatWrapper, LlamaText, type ChatHistoryItem, type ChatWrapper, type Llama, type LlamaModel, type Token} from "node-llama-cpp";
+import {
+    resolveChatWrapper, LlamaText, type ChatHistoryItem, type ChatWrapper, type GbnfJsonSchema, type Llama, type LlamaGrammar, type LlamaModel, type Token
+} from "node-llama-cpp";
 import type {z} from "zod";
 import type {ModelInfoSchema} from "../../common/api/schemas.js";
 import {CleanroomError, ContextOverflowError, ModelLoadError, ScrubUnverifiedError} from "../../common/errors.js";
@@ -17,6 +19,7 @@ import {describeLlamaBuild} from "./describeLlamaBuild.js";
 import {llamaGpuChoice} from "./loadLlama.js";
 import {startupThreadpoolSize} from "./startupThreadpoolSize.js";
 import {machineFingerprint, measureThreads, modelFingerprint, pickBestThreads, threadTunerVersion, type ThreadTuning} from "./ThreadTuner.js";
+import {unfollowedJsonSchemaPart} from "./unfollowedJsonSchemaPart.js";
 import {validateModelFile, type ModelFileFacts} from "./validateModelFile.js";
 import type {ModelLoadStep} from "../../common/api/types.js";
 
@@ -44,6 +47,10 @@ export type ChatTurnInput = {
     maxTokens?: number,
     temperature?: number,
     seed?: number | null,
+    /** Texts that end the reply besides the chat template's own terminators (an API request's `stop`). Defaults to none. */
+    stopTexts?: string[],
+    /** Constrains the reply (see `createJsonGrammar`). Defaults to none. */
+    grammar?: LlamaGrammar,
     signal?: AbortSignal,
     onText?: (text: string) => void,
     /** Called after each prefill step (see `GenerateOptions.onPrefill`). */
@@ -341,6 +348,19 @@ export class LocalEngine {
         return {tokens: rendered.tokens, stopTexts: rendered.stopTexts, maxTokens, dropped};
     }
 
+    /**
+     * A raw text prompt (an API `/v1/completions` request: no chat template), with the model's BOS
+     * token when it wants one, checked to fit with its reply budget before anything is evaluated.
+     */
+    public prepareTextPrompt(text: string, maxTokens: number): PreparedPrompt {
+        const {model, info} = this._requireModel();
+        const bos = model.tokens.shouldPrependBosToken && model.tokens.bos != null ? [model.tokens.bos] : [];
+        const tokens = [...bos, ...model.tokenize(text)];
+        if (tokens.length + maxTokens > info.contextSize)
+            throw new ContextOverflowError(tokens.length, maxTokens, info.contextSize);
+        return {tokens, stopTexts: [], maxTokens, dropped: {droppedMessages: 0, droppedTokens: 0}};
+    }
+
     public async runTurn(input: ChatTurnInput, prepared: PreparedPrompt = this.preparePrompt(input)): Promise<EngineTurnResult> {
         const pool = this._requirePool();
         const {context, created, evicted} = await pool.open(input.conversationId);
@@ -358,7 +378,8 @@ export class LocalEngine {
                 topK: sampling.topK,
                 topP: sampling.topP,
                 seed: input.seed !== undefined ? input.seed : sampling.seed,
-                stopTexts: prepared.stopTexts,
+                stopTexts: [...prepared.stopTexts, ...input.stopTexts ?? [], ...grammarStopTexts(input.grammar)],
+                grammar: input.grammar,
                 signal: input.signal,
                 onText: input.onText,
                 prefillChunkTokens: this._options.prefillChunkTokens,
@@ -387,6 +408,23 @@ export class LocalEngine {
         const end = await pool.end(conversationId, reason);
         if (end != null)
             throwUnlessVerified(end, cause);
+    }
+
+    /**
+     * A grammar that lets the model write only JSON (`schema: null`) or only JSON matching the schema,
+     * through node-llama-cpp's JSON-schema grammar; `INVALID_INPUT` for a schema it cannot follow.
+     */
+    public async createJsonGrammar(schema: Record<string, unknown> | null): Promise<LlamaGrammar> {
+        const {llama} = this._requireModel().model;
+        const unfollowed = schema == null ? null : unfollowedJsonSchemaPart(schema);
+        if (unfollowed != null)
+            throw new CleanroomError("INVALID_INPUT", `The JSON schema cannot be followed: ${unfollowed}.`, {param: "response_format.json_schema.schema"});
+        try {
+            return schema == null ? await llama.getGrammarFor("json") : await llama.createGrammarForJsonSchema<GbnfJsonSchema>(schema as GbnfJsonSchema);
+        } catch (error) {
+            throw new CleanroomError("INVALID_INPUT", `The JSON schema cannot be followed: ${error instanceof Error ? error.message : String(error)}`,
+                {param: "response_format.json_schema.schema"});
+        }
     }
 
     /** Tokens of a text in the loaded model's vocabulary. */
@@ -459,6 +497,11 @@ export class LocalEngine {
 /** The binary and how many layers run on its GPU: thread counts and KV layouts are kept per backend. */
 function describeBackend(model: LlamaModel) {
     return model.gpuLayers > 0 ? `${describeLlamaBuild(model.llama)} gpu ${model.gpuLayers}` : describeLlamaBuild(model.llama);
+}
+
+/** The texts at which a grammar's output is complete (node-llama-cpp's JSON grammars: four newlines of trailing whitespace). */
+function grammarStopTexts(grammar: LlamaGrammar | undefined): string[] {
+    return (grammar?.stopGenerationTriggers ?? []).map((trigger) => textOfTrigger(LlamaText(trigger))).filter((text): text is string => text != null);
 }
 
 function textOfTrigger(trigger: LlamaText): string | null {

@@ -51,7 +51,7 @@ export type CloudTurnServiceOptions = {
 /**
  * Turns on the shared cloud, each wrapped in the canary protocol (`runGuardedCloudTurn`) with
  * fingerprints of the user's other conversations. A blocked reply keeps only its verdict; a
- * failed request leaves the conversation as it was.
+ * failed request leaves the conversation as it was (a first turn's: none at all).
  */
 export class CloudTurnService {
     private readonly _store: ConversationStore;
@@ -82,8 +82,15 @@ export class CloudTurnService {
             void this._secrets.warm().catch(() => undefined);
     }
 
-    public async run(request: TurnRequest, routeReason: string, callbacks: SendMessageCallbacks = {}): Promise<CloudTurnResult> {
+    /**
+     * `create` stores the conversation of a first turn (`Core.startConversation`): only once the
+     * request has passed the secret scan, and it is removed again when the request fails, so a
+     * refused or failed first turn leaves no conversation and no title made of its prompt.
+     */
+    public async run(request: TurnRequest, routeReason: string, callbacks: SendMessageCallbacks = {}, create?: () => void): Promise<CloudTurnResult> {
         const conversationId = request.conversation.id;
+        // Events of a conversation that does not exist (yet, or any more) are recorded without its id, as a refused local turn's are.
+        let auditedId: ConversationId | null = create == null ? conversationId : null;
         const settings = request.conversation.settings;
         const cloud = this._settings.get();
         const client = new CloudClient({
@@ -93,13 +100,17 @@ export class CloudTurnService {
         const maxTokens = request.maxTokens ?? settings.sampling.maxTokens;
         const requestId = crypto.randomUUID();
         // Nothing is stored or sent before the whole request is scanned for secrets.
-        const {messages, restorer, redacted, allowed} = await this._screen(conversationId, requestId, [
+        const {messages, restorer, redacted, allowed} = await this._screen(auditedId, requestId, [
             ...(settings.systemPrompt.trim() !== "" ? [{role: "system" as const, content: settings.systemPrompt}] : []),
             ...request.history.map((turn) => ({role: turn.role, content: turn.content})),
             {role: "user", content: request.text}
         ], request);
         const secrets = {redacted, allowed};
         const fingerprints = await this._fingerprintsOfOthers(conversationId);
+        if (create != null) {
+            create();
+            auditedId = conversationId;
+        }
 
         const {user, reply: replyMessage} = this._store.appendTurn(conversationId, request.text, {route: "cloud", routeReason});
         callbacks.onStarted?.({userMessageId: user.id, assistantMessageId: replyMessage.id});
@@ -150,11 +161,17 @@ export class CloudTurnService {
                     }
                 };
             }
-            // A failed cloud turn leaves the conversation as it was: nothing half-written is kept as a reply.
-            this._store.deleteMessage(reply.messageId);
-            this._store.deleteMessage(user.id);
+            // A failed cloud turn leaves the conversation as it was: nothing half-written is kept as a reply,
+            // and the conversation its first turn created is gone again.
+            if (create != null) {
+                this._store.delete(conversationId);
+                auditedId = null;
+            } else {
+                this._store.deleteMessage(reply.messageId);
+                this._store.deleteMessage(user.id);
+            }
             const wire = error instanceof CleanroomError ? error : new CleanroomError("CLOUD_REQUEST_FAILED", String(error));
-            this._audit.record({kind: "cloud.failed", conversationId, data: {requestId, code: wire.code, message: wire.message}});
+            this._audit.record({kind: "cloud.failed", conversationId: auditedId, data: {requestId, code: wire.code, message: wire.message}});
             throw wire;
         }
 
@@ -198,7 +215,7 @@ export class CloudTurnService {
      * The request as it may leave (`screenCloudRequest`): refused when it holds a secret the turn
      * neither redacts nor allows. The audit keeps kinds and counts, never a value or a place.
      */
-    private async _screen(conversationId: ConversationId, requestId: string, messages: CloudChatMessage[], request: TurnRequest) {
+    private async _screen(conversationId: ConversationId | null, requestId: string, messages: CloudChatMessage[], request: TurnRequest) {
         try {
             const screened = await screenCloudRequest(messages, {scanner: this._secrets, neverSend: this._settings.get().neverSend, options: request.secrets});
             if (screened.redacted.length > 0)

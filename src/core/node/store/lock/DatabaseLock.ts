@@ -3,6 +3,7 @@ import path from "node:path";
 import Database from "better-sqlite3-multiple-ciphers";
 import {ensureDirectory} from "../../storage/ensureDirectory.js";
 import {createPrivateFile} from "../keys/durableFiles.js";
+import {realDatabasePath} from "../realDatabasePath.js";
 import {DatabaseInUseError} from "./DatabaseInUseError.js";
 import {lockHolders} from "./lockHolders.js";
 import {sleepBeforeRetry} from "./sleepSync.js";
@@ -69,7 +70,7 @@ export class DatabaseLock {
     }
 
     public static of(database: string): DatabaseLock {
-        const file = canonicalPath(database);
+        const file = realDatabasePath(database);
         let lock = locks.get(file);
         if (lock == null) {
             lock = new DatabaseLock(file);
@@ -192,23 +193,6 @@ export class DatabaseLock {
         const gateHolders = lockHolders(this.files.gate);
         return gateHolders.length > 0 ? gateHolders : lockHolders(this.files.hold);
     }
-}
-
-/**
- * One name per file, so that one process never has two locks on it (two would refuse each other)
- * and processes that name it differently share one: the file's real path where it exists (a `--db`
- * that is a symbolic link locks the database it leads to), else its folder's real path.
- */
-function canonicalPath(database: string) {
-    const file = path.resolve(database);
-    for (const resolve of [() => fs.realpathSync(file), () => path.join(fs.realpathSync(path.dirname(file)), path.basename(file))]) {
-        try {
-            return resolve();
-        } catch {
-            // not there yet: try the folder, then the name as given
-        }
-    }
-    return file; // no folder yet: nothing links to it
 }
 
 /** Removes a lock file (a wipe), while it is locked; where the OS will not remove an open file (Windows), it stays: it holds nothing. */

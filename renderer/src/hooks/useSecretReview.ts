@@ -1,0 +1,44 @@
+import {useCallback, useRef, useState} from "react";
+import {z} from "zod";
+import {isCleanroomError} from "../../../src/core/common/errors.js";
+import {SecretFindingSchema, type SecretFinding} from "../../../src/core/common/secretScan/types.js";
+
+/** What the user does with a cloud turn held back for its secrets. */
+export type SecretsChoice = "redact" | "local" | "cancel";
+
+/** Asks the user what to do with a cloud turn held back for the secrets it holds. */
+export type ReviewSecrets = (findings: SecretFinding[]) => Promise<SecretsChoice>;
+
+const FindingsSchema = z.array(SecretFindingSchema).min(1);
+
+/** The findings of a cloud turn refused with SECRET_IN_CLOUD_REQUEST (kinds, places, masked previews), or null for any other error. */
+export function secretFindingsOf(error: unknown): SecretFinding[] | null {
+    if (!isCleanroomError(error, "SECRET_IN_CLOUD_REQUEST"))
+        return null;
+    const parsed = FindingsSchema.safeParse((error as {details?: {findings?: unknown}}).details?.findings);
+    return parsed.success ? parsed.data : null;
+}
+
+/**
+ * The question of the Secrets found dialog: `review` opens it with the findings and resolves with
+ * the user's choice once they make it; `pending` is what the dialog shows while it is open.
+ */
+export function useSecretReview() {
+    const [pending, setPending] = useState<SecretFinding[] | null>(null);
+    const answerRef = useRef<((choice: SecretsChoice) => void) | null>(null);
+
+    const review = useCallback<ReviewSecrets>((findings) => new Promise((resolve) => {
+        answerRef.current?.("cancel"); // one question at a time: an older one still open is cancelled
+        answerRef.current = resolve;
+        setPending(findings);
+    }), []);
+
+    const answer = useCallback((choice: SecretsChoice) => {
+        const resolve = answerRef.current;
+        answerRef.current = null;
+        setPending(null);
+        resolve?.(choice);
+    }, []);
+
+    return {pending, review, answer};
+}

@@ -1,0 +1,88 @@
+import path from "node:path";
+import type {Command} from "commander";
+import {z} from "zod";
+import {ContextSizeSchema, ThreadsSchema} from "../../core/common/api/limits.js";
+import type {GpuSetting} from "../../core/common/api/types.js";
+import {CleanroomError} from "../../core/common/errors.js";
+import type {Core} from "../../core/node/Core.js";
+import {gpuOption, gpuOptionDescription, numberOption, textOption} from "../optionParsers.js";
+import {reportError, reportWarning} from "../output.js";
+
+type ServeOptions = {
+    host: string,
+    port: number,
+    model?: string,
+    apiKey: string[],
+    parallel?: number,
+    db?: string,
+    threads?: number,
+    contextSize?: number,
+    gpu?: GpuSetting
+};
+
+const PortSchema = z.number().int().min(0).max(65_535);
+const ParallelSchema = z.number().int().min(1).max(64);
+const ApiKeySchema = z.string().min(8, "a key has at least 8 characters").max(512, "a key has at most 512 characters")
+    .regex(/^\S+$/, "a key cannot hold spaces");
+
+function apiKeyOption(given: string, previous: string[] = []) {
+    return [...previous, textOption("--api-key", ApiKeySchema, {private: true})(given)];
+}
+
+export function registerServeCommand(program: Command) {
+    program.command("serve")
+        .description("Serve the model to other apps as an OpenAI-compatible API: every request in a context of its own, scrubbed when it ends")
+        .option("--host <address>", "address to listen on; other than loopback only with --api-key", "127.0.0.1")
+        .option("--port <n>", "port (0 picks a free one)", numberOption("--port", PortSchema), 1234)
+        .option("--model <gguf>", "GGUF model file (default: $CLEANROOM_MODEL)")
+        .option("--api-key <key>", "a key clients send as `Authorization: Bearer <key>` (repeatable; each key a tenant)", apiKeyOption, [])
+        .option("--parallel <n>", "requests served at once, more are answered 429 (default: 4, at most what the memory budget holds)",
+            numberOption("--parallel", ParallelSchema))
+        .option("--db <file>", "SQLite database for the audit (default: the app's data folder)")
+        .option("--threads <n>", "override the measured thread count", numberOption("--threads", ThreadsSchema))
+        .option("--context-size <n>", "tokens per request context (rounded up to a multiple of 256)", numberOption("--context-size", ContextSizeSchema))
+        .option("--gpu <backend>", gpuOptionDescription, gpuOption)
+        .action(async (options: ServeOptions) => {
+            let core: Core | undefined;
+            try {
+                const [{openCore, requireCliModel}, {startApiServer, checkListenAddress, defaultApiParallel}, {describeRequestEnd}] = await Promise.all([
+                    import("../openCore.js"), import("../../serve/startApiServer.js"), import("../../serve/describeRequestEnd.js")
+                ]);
+                checkListenAddress(options.host, options.apiKey);
+                const modelPath = requireCliModel(options.model);
+                core = await openCore({db: options.db, threads: options.threads, contextSize: options.contextSize, gpu: options.gpu});
+                const info = await core.loadModel(modelPath);
+                if (info.contextSizeNotice != null)
+                    reportWarning({code: "CONTEXT_SIZE_CAPPED", message: info.contextSizeNotice}, false);
+                if (options.parallel != null && options.parallel > info.poolCapacity)
+                    throw new CleanroomError("INVALID_INPUT",
+                        `--parallel ${options.parallel} is refused: the memory budget holds ${info.poolCapacity} contexts of this model at once.`,
+                        {option: "--parallel", value: options.parallel, poolCapacity: info.poolCapacity});
+
+                const server = await startApiServer({
+                    core, modelName: path.basename(modelPath).replace(/\.gguf$/i, ""), host: options.host, port: options.port,
+                    apiKeys: options.apiKey, parallel: options.parallel ?? Math.min(defaultApiParallel, info.poolCapacity),
+                    onRequestEnd: (report) => process.stderr.write(describeRequestEnd(report) + "\n"),
+                    onClientLeft: (requestId, tenant) => process.stderr.write(`${requestId} (${tenant}): the client disconnected; its generation is stopped.\n`)
+                });
+                process.stdout.write(server.baseUrl + "\n");
+
+                await new Promise<void>((resolve) => {
+                    // Later signals are ignored while the sessions are scrubbed: the default handler would kill the process mid-scrub.
+                    process.on("SIGINT", () => resolve());
+                    process.on("SIGTERM", () => resolve());
+                });
+                process.stderr.write("Stopping: requests in flight are stopped, every context is scrubbed.\n");
+                await server.close();
+                const closing = core;
+                core = undefined;
+                await closing.close();
+                process.stderr.write("Stopped: every context was scrubbed and verified.\n");
+            } catch (error) {
+                reportError(error, false);
+            } finally {
+                await core?.close().catch((error: unknown) => reportError(error, false));
+            }
+            process.exit(process.exitCode ?? 0);
+        });
+}

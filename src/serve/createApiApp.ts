@@ -1,0 +1,237 @@
+import {Hono, type Context} from "hono";
+import {bodyLimit} from "hono/body-limit";
+import {streamSSE} from "hono/streaming";
+import type {z} from "zod";
+import type {ApiRequestInput, ApiRequestResult, Core, PreparedApiRequest} from "../core/node/Core.js";
+import type {ApiKeyRing} from "./ApiKeyRing.js";
+import {chatCompletionShape, finishReasonOf, textCompletionShape, usageOf, type CompletionShape} from "./completionShapes.js";
+import {ChatCompletionBodySchema, CompletionBodySchema, textOfContent, type ChatCompletionBody, type CompletionBody} from "./openAiSchemas.js";
+import {OpenAiHttpError} from "./OpenAiHttpError.js";
+import {toHttpError} from "./toHttpError.js";
+
+export type ApiAppOptions = {
+    core: Core,
+    /** The name the model is listed and asked for under: its file name without `.gguf`. */
+    modelName: string,
+    keys: ApiKeyRing,
+    /** Requests served at once; one more is answered 429. */
+    parallel: number,
+    /** The `Host` values accepted when there are no keys (loopback only: no DNS rebinding); null when keys guard the server. */
+    allowedHosts: () => string[] | null,
+    /** Stops every request in flight (the server is shutting down). */
+    shutdownSignal: AbortSignal,
+    /** Called once per request that reached the model, answered or not. */
+    onRequestEnd?: (report: ApiRequestReport) => void,
+    /** Called when a streamed request's client disconnects before the end: its generation is being stopped. */
+    onClientLeft?: (requestId: string, tenant: string) => void
+};
+
+export type ApiRequestReport = {requestId: string, tenant: string, result: ApiRequestResult | null, error: unknown};
+
+/** Request bodies larger than this are refused (413) before they are read whole. */
+const maxBodyBytes = 8 << 20;
+/** What a 429 asks the client to wait, in seconds. */
+const retryAfterSeconds = 1;
+
+/**
+ * The OpenAI-compatible routes of `cleanroom serve` (`GET /v1/models`, `POST /v1/chat/completions`),
+ * every error in OpenAI's shape. Each request runs in a context of its own, scrubbed when it ends
+ * (`Core.runApiRequest`); one that does not fit is refused before evaluation, one over `parallel`
+ * is refused with 429 before anything is done.
+ */
+export function createApiApp(options: ApiAppOptions) {
+    const {core, modelName, keys} = options;
+    const app = new Hono<{Variables: {tenant: string}}>();
+    let running = 0;
+    const runs = new Set<Promise<unknown>>();
+
+    app.onError((error, c) => errorResponse(c, toHttpError(error)));
+    app.notFound((c) => errorResponse(c, new OpenAiHttpError(404, "invalid_request_error", `There is no route ${c.req.method} ${c.req.path}.`, {code: "not_found"})));
+
+    app.use("*", async (c, next) => {
+        const hosts = options.allowedHosts();
+        if (hosts != null && !hosts.includes(c.req.header("host") ?? ""))
+            throw new OpenAiHttpError(403, "invalid_request_error",
+                "This server accepts requests addressed to 127.0.0.1 or localhost only (the Host header names another host).", {code: "foreign_host"});
+        const tenant = keys.size === 0 ? "loopback" : keys.tenantOf(c.req.header("authorization"));
+        if (tenant == null)
+            throw new OpenAiHttpError(401, "authentication_error", "Missing or wrong API key: send it as `Authorization: Bearer <key>`.", {code: "invalid_api_key"});
+        c.set("tenant", tenant);
+        await next();
+    });
+
+    // context_length: what one request's context holds (prompt + reply), as vLLM's max_model_len and LM Studio say it.
+    app.get("/v1/models", (c) => c.json({
+        object: "list",
+        data: [{id: modelName, object: "model", created: 0, owned_by: "cleanroom", context_length: core.modelInfo()?.contextSize ?? null}]
+    }));
+
+    const limitBody = bodyLimit({
+        maxSize: maxBodyBytes,
+        onError: () => {
+            throw new OpenAiHttpError(413, "invalid_request_error", `The request body is larger than ${maxBodyBytes} bytes.`, {code: "request_too_large"});
+        }
+    });
+    app.post("/v1/chat/completions", limitBody, async (c) => {
+        const body = parseBody(await c.req.text(), ChatCompletionBodySchema);
+        return await answer(c, body, chatInputOf(body, c.get("tenant")), chatCompletionShape, "messages");
+    });
+    app.post("/v1/completions", limitBody, async (c) => {
+        const body = parseBody(await c.req.text(), CompletionBodySchema);
+        return await answer(c, body, textInputOf(body, c.get("tenant")), textCompletionShape, "prompt");
+    });
+
+    /** One completion of either kind: the model checked, a slot taken (or 429), the prompt checked to fit (or 400), then run and answered whole or streamed. */
+    async function answer(c: Context, body: CommonBody, input: ApiRequestInput, shape: CompletionShape, promptParam: string) {
+        if (body.model !== modelName)
+            throw new OpenAiHttpError(404, "invalid_request_error", `The model ${JSON.stringify(body.model)} does not exist here: this server serves ${JSON.stringify(modelName)}.`,
+                {param: "model", code: "model_not_found"});
+        if (running >= options.parallel)
+            throw new OpenAiHttpError(429, "rate_limit_error",
+                `All ${options.parallel} request slots are busy (--parallel ${options.parallel}); nothing of this request was done. Retry after ${retryAfterSeconds} s.`,
+                {code: "rate_limit_exceeded", retryAfterSeconds});
+        // Counted from here, synchronously with the check above: two requests cannot both take the last slot.
+        running++;
+        let streaming = false;
+        try {
+            const prepared = await core.prepareApiRequest(input).catch((error: unknown) => {
+                throw toHttpError(error, promptParam);
+            });
+            const created = Math.floor(Date.now() / 1000);
+            const envelope = {id: `${shape.idPrefix}-${prepared.requestId.slice("api-".length)}`, created, model: modelName};
+            if (body.stream !== true) {
+                const result = await runReported(prepared, input.tenant, {signal: AbortSignal.any([c.req.raw.signal, options.shutdownSignal])});
+                if (result.finishReason === "aborted")
+                    throw new OpenAiHttpError(503, "server_error", "The request was stopped before it finished (the server is shutting down, or the client left).",
+                        {code: "request_stopped"});
+                return c.json({...envelope, object: shape.object, choices: [shape.whole(result.text, finishReasonOf(result))], usage: usageOf(result)});
+            }
+            streaming = true; // the stream gives its slot back when it ends
+            return streamSSE(c, async (stream) => {
+                const cancel = new AbortController();
+                const clientLeft = () => {
+                    if (cancel.signal.aborted || options.shutdownSignal.aborted)
+                        return;
+                    cancel.abort();
+                    options.onClientLeft?.(prepared.requestId, input.tenant);
+                };
+                stream.onAbort(clientLeft);
+                c.req.raw.signal.addEventListener("abort", clientLeft, {once: true});
+                const chunk = (choice: Record<string, unknown>) => JSON.stringify({...envelope, object: shape.chunkObject, choices: [choice]});
+                try {
+                    if (shape.opening != null)
+                        await stream.writeSSE({data: chunk(shape.opening)});
+                    const result = await runReported(prepared, input.tenant, {
+                        signal: AbortSignal.any([cancel.signal, options.shutdownSignal]),
+                        onText: (text) => void stream.writeSSE({data: chunk(shape.text(text))})
+                    });
+                    if (result.finishReason === "aborted")
+                        return;
+                    await stream.writeSSE({data: chunk(shape.closing(finishReasonOf(result)))});
+                    if (body.stream_options?.include_usage === true)
+                        await stream.writeSSE({data: JSON.stringify({...envelope, object: shape.chunkObject, choices: [], usage: usageOf(result)})});
+                    await stream.writeSSE({data: "[DONE]"});
+                } catch (error) {
+                    if (!stream.aborted)
+                        await stream.writeSSE({data: JSON.stringify(toHttpError(error, promptParam).toBody())});
+                } finally {
+                    running--;
+                }
+            }, async () => undefined);
+        } finally {
+            if (!streaming)
+                running--;
+        }
+    }
+
+    function runReported(prepared: PreparedApiRequest, tenant: string, callbacks: {signal: AbortSignal, onText?: (text: string) => void}) {
+        const run = runAndReport(prepared, tenant, callbacks);
+        runs.add(run);
+        void run.finally(() => runs.delete(run)).catch(() => undefined);
+        return run;
+    }
+
+    async function runAndReport(prepared: PreparedApiRequest, tenant: string, callbacks: {signal: AbortSignal, onText?: (text: string) => void}) {
+        try {
+            const result = await core.runApiRequest(prepared, callbacks);
+            options.onRequestEnd?.({requestId: prepared.requestId, tenant, result, error: null});
+            return result;
+        } catch (error) {
+            options.onRequestEnd?.({requestId: prepared.requestId, tenant, result: null, error});
+            throw error;
+        }
+    }
+
+    return {
+        app,
+        /** Resolves once every request that reached the model has ended (its context scrubbed). */
+        settled: async () => {
+            await Promise.allSettled([...runs]);
+        }
+    };
+}
+
+type CommonBody = Pick<ChatCompletionBody, "model" | "stream" | "stream_options">;
+
+function parseBody<T>(text: string, schema: z.ZodType<T>): T {
+    let json: unknown;
+    try {
+        json = JSON.parse(text);
+    } catch {
+        throw new OpenAiHttpError(400, "invalid_request_error", "The request body is not valid JSON.", {code: "invalid_json"});
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) {
+        const issue = parsed.error.issues[0]!;
+        const param = issue.path.length > 0 ? issue.path.map(String).join(".") : null;
+        throw new OpenAiHttpError(400, "invalid_request_error", `${param ?? "The body"}: ${issue.message}.`, {param, code: "invalid_value"});
+    }
+    return parsed.data;
+}
+
+/** What both kinds of request ask alike. */
+function samplingOf(body: ChatCompletionBody | CompletionBody) {
+    return {
+        temperature: body.temperature ?? 1,
+        topP: body.top_p ?? undefined,
+        seed: body.seed ?? null,
+        stop: body.stop == null ? [] : typeof body.stop === "string" ? [body.stop] : body.stop
+    };
+}
+
+function chatInputOf(body: ChatCompletionBody, tenant: string): ApiRequestInput {
+    return {
+        tenant,
+        source: {kind: "chat", messages: body.messages.map((message) => ({role: message.role === "developer" ? "system" : message.role, content: textOfContent(message.content)}))},
+        maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
+        ...samplingOf(body),
+        json: jsonOf(body.response_format)
+    };
+}
+
+/** OpenAI's default reply budget for `/v1/completions`. */
+const defaultTextCompletionTokens = 16;
+
+function textInputOf(body: CompletionBody, tenant: string): ApiRequestInput {
+    return {
+        tenant,
+        source: {kind: "text", prompt: typeof body.prompt === "string" ? body.prompt : body.prompt[0]},
+        maxTokens: body.max_tokens ?? defaultTextCompletionTokens,
+        ...samplingOf(body)
+    };
+}
+
+/** What JSON the reply must be: any (`json_object`), matching a schema (`json_schema`; any JSON when it gives none), or none asked. */
+function jsonOf(format: ChatCompletionBody["response_format"]): ApiRequestInput["json"] {
+    if (format?.type === "json_object")
+        return {schema: null};
+    if (format?.type === "json_schema")
+        return {schema: format.json_schema.schema ?? null};
+    return undefined;
+}
+
+function errorResponse(c: Context, error: OpenAiHttpError) {
+    if (error.retryAfterSeconds != null)
+        c.header("Retry-After", String(error.retryAfterSeconds));
+    return c.json(error.toBody(), error.status);
+}

@@ -1,0 +1,77 @@
+import type {AddressInfo} from "node:net";
+import {serve, type ServerType} from "@hono/node-server";
+import type {Core} from "../core/node/Core.js";
+import {CleanroomError} from "../core/common/errors.js";
+import {ApiKeyRing} from "./ApiKeyRing.js";
+import {createApiApp, type ApiRequestReport} from "./createApiApp.js";
+import {isLoopbackHost, loopbackHostHeaders} from "./isLoopbackHost.js";
+
+export type ApiServerOptions = {
+    core: Core,
+    modelName: string,
+    /** The address to listen on. Defaults to `127.0.0.1`. */
+    host?: string,
+    /** `0` picks a free port. Defaults to `1234`. */
+    port?: number,
+    /** API keys, each a tenant. Defaults to none: then only loopback addresses may be listened on. */
+    apiKeys?: string[],
+    /** Requests served at once. Defaults to `4`. */
+    parallel?: number,
+    onRequestEnd?: (report: ApiRequestReport) => void,
+    onClientLeft?: (requestId: string, tenant: string) => void
+};
+
+export type ApiServer = {
+    /** `http://<host>:<port>/v1`, the base URL OpenAI clients take. */
+    baseUrl: string,
+    port: number,
+    /** Stops taking requests, stops those in flight (each still scrubbed by the core) and waits for them to end. */
+    close(): Promise<void>
+};
+
+export const defaultApiPort = 1234;
+export const defaultApiHost = "127.0.0.1";
+export const defaultApiParallel = 4;
+
+/** Refuses an address other machines can reach when no key guards it. */
+export function checkListenAddress(host: string, apiKeys: string[]) {
+    if (apiKeys.length === 0 && !isLoopbackHost(host))
+        throw new CleanroomError("INVALID_INPUT",
+            `--host ${host} would let other machines reach the model with no key: give at least one --api-key, or listen on 127.0.0.1.`, {option: "--host", value: host});
+}
+
+/** Starts the local OpenAI-compatible server (`cleanroom serve`) on a core with its model loaded. */
+export async function startApiServer({core, modelName, host = defaultApiHost, port = defaultApiPort, apiKeys = [], parallel = defaultApiParallel, onRequestEnd, onClientLeft}: ApiServerOptions): Promise<ApiServer> {
+    checkListenAddress(host, apiKeys);
+    const shutdown = new AbortController();
+    let listeningPort = port;
+    const {app, settled} = createApiApp({
+        core, modelName, keys: new ApiKeyRing(apiKeys), parallel, shutdownSignal: shutdown.signal, onRequestEnd, onClientLeft,
+        allowedHosts: () => apiKeys.length === 0 ? loopbackHostHeaders(listeningPort) : null
+    });
+    const server = await new Promise<ServerType>((resolve, reject) => {
+        const started = serve({
+            fetch: app.fetch,
+            hostname: host,
+            port
+        }, () => resolve(started));
+        started.once("error", (error: NodeJS.ErrnoException) => reject(new CleanroomError("INVALID_INPUT",
+            error.code === "EADDRINUSE" ? `Port ${port} on ${host} is already in use: choose another with --port (0 picks a free one).`
+                : `Cannot listen on ${host}:${port}: ${error.message}`, {option: "--port", value: port})));
+    });
+    listeningPort = (server.address() as AddressInfo).port;
+    const shownHost = host.includes(":") ? `[${host}]` : host;
+
+    return {
+        baseUrl: `http://${shownHost}:${listeningPort}/v1`,
+        port: listeningPort,
+        close: async () => {
+            const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+            shutdown.abort();
+            await settled();
+            if ("closeAllConnections" in server)
+                server.closeAllConnections();
+            await closed;
+        }
+    };
+}
