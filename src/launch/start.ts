@@ -1,7 +1,6 @@
 import {spawn, spawnSync} from "node:child_process";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
-import {relaunchWithCoreThreadpool} from "../core/node/engine/relaunchWithCoreThreadpool.js";
 import {reportWebModeFailure, runWebMode} from "../web/runWebMode.js";
 import {clearFetchFailure, recentFetchFailure, recordFetchFailure} from "./desktopFetchRecord.js";
 import {fetchElectronBinary, findElectronBinary} from "./electronBinary.js";
@@ -49,9 +48,7 @@ async function desktopBinary(): Promise<DesktopVerdict> {
  * display). `--web` goes straight to web mode; `--no-open` keeps the browser closed.
  */
 async function start(args: string[]) {
-    // Web mode runs the core in this process, so it starts with the core's thread pool (the
-    // desktop app's core gets it from CoreProcess); decided first, so nothing below runs twice.
-    await relaunchWithCoreThreadpool();
+    // Neither front end runs the core here: web mode and the desktop app start it in a process of its own, with the core's thread pool.
     const forceWeb = args.includes("--web");
     const openBrowser = !args.includes("--no-open") && process.env.CLEANROOM_NO_BROWSER !== "1";
     const forwarded = args.filter((arg) => arg !== "--web" && arg !== "--no-open");

@@ -21,6 +21,8 @@ const maxRestartDelayMs = 30_000;
 /**
  * The core in its own utility process, so a crash or a long generation never freezes the
  * window. If it dies it is started again; listeners hear of both, and main reconnects the renderer.
+ * When the core locks it says so, and is ended and started afresh at once (no `onExit`): a locked
+ * app keeps no process that has held decrypted text, the key or the passphrase.
  */
 export class CoreProcess {
     private readonly _options: CoreProcessOptions;
@@ -30,6 +32,7 @@ export class CoreProcess {
     public readonly onStart = new EventRelay<void>();
     private _child: UtilityProcess | null = null;
     private _stopping = false;
+    private _started = false;
     private _restartDelayMs: number;
 
     public constructor(options: CoreProcessOptions) {
@@ -39,12 +42,23 @@ export class CoreProcess {
 
     public start() {
         const {entryPath, databasePath, vault, gpu} = this._options;
+        const env: NodeJS.ProcessEnv = {...coreProcessEnv, ...process.env}; // a UV_THREADPOOL_SIZE the user set is kept
+        if (this._started)
+            delete env.CLEANROOM_PASSPHRASE; // used by the first core process only: a later one (after a lock, or a crash) starts locked
+        this._started = true;
         const child = utilityProcess.fork(entryPath, [
             "--db", databasePath, "--key-storage", vault.storage, "--key-warning", vault.warning ?? "", ...(gpu != null ? ["--gpu", gpu] : [])
-        ], {serviceName: "Cleanroom core", stdio: "inherit", env: {...coreProcessEnv, ...process.env}}); // a UV_THREADPOOL_SIZE the user set is kept
+        ], {serviceName: "Cleanroom core", stdio: "inherit", env});
         this._child = child;
 
-        child.on("message", (message: unknown) => void this._answerVault(child, message));
+        let locked = false;
+        child.on("message", (message: unknown) => {
+            if ((message as {type?: unknown}).type === "locked") {
+                locked = true;
+                child.postMessage({type: "shutdown"});
+            } else
+                void this._answerVault(child, message);
+        });
         child.once("spawn", () => {
             this.onStart.dispatchEvent();
         });
@@ -53,6 +67,10 @@ export class CoreProcess {
                 this._child = null;
             if (this._stopping)
                 return;
+            if (locked) {
+                this.start();
+                return;
+            }
             this.onExit.dispatchEvent();
             setTimeout(() => {
                 if (!this._stopping)

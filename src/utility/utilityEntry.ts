@@ -18,6 +18,8 @@ type ParentPortLike = {
 };
 
 type ParentMessage = {type: "connect"} | {type: "shutdown"} | VaultReply;
+/** To main besides vault requests: the core locked; main answers with `shutdown` and starts a fresh process for the next unlock. */
+export type LockedMessage = {type: "locked"};
 
 /**
  * The core process of the desktop app (Electron `utilityProcess`). Main hands it one
@@ -48,6 +50,11 @@ async function main() {
         key: storeKeyFromEnvironment(),
         withoutPassphrase: keychainKeyWithoutPassphrase(vault),
         onUnlocked: loadStartupModel,
+        // Lock means gone: this process, which held decrypted text and the key, ends (main's `shutdown`); nothing unlocks it again.
+        onLocked: () => {
+            void ready.then((host) => host.close());
+            parentPort.postMessage({type: "locked"} satisfies LockedMessage);
+        },
         gpu: gpu.success ? gpu.data : undefined
     });
 

@@ -4,21 +4,18 @@ import {parseArgs} from "node:util";
 import {GpuSettingSchema} from "../core/common/api/schemas.js";
 import type {GpuSetting} from "../core/common/api/types.js";
 import {defaultDatabasePath} from "../core/node/appPaths.js";
-import type {CoreHost} from "../core/node/host/openCoreHost.js";
-import {openLockableCoreHost} from "../core/node/host/openLockableCoreHost.js";
-import {resolveStartupModel} from "../core/node/host/resolveStartupModel.js";
-import {terminalStoreKey} from "../core/node/host/terminalStoreKey.js";
-import {realDatabasePath} from "../core/node/store/realDatabasePath.js";
 import {ensureRendererBuilt} from "./ensureRendererBuilt.js";
-import {startWebServer} from "./server.js";
+import {startWebServer, type WebServer} from "./server.js";
+import {WebCoreProcess} from "./WebCoreProcess.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const usage = "usage: npm run web -- [--port P] [--db <file>] [--model <gguf> | --no-model] [--threads N] [--context-size N] [--gpu auto|metal|cuda|vulkan|off] " +
     "[--models-dir <folder>] [--catalog <catalog.json>] [--allow-loopback-downloads] [--lock-after <minutes>]";
 
 /**
- * `npm run web`: the core, the built renderer and the WebSocket bridge on 127.0.0.1. Prints
- * exactly one line on stdout: the page's address with this launch's token.
+ * `npm run web`: the built renderer and the WebSocket bridge on 127.0.0.1, the core in a child
+ * process of its own (`WebCoreProcess`), which the lock ends. Prints exactly one line on stdout:
+ * the page's address with this launch's token.
  */
 export async function runWebMode(args: string[]): Promise<{url: string | null}> {
     const {values} = parseArgs({args, options: {
@@ -42,56 +39,39 @@ export async function runWebMode(args: string[]): Promise<{url: string | null}> 
         return {url: null};
     }
 
-    const {outDir} = await ensureRendererBuilt(repoRoot);
-    const database = realDatabasePath(values.db ?? defaultDatabasePath());
-    const lockAfter = wholeNumber("--lock-after", values["lock-after"]);
-    const startupModel = values["no-model"] === true ? null : values.model;
-    const host = await openLockableCoreHost({
-        database,
-        key: await terminalStoreKey(database),
-        idleLockMs: lockAfter == null ? undefined : lockAfter === 0 ? null : lockAfter * 60_000,
-        // Locked at start (a passphrase, none given): the startup model loads once the page unlocks the core.
-        onUnlocked: (opened) => loadStartupModel(opened, startupModel),
-        threads: wholeNumber("--threads", values.threads),
-        contextSize: wholeNumber("--context-size", values["context-size"]),
-        gpu: gpuSetting(values.gpu),
-        modelsDir: values["models-dir"] != null ? path.resolve(values["models-dir"]) : undefined,
-        catalogPath: values.catalog != null ? path.resolve(values.catalog) : undefined,
-        downloader: {fetcher: {allowLoopback: values["allow-loopback-downloads"] === true}}
-    });
-    const server = await startWebServer({service: host.service, rendererDir: outDir, port: wholeNumber("--port", values.port) ?? 0});
-    process.stdout.write(server.url + "\n");
-
+    // Ready before the URL is out: a signal right after it must still end every session scrubbed.
+    let core: WebCoreProcess | null = null;
+    let server: WebServer | null = null;
     let stopping = false;
     const stop = async () => {
         if (stopping)
             return;
 
         stopping = true;
-        await server.close();
-        await host.close();
+        await core?.stop(); // every session ends scrubbed (a core process still starting ends itself with this one)
+        await server?.close();
         process.exit(0);
     };
     process.on("SIGINT", () => void stop());
     process.on("SIGTERM", () => void stop());
 
-    if (host.opened != null)
-        await loadStartupModel(host.opened, startupModel);
-    return {url: server.url};
-}
-
-async function loadStartupModel(host: CoreHost, explicit: string | undefined | null) {
-    const model = explicit === null ? null : resolveStartupModel({
-        explicit: explicit ?? undefined,
-        modelsDir: host.modelsDir,
-        folders: [path.join(repoRoot, "models"), host.modelsDir],
-        saved: host.savedModelPath
+    const {outDir} = await ensureRendererBuilt(repoRoot);
+    const lockAfter = wholeNumber("--lock-after", values["lock-after"]);
+    core = await WebCoreProcess.start({
+        database: values.db ?? defaultDatabasePath(),
+        // Locked at start (a passphrase, none given): the startup model loads once the page unlocks the core.
+        startupModel: values["no-model"] === true ? null : values.model,
+        idleLockMs: lockAfter == null ? undefined : lockAfter === 0 ? null : lockAfter * 60_000,
+        threads: wholeNumber("--threads", values.threads),
+        contextSize: wholeNumber("--context-size", values["context-size"]),
+        gpu: gpuSetting(values.gpu),
+        modelsDir: values["models-dir"] != null ? path.resolve(values["models-dir"]) : undefined,
+        catalogPath: values.catalog != null ? path.resolve(values.catalog) : undefined,
+        allowLoopbackDownloads: values["allow-loopback-downloads"] === true
     });
-    if (model != null) {
-        const status = await host.service.models.load(model.path);
-        if (status.state === "error")
-            process.stderr.write(`cleanroom web: the model did not load: ${status.error?.message ?? "unknown error"}\n`);
-    }
+    server = await startWebServer({rpc: core, rendererDir: outDir, port: wholeNumber("--port", values.port) ?? 0});
+    process.stdout.write(server.url + "\n");
+    return {url: server.url};
 }
 
 function wholeNumber(name: string, value: string | undefined): number | undefined {

@@ -1,17 +1,14 @@
 import crypto from "node:crypto";
 import http from "node:http";
 import type {AddressInfo} from "node:net";
-import {WebSocketServer} from "ws";
 import {contentSecurityPolicy} from "../core/common/contentSecurityPolicy.js";
-import {maxRpcMessageBytes} from "../core/common/rpc/maxRpcMessageBytes.js";
-import type {CoreService} from "../core/node/rpc/createCoreService.js";
-import {serveCoreOverChannel} from "../core/node/rpc/serveCoreOverChannel.js";
-import {webSocketChannel} from "./webSocketChannel.js";
+import type {RpcSocketHandler} from "./CoreWebSockets.js";
 import {allowedOrigins, checkUpgradeRequest} from "./checkUpgradeRequest.js";
 import {serveStaticFile} from "./serveStaticFile.js";
 
 export type WebServerOptions = {
-    service: CoreService,
+    /** Serves the core on each accepted upgrade: `CoreWebSockets` in this process, or web mode's core process (`WebCoreProcess`). */
+    rpc: RpcSocketHandler,
     /** The built renderer (Vite's output folder). */
     rendererDir: string,
     /** `0` picks a free port. Defaults to `0`. */
@@ -32,11 +29,10 @@ export const rpcPath = "/rpc";
 
 /**
  * Web mode: the built renderer over HTTP and the core's API over a WebSocket, on 127.0.0.1
- * only. An upgrade is accepted only with this launch's token, from our own Origin and Host.
+ * only. An upgrade is accepted only with this launch's token, from our own Origin and Host; the
+ * accepted socket goes to `rpc` as it is, before a frame is read.
  */
-export async function startWebServer({service, rendererDir, port = 0, token = crypto.randomBytes(32).toString("base64url")}: WebServerOptions): Promise<WebServer> {
-    // The largest valid call passes whole; a larger message closes its socket with 1009.
-    const sockets = new WebSocketServer({noServer: true, maxPayload: maxRpcMessageBytes});
+export async function startWebServer({rpc, rendererDir, port = 0, token = crypto.randomBytes(32).toString("base64url")}: WebServerOptions): Promise<WebServer> {
     let boundPort = 0;
     const server = http.createServer((request, response) => {
         const headers = securityHeaders(boundPort);
@@ -61,9 +57,7 @@ export async function startWebServer({service, rendererDir, port = 0, token = cr
             socket.end(`HTTP/1.1 ${verdict.status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
             return;
         }
-        sockets.handleUpgrade(request, socket, head, (webSocket) => {
-            serveCoreOverChannel(service, webSocketChannel(webSocket));
-        });
+        rpc.accept({method: request.method ?? "GET", url: request.url ?? "/", headers: request.headers}, socket, head);
     });
 
     await new Promise<void>((resolve, reject) => {
@@ -80,9 +74,7 @@ export async function startWebServer({service, rendererDir, port = 0, token = cr
         port: boundPort,
         token,
         async close() {
-            for (const client of sockets.clients)
-                client.terminate();
-            sockets.close();
+            rpc.close();
             server.closeAllConnections();
             await new Promise<void>((resolve) => server.close(() => resolve()));
         }

@@ -6,6 +6,7 @@ import {ConversationStore} from "../../src/core/node/store/ConversationStore.js"
 import {unlockBackoffFile} from "../../src/core/node/store/keys/UnlockBackoff.js";
 import {openDatabase} from "../../src/core/node/store/openDatabase.js";
 import {openE2eApp, type E2eApp} from "../helpers/e2eApp.js";
+import {askWebMode} from "../helpers/startWebMode.js";
 import {seriousAxeViolations} from "../helpers/uxChecks.js";
 import {requireChromium} from "../helpers/launchChromium.js";
 import {tempDir} from "../helpers/tempCore.js";
@@ -120,5 +121,17 @@ describe.skipIf(!runnable)("a passphrase set in the real UI's Settings (web mode
         await locked.getByRole("button", {name: "Unlock"}).click();
         await page.getByRole("navigation", {name: "Conversations"}).getByRole("button", {name: /^My open plans/}).waitFor();
         await app.screenshot("lock-04-unlocked-after-set");
+    });
+
+    it("locked from elsewhere (as the idle time does), the open page loses its core process, reconnects to the fresh one, shows the lock screen and unlocks", async () => {
+        await page.getByRole("navigation", {name: "Conversations"}).getByRole("button", {name: /^My open plans/}).waitFor();
+        expect(await askWebMode(app.web, (client) => client.call("app.lock", {}))).toEqual({locked: true});
+        const locked = page.getByRole("main", {name: "Locked"});
+        await locked.getByRole("heading", {name: "Cleanroom is locked"}).waitFor();
+        expect(await page.getByText("My open plans").count()).toBe(0);
+        await locked.getByLabel("Passphrase").fill(chosen);
+        await locked.getByRole("button", {name: "Unlock"}).click();
+        await page.getByRole("navigation", {name: "Conversations"}).getByRole("button", {name: /^My open plans/}).waitFor();
+        expect(app.web.stderr()).not.toMatch(/ended unexpectedly/);
     });
 });

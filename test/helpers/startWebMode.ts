@@ -1,4 +1,5 @@
 import {spawn, type ChildProcess} from "node:child_process";
+import fs from "node:fs";
 import path from "node:path";
 import {WebSocket} from "ws";
 import {connectCoreClient, type ConnectedCoreClient} from "../../src/core/common/rpc/index.js";
@@ -82,4 +83,28 @@ export async function askWebMode<T>(web: WebMode, ask: (client: ConnectedCoreCli
     } finally {
         connection.close();
     }
+}
+
+/**
+ * Web mode's core process (src/web/webCoreEntry.ts, a child of the process serving the page, as
+ * tsx's esbuild service may be too) while exactly one runs; null between two (after a lock or a
+ * crash). Linux only (/proc).
+ */
+export function webCoreProcessOf(web: WebMode): number | null {
+    const pid = web.process.pid!;
+    const children = fs.readdirSync(`/proc/${pid}/task`).flatMap((task) => {
+        try {
+            return fs.readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+        } catch {
+            return [];
+        }
+    });
+    const cores = children.filter((child) => {
+        try {
+            return fs.readFileSync(`/proc/${child}/cmdline`, "utf8").includes("webCoreEntry");
+        } catch {
+            return false;
+        }
+    });
+    return cores.length === 1 ? cores[0]! : null;
 }

@@ -5,7 +5,7 @@ import {describe, expect, it} from "vitest";
 import {cliCommand, cliForm, runCliCapturing} from "../../tools/spawnCli.js";
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
 import {Core} from "../../src/core/node/Core.js";
-import {startWebMode} from "../helpers/startWebMode.js";
+import {startWebMode, webCoreProcessOf} from "../helpers/startWebMode.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {tempDir} from "../helpers/tempCore.js";
 
@@ -49,8 +49,8 @@ describe.skipIf(process.platform !== "linux")("the core's libuv thread pool", ()
     it("web mode runs its core in a process started with a one-thread pool, stops it on SIGTERM, and takes it down when killed", async () => {
         const web = await startWebMode(["--no-model"], userEnv());
         try {
-            const [core] = childrenOf(web.process.pid!);
-            expect(core).toBeDefined();
+            const core = webCoreProcessOf(web);
+            expect(core).not.toBeNull();
             expect(startEnvironment(core!).UV_THREADPOOL_SIZE).toBe("1");
             expect(startEnvironment(web.process.pid!).UV_THREADPOOL_SIZE).toBeUndefined();
             expect((await fetch(web.url)).status).toBe(200);
@@ -62,7 +62,7 @@ describe.skipIf(process.platform !== "linux")("the core's libuv thread pool", ()
         }
 
         const second = await startWebMode(["--no-model"], userEnv());
-        const [core] = childrenOf(second.process.pid!);
+        const core = webCoreProcessOf(second);
         const exited = new Promise<number | null>((resolve) => second.process.once("exit", resolve));
         second.process.kill("SIGTERM");
         expect(await exited).toBe(0);

@@ -8,6 +8,7 @@ import {Core} from "../../src/core/node/Core.js";
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
 import {createCoreService, type CoreService} from "../../src/core/node/rpc/createCoreService.js";
 import {webSocketChannel} from "../../src/web/webSocketChannel.js";
+import {CoreWebSockets} from "../../src/web/CoreWebSockets.js";
 import {startWebServer, type WebServer} from "../../src/web/server.js";
 import {tempDir} from "../helpers/tempCore.js";
 
@@ -59,7 +60,7 @@ beforeAll(async () => {
     fs.mkdirSync(path.join(rendererDir, "folder"));
     core = Core.create(await loadLlama(), {database: path.join(dir, "web.db")});
     service = createCoreService(core);
-    server = await startWebServer({service, rendererDir});
+    server = await startWebServer({rpc: new CoreWebSockets(service), rendererDir});
 });
 
 afterAll(async () => {
@@ -72,7 +73,7 @@ describe("web mode's WebSocket door", () => {
     it("listens on 127.0.0.1 only and prints a URL with a fresh random token", async () => {
         expect(server.url).toBe(`http://127.0.0.1:${server.port}/?token=${server.token}`);
         expect(server.token.length).toBeGreaterThanOrEqual(40);
-        const other = await startWebServer({service, rendererDir});
+        const other = await startWebServer({rpc: new CoreWebSockets(service), rendererDir});
         try {
             expect(other.token).not.toBe(server.token);
         } finally {

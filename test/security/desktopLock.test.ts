@@ -12,17 +12,19 @@ import {makeTestCanary, walkFiles} from "./helpers/scanForSecrets.js";
 const standInPath = fileURLToPath(new URL("./helpers/utilityEntryStandIn.ts", import.meta.url));
 const passphrase = "the desktop lock passphrase";
 
-type DesktopCore = {client: ConnectedCoreClient, child: ChildProcess, stop(): Promise<void>};
+type DesktopCore = {client: ConnectedCoreClient, child: ChildProcess, saidLocked: () => boolean, stop(): Promise<void>};
 
 /** The app's core process (utilityEntry) under Node, Electron's parent port and key vault stood in for (see utilityEntryStandIn.ts). */
 function startDesktopCore(database: string, vaultFile: string): DesktopCore {
     const child = fork(standInPath, ["--db", database, "--key-storage", "os-keychain (stand-in)"], {
         execArgv: ["--import", "tsx"], env: {...process.env, STAND_IN_VAULT_FILE: vaultFile}, serialization: "advanced", stdio: ["ignore", "inherit", "inherit", "ipc"]
     });
+    let saidLocked = false;
+    child.on("message", (message: {locked?: true}) => saidLocked ||= message.locked === true);
     const channel: RpcChannel = {
         post: (message) => void child.send({rpc: message}),
         onMessage(listener) {
-            const handler = (message: {rpc?: unknown}) => listener(message.rpc);
+            const handler = (message: {rpc?: unknown}) => "rpc" in message && listener(message.rpc);
             child.on("message", handler);
             return () => child.off("message", handler);
         },
@@ -34,7 +36,7 @@ function startDesktopCore(database: string, vaultFile: string): DesktopCore {
     const client = connectCoreClient(channel);
     const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
     return {
-        client, child, async stop() {
+        client, child, saidLocked: () => saidLocked, async stop() {
             if (child.exitCode == null) {
                 child.send({shutdown: true});
                 const killer = setTimeout(() => child.kill("SIGKILL"), 20_000);
@@ -77,8 +79,12 @@ describe.skipIf(process.platform !== "linux")("the desktop core process (utility
         expect(await core.client.call("app.setPassphrase", {current: null, next: passphrase})).toEqual({passphraseSet: true});
         expect(envelopeOf(database).mode).toBe("passphrase");
         expect(vaultOf(vaultFile)[secretNames.storeKey], "the keychain's key opens nothing now: deleted").toBeUndefined();
+        expect(core.saidLocked(), "not locked yet").toBe(false);
         expect(await core.client.call("app.lock", {})).toEqual({locked: true});
+        // It tells main, which ends it (here: stop) and starts a fresh process: lock means gone.
+        await expect.poll(() => core!.saidLocked()).toBe(true);
         expect(await errorCodeOf(core.client.call("conversations.list", {}))).toBe("STORE_LOCKED");
+        expect(await errorCodeOf(core.client.call("app.unlock", {passphrase})), "the ending process unlocks nothing").toBe("STORE_LOCKED");
         await core.stop();
 
         core = startDesktopCore(database, vaultFile);

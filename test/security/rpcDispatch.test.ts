@@ -7,6 +7,7 @@ import {Core} from "../../src/core/node/Core.js";
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
 import {createCoreService, type CoreService} from "../../src/core/node/rpc/createCoreService.js";
 import {serveCoreOverChannel} from "../../src/core/node/rpc/serveCoreOverChannel.js";
+import {CoreWebSockets} from "../../src/web/CoreWebSockets.js";
 import {startWebServer, type WebServer} from "../../src/web/server.js";
 import {tempDir} from "../helpers/tempCore.js";
 
@@ -41,7 +42,7 @@ beforeAll(async () => {
     fs.writeFileSync(path.join(rendererDir, "index.html"), "<!doctype html><title>test renderer</title>");
     core = Core.create(await loadLlama(), {database: path.join(dir, "dispatch.db")});
     service = createCoreService(core);
-    server = await startWebServer({service, rendererDir});
+    server = await startWebServer({rpc: new CoreWebSockets(service), rendererDir});
 });
 
 afterAll(async () => {

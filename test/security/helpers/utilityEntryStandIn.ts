@@ -57,6 +57,8 @@ function asElectronPort(port: MessagePort) {
     postMessage(message: unknown) {
         if ((message as {type?: unknown}).type === "vault")
             answerVault(message as VaultRequest);
+        else if ((message as {type?: unknown}).type === "locked")
+            process.send!({locked: true}); // main would answer with `shutdown`: the test does
     }
 };
 

@@ -24,6 +24,11 @@ export type LockingCoreServiceOptions = {
     /** Runs after each unlock with the host just opened (a front end loads its startup model there). Defaults to nothing. */
     onUnlocked?: (host: CoreHost) => Promise<void> | void,
     /**
+     * Runs after each lock (`app.lock` or the idle time), once the core is closed and clients were told of the replies it stopped.
+     * A front end that ends the process holding the core there (web mode, the app) makes the lock leave nothing in memory. Defaults to nothing.
+     */
+    onLocked?: () => void,
+    /**
      * Locks after this long with no call in flight and no reply streaming; null never. Overrides the
      * saved idle time (`lockAfterMinutes`, read at each unlock), as web mode's `--lock-after` does.
      * Defaults to the saved one.
@@ -130,6 +135,7 @@ export class LockingCoreService implements CoreService {
                 this.events.emit("turn.error", {conversationId, messageId, error: new CleanroomError("STORE_LOCKED",
                     "Cleanroom locked while this reply was being generated: the reply was stopped, and what it had written is kept. Unlock to go on.",
                     {conversationId}).toWire()});
+            this._options.onLocked?.();
         });
     }
 
@@ -169,7 +175,9 @@ export class LockingCoreService implements CoreService {
         if (!parsed.success)
             throw new InvalidInputError("app.unlock", parsed.error.issues.map((issue) => issue.message));
         await this._serialize(async () => {
-            if (this._host != null || this._disposed)
+            if (this._disposed)
+                throw new CleanroomError("STORE_LOCKED", "Cleanroom is locked and this core is closing: unlock again once the page has reconnected.", {method: "app.unlock"});
+            if (this._host != null)
                 return;
             this._unlockBackoff.ensureMayTry();
             let host: CoreHost;

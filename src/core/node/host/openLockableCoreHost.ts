@@ -13,6 +13,8 @@ export type LockableCoreHostOptions = CoreHostOptions & {
     idleLockMs?: number | null,
     /** Runs after each unlock with the core just opened (the core open at start is `LockableCoreHost.opened`). */
     onUnlocked?: (host: CoreHost) => Promise<void> | void,
+    /** Runs after each lock, once the core is closed (see `LockingCoreServiceOptions.onLocked`). Defaults to nothing. */
+    onLocked?: () => void,
     /**
      * What opens the database without a passphrase (and what removing one switches to): the app's
      * keychain key. Defaults to none: the key file beside the database (web mode).
@@ -39,7 +41,7 @@ export type LockableCoreHost = {
  * `key.passphrase` was given (then a wrong one fails here, as in the CLI), and `app.unlock` opens
  * it. `app.setPassphrase` switches between the two at run time.
  */
-export async function openLockableCoreHost({idleLockMs, onUnlocked, withoutPassphrase, unlockBackoff, ...options}: LockableCoreHostOptions): Promise<LockableCoreHost> {
+export async function openLockableCoreHost({idleLockMs, onUnlocked, onLocked, withoutPassphrase, unlockBackoff, ...options}: LockableCoreHostOptions): Promise<LockableCoreHost> {
     const keyWithoutPassphrase = withoutPassphrase ?? {key: async () => ({})};
     // The passphrase given at start is used once, here: the core keeps none (each unlock brings its own).
     const {passphrase: givenPassphrase, ...baseKey} = options.key ?? {};
@@ -52,7 +54,7 @@ export async function openLockableCoreHost({idleLockMs, onUnlocked, withoutPassp
         unlocked = await open({passphrase: givenPassphrase});
     const passphraseSet = storeKeyModeOf(options.database) === "passphrase";
     const service = new LockingCoreService({
-        database: options.database, open, passphraseSet, withoutPassphrase: keyWithoutPassphrase, onUnlocked, idleLockMs, unlocked,
+        database: options.database, open, passphraseSet, withoutPassphrase: keyWithoutPassphrase, onUnlocked, onLocked, idleLockMs, unlocked,
         unlockBackoff: new UnlockBackoff({file: unlockBackoffFile(options.database), ...unlockBackoff})
     });
     return {service, opened: unlocked ?? null, locked: () => service.locked, close: () => service.close()};
