@@ -80,8 +80,11 @@ describe("Electron main keeps its secure defaults", () => {
         expect(code(allMain)).not.toMatch(/from "\.\.\/core\/node/);
     });
 
-    it("starts the core's utility process with the core's environment (a one-thread libuv pool, see coreProcessEnv)", () => {
-        expect(code(source["CoreProcess.ts"]!)).toMatch(/utilityProcess\.fork\(entryPath[\s\S]*?env:\s*\{\.\.\.coreProcessEnv, \.\.\.process\.env\}/);
+    it("starts the core's utility process with the core's environment (a one-thread libuv pool, see coreProcessEnv), the passphrase for the first only", () => {
+        const coreProcess = code(source["CoreProcess.ts"]!);
+        expect(coreProcess).toMatch(/const env: NodeJS\.ProcessEnv = \{\.\.\.coreProcessEnv, \.\.\.process\.env\}[\s\S]*?utilityProcess\.fork\(entryPath, \[[\s\S]*?\], \{[^}]*\benv\b[^}]*\}\)/);
+        // A core process started after a lock (or a crash) starts locked: the environment's passphrase is for the first one only.
+        expect(coreProcess).toMatch(/if \(this\._started\)\s*delete env\.CLEANROOM_PASSPHRASE/);
     });
 
     it("keeps the cloud key with safeStorage and warns on basic_text", () => {
