@@ -52,6 +52,7 @@ export type ErrorCode =
     | "MODEL_REGISTRY_INVALID"
     | "MODELS_UNAVAILABLE"
     | "UNAUTHORIZED"
+    | "ATTACHMENT_UNREADABLE"
     | "INTERNAL";
 
 export type ErrorDetailValue = number | string | boolean | null;

@@ -1,0 +1,55 @@
+import {CleanroomError} from "../../../common/errors.js";
+
+/** What a document turned out to be, judged by its content, never by its file name. */
+export type DocumentFormat = "text" | "markdown" | "code" | "pdf" | "docx" | "html";
+
+/** One page of extracted text; formats without pages give a single page numbered 1. */
+export type ExtractedPage = {
+    page: number,
+    text: string
+};
+
+export type ExtractedDocument = {
+    /** The file's base name as the user sees it (no folders). */
+    name: string,
+    format: DocumentFormat,
+    /** Size of the original file in bytes. */
+    bytes: number,
+    pages: ExtractedPage[]
+};
+
+/** A file on this machine (desktop app, CLI) or bytes received from a client (web mode upload). */
+export type DocumentSource =
+    | {kind: "path", path: string}
+    | {kind: "bytes", name: string, bytes: Uint8Array};
+
+export type ExtractDocumentOptions = {
+    /** Largest original file accepted; the default is `defaultMaxDocumentBytes`. */
+    maxBytes?: number,
+    signal?: AbortSignal
+};
+
+export const defaultMaxDocumentBytes = 50 * 1024 * 1024;
+
+export type AttachmentUnreadableReason =
+    | "not-a-file"
+    | "too-large"
+    | "empty"
+    | "binary"
+    | "scanned-pdf"
+    | "encrypted-pdf"
+    | "corrupt"
+    | "inflated-too-large"
+    | "timeout"
+    | "extractor-crashed";
+
+/** A file that cannot become text in a conversation; nothing of it was stored or evaluated. */
+export class AttachmentUnreadableError extends CleanroomError {
+    public readonly reason: AttachmentUnreadableReason;
+
+    public constructor(name: string, reason: AttachmentUnreadableReason, message: string, details: Record<string, number | string> = {}) {
+        super("ATTACHMENT_UNREADABLE", `${name}: ${message}`, {name, reason, ...details});
+        this.name = "AttachmentUnreadableError";
+        this.reason = reason;
+    }
+}
