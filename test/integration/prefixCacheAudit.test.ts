@@ -37,13 +37,19 @@ describe.skipIf(modelPath == null)("audit: the prefix-cache probe", () => {
         expect(cached["4400"]).toBeGreaterThan(cached["1234"]!);
         expect(cached["4417"]).toBeGreaterThan(cached["4400"]!);
         expect(probe.bestGuess).toBe("4417");
+
+        // llama-server takes vLLM's cache_salt without honouring it: different salts still share the prefix.
+        const salted = await probePrefixCache({baseURL: server.url, model: "stories260K", salts: {victim: "victim-salt", attacker: "attacker-salt"}});
+        expect(salted).toMatchObject({error: null, leak: true, bestGuess: "4417"});
     });
 
-    it("finds nothing in cleanroom serve: no cached token across keys, nor within one key without a cache_salt", async () => {
+    it("finds nothing in cleanroom serve: no cached token across keys, nor within one key without a cache_salt or with different salts", async () => {
         const server = await startServe(modelPath!, ["--api-key", victimKey, "--api-key", attackerKey]);
         running.push(server);
-        for (const attackerApiKey of [attackerKey, victimKey]) {
-            const probe = await probePrefixCache({baseURL: server.baseUrl, model: "stories260K", victimApiKey: victimKey, attackerApiKey});
+        for (const [attackerApiKey, salts] of [
+            [attackerKey, undefined], [victimKey, undefined], [victimKey, {victim: "victim-salt", attacker: "attacker-salt"}]
+        ] as const) {
+            const probe = await probePrefixCache({baseURL: server.baseUrl, model: "stories260K", victimApiKey: victimKey, attackerApiKey, salts});
             expect(probe.error).toBeNull();
             expect(probe.measuredBy).toBe("cached_tokens");
             expect(probe.rounds.map((round) => round.cachedTokens)).toEqual([0, 0, 0, 0]);
@@ -62,5 +68,6 @@ describe.skipIf(modelPath == null)("audit: the prefix-cache probe", () => {
         // Every refusal is a refusal to overflow, never a busy server or a failure.
         expect(report.errors.map((error) => error.code)).toEqual(report.errors.map(() => "CLOUD_OVER_LIMIT"));
         expect(report.prefixCache).toMatchObject({leak: false, measuredBy: "cached_tokens", error: null});
+        expect(report.prefixCacheSalted).toMatchObject({leak: false, measuredBy: "cached_tokens", error: null, salted: true});
     });
 });

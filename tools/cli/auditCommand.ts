@@ -57,7 +57,7 @@ export function registerAuditCommand(program: Command) {
                 else
                     printReport(report);
 
-                if (report.leaks.length > 0 || report.oversizeAccepted > 0 || report.prefixCache?.leak === true)
+                if (report.leaks.length > 0 || report.oversizeAccepted > 0 || report.prefixCache?.leak === true || report.prefixCacheSalted?.leak === true)
                     process.exitCode = exitCodes.leakFound;
                 else if (report.completed === 0)
                     reportError(new CleanroomError("CLOUD_REQUEST_FAILED",
@@ -83,7 +83,9 @@ function printReport(report: AuditReport) {
             report.leaks.map((leak) => [String(leak.request), leak.tenant, leak.kind, leak.from.join(", ")]), {indent: "  "}));
     if (report.prefixCache != null)
         printPrefixCache(report.prefixCache, write);
-    if (report.leaks.length > 0 || report.oversizeAccepted > 0 || report.prefixCache?.leak === true)
+    if (report.prefixCacheSalted != null)
+        write(describeSaltHonoured(report.prefixCacheSalted));
+    if (report.leaks.length > 0 || report.oversizeAccepted > 0 || report.prefixCache?.leak === true || report.prefixCacheSalted?.leak === true)
         write("Result: NOT SAFE for shared use (exit 3).");
     else if (report.completed > 0)
         write("Result: no leak found, every oversize request refused.");
@@ -100,4 +102,15 @@ function printPrefixCache(probe: PrefixCacheProbeReport, write: (line: string) =
         ? `Prefix-cache leaks: another tenant was served up to ${probe.crossTenantCachedTokens} tokens of the victim's prompt from cache` +
             `${probe.bestGuess != null ? `; the most went to the guess ${probe.bestGuess}` : ""}.`
         : "Prefix-cache leaks: 0 (no token of the victim's prompt came back to another tenant).");
+}
+
+/** What the probe with a different `cache_salt` for victim and attacker found. */
+function describeSaltHonoured(salted: PrefixCacheProbeReport) {
+    if (salted.error != null)
+        return `cache_salt: not taken (${salted.error.slice(0, 160)}).`;
+    if (salted.measuredBy == null)
+        return "cache_salt: unknown (the endpoint reports no cached tokens).";
+    return salted.leak
+        ? `cache_salt: NOT honoured: with different salts, the attacker was still served up to ${salted.crossTenantCachedTokens} cached tokens of the victim's prompt.`
+        : "cache_salt: honoured (with different salts, 0 cached tokens).";
 }

@@ -58,7 +58,9 @@ export type AuditReport = {
     sizing: {charsPerToken: number, countedBy: "endpoint" | "estimate" | "given"},
     errors: Array<{request: number, code: string, message: string}>,
     /** Does a tenant's prompt prefix come back from another tenant's cache? Null when not probed. */
-    prefixCache: PrefixCacheProbeReport | null
+    prefixCache: PrefixCacheProbeReport | null,
+    /** The same probe with a different `cache_salt` for victim and attacker: does the endpoint honour vLLM's field? Null when not probed. */
+    prefixCacheSalted: PrefixCacheProbeReport | null
 };
 
 const defaultCharsPerToken = 4;
@@ -119,7 +121,7 @@ export async function auditEndpoint(options: AuditEndpointOptions): Promise<Audi
             nearLimit: probes.filter((probe) => probe.size === "nearLimit").length,
             overLimit: probes.filter((probe) => probe.size === "overLimit").length
         },
-        leaks: [], oversizeRequests: 0, oversizeAccepted: 0, sizing, errors: [], prefixCache: null
+        leaks: [], oversizeRequests: 0, oversizeAccepted: 0, sizing, errors: [], prefixCache: null, prefixCacheSalted: null
     };
 
     // Fingerprints of every tenant's texts, to find canary-free leaks between tenants.
@@ -174,8 +176,12 @@ export async function auditEndpoint(options: AuditEndpointOptions): Promise<Audi
     await Promise.all(Array.from({length: concurrency}, worker));
     report.leaks.sort((a, b) => a.request - b.request);
     report.errors.sort((a, b) => a.request - b.request);
-    if (options.prefixCacheProbe !== false && report.completed > 0)
-        report.prefixCache = await probePrefixCache({baseURL: options.baseURL, model: options.model, victimApiKey: options.apiKey ?? null, timeoutMs: options.timeoutMs});
+    if (options.prefixCacheProbe !== false && report.completed > 0) {
+        const probe = {baseURL: options.baseURL, model: options.model, victimApiKey: options.apiKey ?? null, timeoutMs: options.timeoutMs};
+        report.prefixCache = await probePrefixCache(probe);
+        const salt = () => crypto.randomBytes(16).toString("hex");
+        report.prefixCacheSalted = await probePrefixCache({...probe, salts: {victim: salt(), attacker: salt()}});
+    }
     return report;
 }
 

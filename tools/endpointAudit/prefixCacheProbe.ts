@@ -11,7 +11,11 @@ export type PrefixCacheProbeOptions = {
     secret?: string,
     /** The attacker's guesses, each tried right after the victim sent its secret again. Defaults to three wrong ones and the right one. */
     guesses?: string[],
-    /** `cache_salt` sent by the victim and the attacker (each its own): does the endpoint keep salted prefixes apart? Defaults to none sent. */
+    /**
+     * `cache_salt` sent by the victim and the attacker: does the endpoint keep salted prefixes apart?
+     * The attacker's salt gets the round's number appended, so that no guess is served from the
+     * attacker's own earlier guesses (a server may rightly reuse within one salt). Defaults to none sent.
+     */
     salts?: {victim: string, attacker: string},
     timeoutMs?: number,
     fetch?: typeof fetch
@@ -86,9 +90,10 @@ export async function probePrefixCache(options: PrefixCacheProbeOptions): Promis
         return CachedCountsSchema.parse(JSON.parse(text));
     };
     try {
-        for (const guess of guesses) {
+        for (const [round, guess] of guesses.entries()) {
             await ask(secret, options.victimApiKey, options.salts?.victim);
-            const reply = await ask(guess, options.attackerApiKey === undefined ? options.victimApiKey : options.attackerApiKey, options.salts?.attacker);
+            const attackerSalt = options.salts == null ? undefined : `${options.salts.attacker}-${round + 1}`;
+            const reply = await ask(guess, options.attackerApiKey === undefined ? options.victimApiKey : options.attackerApiKey, attackerSalt);
             const fromUsage = reply.usage?.prompt_tokens_details?.cached_tokens;
             const fromTimings = reply.timings?.cache_n;
             const cachedTokens = fromUsage ?? fromTimings ?? null;
