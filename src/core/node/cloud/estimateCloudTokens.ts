@@ -1,6 +1,6 @@
 /**
  * Characters per token assumed for an endpoint that offers no tokenizer. Measured on this
- * project's English documents (README.md, SECURITY.md) and TypeScript sources with the 15
+ * project's English documents (README.md and SECURITY.md, frozen in test/fixtures/englishProse) and TypeScript sources with the 15
  * chat-model tokenizers llama.cpp ships (Llama 3, Llama 2 / Mistral, Qwen2, Gemma, Command R,
  * DeepSeek, Phi-3, MPT, Falcon, StarCoder, …; `npx vitest run test/integration/cloud-token-count.test.ts`
  * prints the table): 3.2 to 4.0 for English, 3.4 to 4.3 for code, the one exception Baichuan's
