@@ -1,10 +1,11 @@
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import {Command} from "commander";
 import {SecretScanner} from "../src/core/node/cloud/secrets/SecretScanner.js";
 import {screenCloudRequest} from "../src/core/node/cloud/secrets/screenCloudRequest.js";
 import type {CloudChatMessage} from "../src/core/node/cloud/CloudClient.js";
-import {median, round} from "./stats.js";
+import {loadAverage1m, median, round} from "./stats.js";
 
 type Options = {rounds: number, out: string, json?: boolean};
 
@@ -14,6 +15,7 @@ const program = new Command()
     .option("--out <file>", "also write the JSON report here", "bench-results/secrets.json")
     .option("--json", "print the JSON report on stdout instead of the table");
 program.parse();
+const loadAtStart = loadAverage1m();
 const options = program.opts<Options>();
 
 /** The cost goals of #24: a scan a user never notices. */
@@ -97,6 +99,7 @@ const steady = [
 ];
 const report = {
     node: process.version,
+    machine: {cpus: os.cpus().length, cpu: os.cpus()[0]?.model ?? "unknown", loadAverage1m: {atStart: loadAtStart, atEnd: loadAverage1m()}},
     cold: {warmUpMs: round(warmMs, 2), firstScan10kMs: round(firstScanMs, 2), firstScanSecretsFound: firstFound,
         note: "warmUpMs: secretlint and the preset imported and run once on a short text (SecretScanner.warm); firstScan10kMs: the first real scan after it"},
     steady
