@@ -47,7 +47,7 @@ export class KvSnapshotStore {
         }
         return {
             header: {...binding, tokenCount: row.token_count}, keyId: row.key_id,
-            nonce: Buffer.from(row.nonce), sealed: Buffer.from(row.sealed), savedAt: row.saved_at
+            nonce: row.nonce, sealed: row.sealed, savedAt: row.saved_at
         };
     }
 
