@@ -82,7 +82,7 @@ export class KvResume {
                     reason, tokens: tokens.length, bytes: sealed.length, durationMs: Math.round(performance.now() - started)
                 }});
         } catch (error) {
-            this._audit.record({kind: "kv.save.failed", conversationId, data: {reason, problem: error instanceof Error ? error.message : String(error)}});
+            this._audit.record({kind: "kv.save.failed", conversationId, data: {reason, problem: messageOf(error).slice(0, 100)}});
         } finally {
             state?.fill(0);
         }
@@ -99,19 +99,22 @@ export class KvResume {
         if (stored == null)
             return {restored: false, refusal: null, loadFailed: false};
         const current = canonical(binding);
-        const refuse = (refusal: string, loadFailed = false): KvRestoreOutcome => {
+        // Audit strings stay short (the at-rest test holds every one to 100 characters): what differed goes in `then` and `now`.
+        const refuse = (refusal: string, {loadFailed = false, then, now}: {loadFailed?: boolean, then?: string, now?: string} = {}): KvRestoreOutcome => {
             this._store.remove(conversationId);
-            this._audit.record({kind: "kv.restore.refused", conversationId, data: {reason: refusal, tokens: stored.header.tokenCount}});
+            this._audit.record({kind: "kv.restore.refused", conversationId, data: {
+                reason: refusal, tokens: stored.header.tokenCount, ...then != null ? {then: then.slice(0, 100), now: now?.slice(0, 100)} : {}
+            }});
             return {restored: false, refusal, loadFailed};
         };
         if (stored.keyId !== this._keyId)
-            return refuse("it was sealed under another store key (the passphrase or key changed since)");
+            return refuse("it was sealed under another store key (the passphrase changed since)");
         if (stored.header.model !== current.model)
-            return refuse(`it was made with another model (${stored.header.model}; now ${current.model})`);
+            return refuse("it was made with another model", {then: stored.header.model, now: current.model});
         if (stored.header.context !== current.context)
-            return refuse(`it was made with other context settings (${stored.header.context}; now ${current.context})`);
+            return refuse("it was made with other context settings", {then: stored.header.context, now: current.context});
         if (stored.header.build !== current.build)
-            return refuse(`it was made by another llama.cpp build (${stored.header.build}; now ${current.build})`);
+            return refuse("it was made by another llama.cpp build", {then: stored.header.build, now: current.build});
 
         const started = performance.now();
         const state = openKvSnapshot(this._key, associatedData(conversationId, {...current, tokenCount: stored.header.tokenCount}), stored.nonce, stored.sealed);
@@ -127,7 +130,7 @@ export class KvResume {
             try {
                 await load(state);
             } catch (error) {
-                return refuse(`the engine could not load it: ${error instanceof Error ? error.message : String(error)}`, true);
+                return refuse("the engine could not load it", {loadFailed: true, then: "loadable", now: messageOf(error)});
             }
             this._audit.record({kind: "kv.restored", conversationId, data: {
                 tokens: tokens.length, sharedWithPrompt: shared, promptTokens: promptTokens.length, durationMs: Math.round(performance.now() - started)
@@ -147,6 +150,10 @@ export class KvResume {
 /** The binding with its keys in one order: compared as text with stored ones. */
 function canonical({model, context, build}: KvSnapshotBinding): KvSnapshotBinding {
     return {model, context, build};
+}
+
+function messageOf(error: unknown) {
+    return error instanceof Error ? error.message : String(error);
 }
 
 function sharedPrefixLength(a: readonly Token[], b: readonly Token[]) {
