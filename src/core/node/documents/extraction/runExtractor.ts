@@ -1,5 +1,6 @@
 import {fork} from "node:child_process";
 import fs from "node:fs/promises";
+import path from "node:path";
 import {fileURLToPath} from "node:url";
 import {describeBytes} from "./describeBytes.js";
 import {ExtractionReplySchema, type ExtractionRequest} from "./extractorMessages.js";
@@ -17,6 +18,8 @@ const memoryCheckIntervalMs = 100;
 /** Resident memory allowed beyond the heap limit: Node itself, pdf.js's and zlib's buffers. */
 const residentAllowanceMb = 512;
 const pageSize = 4096;
+/** The extractor entry's file: its source, or a chunk of its own in an esbuild bundle split as the CLI's is (bin/cliBundle.mjs). */
+const extractorEntryFile = /^(?:extractorEntry\.(?:ts|m?js)|chunk-\w+\.m?js)$/;
 
 /**
  * Runs one extraction in a fresh Node process, so that a hostile file can at worst end that
@@ -29,8 +32,13 @@ export async function runExtractor(request: ExtractionRequest, limits: Extractor
     limits.signal?.throwIfAborted();
     const {extractorEntryUrl, extractorProcessFlag} = await import("./extractorEntry.js");
     const entry = fileURLToPath(extractorEntryUrl);
-    const fromSource = entry.endsWith(".ts");
     const name = request.name;
+    // Bundled without splitting (the desktop app's utility process, out/core/utilityEntry.mjs), the
+    // entry would be the whole bundle: forking it would start the app again. And in Electron, fork
+    // runs Electron itself, which the packaged app's fuses forbid to act as Node (RunAsNode).
+    if (!extractorEntryFile.test(path.basename(entry)) || process.versions.electron != null)
+        throw new AttachmentUnreadableError(name, "extractor-crashed", "cannot be read here: this build of Cleanroom cannot start its document extractor process");
+    const fromSource = entry.endsWith(".ts");
     const maxResidentBytes = (limits.heapMb + residentAllowanceMb) * 1024 * 1024;
     const started = performance.now();
     const child = fork(entry, [], {
