@@ -86,10 +86,10 @@ describe.skipIf(process.platform !== "linux")("document extraction: formats by c
         expect(document.pages).toEqual([{page: 1, text: "Terms & conditions\n\nTerms\n\nPayment is due in 30 days.\n\nFee\t€12"}]);
     });
 
-    it("Markdown and plain text are told apart by their marks, and bytes from a web upload read like a file", async () => {
+    it("Markdown and plain text are told apart by their marks; bytes from a web upload read like a file, named by the last part of their name", async () => {
         const markdown = "# Plan\n\nSee [the notes](notes.md).\n\n- first step\n- second step\n";
         const prose = "Dear team,\nthe meeting moves to Thursday.\nRegards\n";
-        expect((await extractDocument({kind: "bytes", name: "plan", bytes: Buffer.from(markdown)})).format).toBe("markdown");
+        expect(await extractDocument({kind: "bytes", name: "C:\\Users\\ann\\plan", bytes: Buffer.from(markdown)})).toMatchObject({name: "plan", format: "markdown"});
         const letter = await extractDocument({kind: "bytes", name: "letter.md", bytes: Buffer.from(prose.replace(/\n/g, "\r\n"))});
         expect(letter).toEqual({name: "letter.md", format: "text", bytes: prose.length + 3, pages: [{page: 1, text: prose}]});
     });

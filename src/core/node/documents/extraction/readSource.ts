@@ -17,8 +17,9 @@ const systemRoots = ["/proc/", "/sys/"];
  */
 export async function readSource(source: DocumentSource, maxBytes: number): Promise<{name: string, bytes: Uint8Array}> {
     if (source.kind === "bytes") {
-        checkSize(source.name, source.bytes.byteLength, maxBytes);
-        return {name: source.name, bytes: source.bytes};
+        const name = path.basename(source.name.replace(/\\/g, "/")); // a client's name, possibly a Windows path: only its last part is shown
+        checkSize(name, source.bytes.byteLength, maxBytes);
+        return {name, bytes: source.bytes};
     }
     const name = path.basename(source.path);
     const realPath = await fs.realpath(source.path).catch((error: NodeJS.ErrnoException) => {
