@@ -3,6 +3,7 @@ import {AttachmentUnreadableError} from "./types.js";
 
 /** The extractor process's work: one request in, one reply out, then exit (the core starts a fresh process per file). */
 export function serveExtraction() {
+    process.once("disconnect", () => process.exit(1)); // the core went away: nobody is waiting for the text
     process.once("message", (raw: unknown) => {
         void answer(raw).then((reply) => process.send!(reply, () => process.exit(0)));
     });
