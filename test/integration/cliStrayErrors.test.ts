@@ -65,7 +65,8 @@ describe.skipIf(modelPath == null)("an error no command awaits, thrown while a s
             "--max-tokens", "64", "--threads", "1", "--json"], {env, ...strayMidTurn});
         expect(run.stderr).not.toMatch(stackLine);
         expect(run.code).toBe(1);
-        expect(JSON.parse(run.stderr.trim().split("\n")[0]!)).toMatchObject({error: {message: "forced by the test: an error no command awaits, thrown mid-turn"}});
+        expect(JSON.parse(run.stderr.trim().split("\n")[0]!)).toEqual({error: {code: "INTERNAL", message: internalErrorMessage, details: {}},
+            internal: "Error: forced by the test: an error no command awaits, thrown mid-turn"});
 
         const events = JSON.parse(decryptedRows(db).find((table) => table.table === "audit_events")!.json) as Array<{kind: string, conversation_id: string | null, data_json: string}>;
         const scrubs = events.filter((event) => event.kind.startsWith("scrub.")).map((event) => [event.kind, event.conversation_id]);
