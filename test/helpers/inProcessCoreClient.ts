@@ -1,4 +1,5 @@
 import path from "node:path";
+import {afterAll, beforeAll} from "vitest";
 import {connectCoreClient, createInProcessChannelPair, type ConnectedCoreClient} from "../../src/core/common/rpc/index.js";
 import {type Core} from "../../src/core/node/Core.js";
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
@@ -32,4 +33,14 @@ export async function openInProcessCoreClient(name: string): Promise<InProcessCo
             await core.close();
         }
     };
+}
+
+/** `openInProcessCoreClient` opened before the file's tests and closed after them; read its fields inside the tests. */
+export function inProcessCoreClientForFile(name: string): InProcessCoreClient {
+    const opened = {} as InProcessCoreClient;
+    beforeAll(async () => {
+        Object.assign(opened, await openInProcessCoreClient(name));
+    });
+    afterAll(() => opened.close());
+    return opened;
 }

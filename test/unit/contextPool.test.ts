@@ -1,4 +1,4 @@
-import {afterEach, beforeEach, describe, expect, it, vi} from "vitest";
+import {beforeEach, describe, expect, it, vi} from "vitest";
 import type {ConversationId, SessionEndReason} from "../../src/core/common/types.js";
 import {ContextPool, type PooledContext, type PooledSessionEnd} from "../../src/core/node/engine/ContextPool.js";
 import type {SessionEnd} from "../../src/core/node/engine/ConversationContext.js";
@@ -47,10 +47,7 @@ function fakePool({contexts = 2, idleTimeoutMs = 10 * minute}: {contexts?: numbe
 
 beforeEach(() => {
     vi.useFakeTimers();
-});
-
-afterEach(() => {
-    vi.useRealTimers();
+    return () => vi.useRealTimers();
 });
 
 describe("an idle conversation's context", () => {

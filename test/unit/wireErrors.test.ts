@@ -1,29 +1,18 @@
 import fs from "node:fs";
 import path from "node:path";
-import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
+import {describe, expect, it, vi} from "vitest";
 import {internalErrorMessage, toWireError} from "../../src/core/common/errors.js";
-import {type ConnectedCoreClient} from "../../src/core/common/rpc/index.js";
-import {type Core} from "../../src/core/node/Core.js";
 import {servicesOf} from "../helpers/coreServices.js";
-import {openInProcessCoreClient, type InProcessCoreClient} from "../helpers/inProcessCoreClient.js";
+import {inProcessCoreClientForFile} from "../helpers/inProcessCoreClient.js";
 
-let opened: InProcessCoreClient;
-let core: Core;
-let client: ConnectedCoreClient;
-
-beforeAll(async () => {
-    opened = await openInProcessCoreClient("wire-errors");
-    ({core, client} = opened);
-});
-
-afterAll(() => opened.close());
+const opened = inProcessCoreClientForFile("wire-errors");
 
 /** What the client receives when listing conversations fails inside the core with `fail`'s error, and what the core's local log got. */
 async function failListingWith(fail: () => never) {
     const log = vi.spyOn(console, "error").mockImplementation(() => undefined);
-    const listing = vi.spyOn(core, "listConversations").mockImplementation(fail);
+    const listing = vi.spyOn(opened.core, "listConversations").mockImplementation(fail);
     try {
-        const received = await client.call("conversations.list", {}).catch((error: unknown) => error);
+        const received = await opened.client.call("conversations.list", {}).catch((error: unknown) => error);
         return {received: received as {code: string, message: string, details: unknown}, logged: log.mock.calls.flat().map(String).join("\n")};
     } finally {
         listing.mockRestore();
@@ -43,14 +32,14 @@ describe("only Cleanroom's error codes cross the wire", () => {
     });
 
     it("a SQLite error reaches the client as INTERNAL without its SQLITE_ code or SQL; both are in the local log", async () => {
-        const {received, logged} = await failListingWith(() => servicesOf(core).database.prepare("SELECT secret_column FROM no_such_table").all() as never);
+        const {received, logged} = await failListingWith(() => servicesOf(opened.core).database.prepare("SELECT secret_column FROM no_such_table").all() as never);
         expect(received).toMatchObject({code: "INTERNAL", message: internalErrorMessage, details: {}});
         expect(JSON.stringify(received)).not.toMatch(/SQLITE|no_such_table/);
         expect(logged).toMatch(/SqliteError \[SQLITE_ERROR\]: no such table: no_such_table/);
     });
 
     it("Cleanroom's own codes cross with their message and details", async () => {
-        await expect(client.call("conversations.get", {conversationId: "gone"}))
+        await expect(opened.client.call("conversations.get", {conversationId: "gone"}))
             .rejects.toMatchObject({code: "CONVERSATION_NOT_FOUND", message: "No conversation with id gone.", details: {conversationId: "gone"}});
     });
 
@@ -65,15 +54,15 @@ describe("only Cleanroom's error codes cross the wire", () => {
 
 describe("a message that does not exist is MESSAGE_NOT_FOUND", () => {
     it("showing a version of a message of another conversation, or of none, says the message is not found", async () => {
-        const holder = await client.call("conversations.create", {title: "Holds the message"});
-        const other = await client.call("conversations.create", {title: "Another one"});
-        const {store} = servicesOf(core);
+        const holder = await opened.client.call("conversations.create", {title: "Holds the message"});
+        const other = await opened.client.call("conversations.create", {title: "Another one"});
+        const {store} = servicesOf(opened.core);
         const prompt = store.appendMessage(holder.id, {role: "user", content: "a prompt", status: "complete"});
 
-        await expect(client.call("chat.showVersion", {conversationId: other.id, messageId: prompt.id}))
+        await expect(opened.client.call("chat.showVersion", {conversationId: other.id, messageId: prompt.id}))
             .rejects.toMatchObject({code: "MESSAGE_NOT_FOUND", details: {conversationId: other.id, messageId: prompt.id}});
-        await expect(client.call("chat.showVersion", {conversationId: holder.id, messageId: prompt.id + 1000}))
+        await expect(opened.client.call("chat.showVersion", {conversationId: holder.id, messageId: prompt.id + 1000}))
             .rejects.toMatchObject({code: "MESSAGE_NOT_FOUND", message: `Conversation ${holder.id} holds no message with id ${prompt.id + 1000}.`});
-        await expect(client.call("chat.showVersion", {conversationId: holder.id, messageId: prompt.id})).resolves.toMatchObject({messages: [{id: prompt.id}]});
+        await expect(opened.client.call("chat.showVersion", {conversationId: holder.id, messageId: prompt.id})).resolves.toMatchObject({messages: [{id: prompt.id}]});
     });
 });
