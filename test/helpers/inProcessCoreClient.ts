@@ -20,7 +20,8 @@ export type InProcessCoreClient = {
 /** A core without a model on its own database, its service, and a client talking to it over an in-process channel: the contract and the door, without generation. */
 export async function openInProcessCoreClient(name: string): Promise<InProcessCoreClient> {
     const home = tempDir(name);
-    const core = openTestCore(await loadLlama(), {database: path.join(home, `${name}.db`)});
+    // The native backend starts only if a call loads a model: most files here never do.
+    const core = openTestCore(() => loadLlama(), {database: path.join(home, `${name}.db`)});
     const service = createCoreService(core);
     const [coreSide, clientSide, closeChannel] = createInProcessChannelPair();
     serveCoreOverChannel(service, coreSide);
