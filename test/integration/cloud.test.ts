@@ -202,9 +202,9 @@ describe.skipIf(modelPath == null)("shared cloud CLI", () => {
     });
 });
 
-describe.skipIf(modelPath == null)("the README's incident, by its own commands", () => {
+describe.skipIf(modelPath == null)("docs/cloud.md's incident, by its own commands", () => {
     it("`sim-cloud --mode incident` says its model id and key rule; `chat --cloud` with an ordinary long paste is sent and blocked (exit 3)", async () => {
-        // The README's command line, on a free port instead of 8080; the local model loaded, as on a set-up machine.
+        // docs/cloud.md's command line, on a free port instead of 8080; the local model loaded, as on a set-up machine.
         const {env, db} = hermeticCliEnv("readme-incident", {CLEANROOM_MODEL: modelPath!});
         const {command, args} = cliCommand(["sim-cloud", "--port", "0", "--mode", "incident"], {entry: toolsCliEntry});
         const sim = spawn(command, args, {env: {...env, CLEANROOM_MODEL: ""}, stdio: ["ignore", "pipe", "pipe"]});

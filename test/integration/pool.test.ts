@@ -55,8 +55,7 @@ describe.skipIf(modelPath == null)("context pool", () => {
         try {
             const idle = core.createConversation();
             await core.sendMessage({conversationId: idle.id, text: "Hello", maxTokens: 4, temperature: 0});
-            await new Promise((resolve) => setTimeout(resolve, 600));
-            expect(servicesOf(core).engine.pool!.size).toBe(0);
+            await expect.poll(() => servicesOf(core).engine.pool!.size, {timeout: 10_000}).toBe(0);
             expect(core.auditEvents({conversationId: idle.id, kinds: ["scrub.verified"]})[0]?.data).toMatchObject({reason: "idle"});
 
             const open = core.createConversation();
