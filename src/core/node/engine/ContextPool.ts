@@ -30,7 +30,7 @@ export type PooledContext = {
     readonly busy: boolean,
     readonly ended: boolean,
     /** Scrubs and frees; never rejects (see `ConversationContext.end`). */
-    end(reason: SessionEndReason): Promise<SessionEnd>
+    end(reason: SessionEndReason, beforeScrub?: BeforeScrub): Promise<SessionEnd>
 };
 
 /** Makes a conversation's own context; the pool calls it once there is room. */
