@@ -29,7 +29,7 @@ export type PooledContext = {
     /** In use or waiting to be: never evicted, and its idle time starts again. */
     readonly busy: boolean,
     readonly ended: boolean,
-    /** Scrubs and frees; never rejects (see `ConversationContext.end`). */
+    /** Scrubs and frees; never rejects (see `ConversationContext.end`). `beforeScrub` runs first (a resume snapshot). */
     end(reason: SessionEndReason, beforeScrub?: BeforeScrub): Promise<SessionEnd>
 };
 
