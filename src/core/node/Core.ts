@@ -26,6 +26,10 @@ import {
 import type {PurgeState} from "./store/DeletionPurger.js";
 import {DatabaseLock} from "./store/lock/DatabaseLock.js";
 import {deleteEveryRow, wipeOpenDatabase, type WipeReport} from "./store/wipeStore.js";
+import {CloudAttachmentsNotSentError} from "./documents/CloudAttachmentsNotSentError.js";
+import {userTurnWithDocuments} from "./documents/documentPrompt.js";
+import {extractDocument} from "./documents/extraction/extractDocument.js";
+import type {DocumentSource, ExtractedDocument} from "./documents/extraction/types.js";
 import type {SendMessageCallbacks, SendMessageInput, TurnRequest} from "./turns/types.js";
 import {ApiRequestService, type ApiRequestInput, type ApiRequestResult, type PreparedApiRequest} from "./turns/ApiRequestService.js";
 
@@ -322,10 +326,13 @@ export class Core {
     public async sendMessage(input: SendMessageInput, callbacks: SendMessageCallbacks = {}): Promise<TurnOutcome> {
         const services = this._at(input.conversationId);
         const conversation = services.store.get(input.conversationId);
+        const attached = await extractAttachments(input.attachments);
+        // A message's documents that went in whole go in again with it, as the model was first given them.
+        const wholeBlocks = services.attachments.wholeBlocksByMessage(conversation.id);
         const history = services.store.messages(conversation.id)
             .filter((message) => message.status === "complete" || (message.status === "interrupted" && message.content !== ""))
-            .map((message) => ({role: message.role, content: message.content}));
-        return await this._turn(services, conversation, history, input, callbacks);
+            .map((message) => ({role: message.role, content: userTurnWithDocuments(message.content, wholeBlocks.get(message.id) ?? [])}));
+        return await this._turn(services, conversation, history, input, callbacks, undefined, attached);
     }
 
     /**
@@ -338,16 +345,18 @@ export class Core {
         const {incognito = false, ...fields} = conversation;
         const services = incognito ? this._services.incognito : this._services;
         const preview = services.store.preview(fields);
+        const attached = await extractAttachments(input.attachments);
         const create = () => this.createConversation({...fields, id: preview.id, incognito});
-        return await this._turn(services, preview, [], input, callbacks, create);
+        return await this._turn(services, preview, [], input, callbacks, create, attached);
     }
 
     /** A turn on `conversation`, which `create` stores once the turn is accepted when it is not stored yet. */
     private async _turn(services: ConversationServices, conversation: Conversation, history: TurnRequest["history"], input: Omit<SendMessageInput, "conversationId">,
-        callbacks: SendMessageCallbacks, create?: () => Conversation): Promise<TurnOutcome> {
+        callbacks: SendMessageCallbacks, create?: () => Conversation, attached: ExtractedDocument[] = []): Promise<TurnOutcome> {
         const {audit, localTurns, cloudTurns} = services;
         const turn: TurnRequest = {
-            conversation, history, text: input.text, maxTokens: input.maxTokens, temperature: input.temperature, seed: input.seed, secrets: input.secrets
+            conversation, history, text: input.text, maxTokens: input.maxTokens, temperature: input.temperature, seed: input.seed, secrets: input.secrets,
+            attachments: attached
         };
         const local = localTurns.prepare(turn);
         const cloud = this._services.cloudSettings.get();
@@ -365,8 +374,15 @@ export class Core {
                 audit.record({kind: "turn.refused", conversationId: create == null ? conversation.id : null, data: {...error.details}});
             throw error;
         }
-        if (decision.route === "cloud")
+        if (decision.route === "cloud") {
+            const documents = [
+                ...create == null ? services.attachments.ofConversation(conversation.id) : [],
+                ...attached.map((document) => ({name: document.name, bytes: document.bytes}))
+            ];
+            if (documents.length > 0)
+                throw new CloudAttachmentsNotSentError(documents);
             return await cloudTurns.run(turn, decision.reason, callbacks, create == null ? undefined : () => void create());
+        }
         const accepted = create == null ? turn : {...turn, conversation: create()};
         return await localTurns.run(accepted, local.prepared!, decision.reason, callbacks);
     }
@@ -457,4 +473,12 @@ export class Core {
     public [Symbol.asyncDispose](): Promise<void> {
         return this.close();
     }
+}
+
+/** Reads each document a turn brings, before anything is stored or evaluated: the first unreadable one is thrown (ATTACHMENT_UNREADABLE). */
+async function extractAttachments(sources: readonly DocumentSource[] = []): Promise<ExtractedDocument[]> {
+    const documents: ExtractedDocument[] = [];
+    for (const source of sources)
+        documents.push(await extractDocument(source));
+    return documents;
 }
