@@ -3,7 +3,7 @@ import type {ExtractedPage} from "./extraction/types.js";
 /** A piece of a document as it is indexed and retrieved: its page and its first and last line on that page (from 1). */
 export type DocumentChunk = {page: number, startLine: number, endLine: number, text: string};
 
-/** About 300 tokens of prose: a chunk small enough that several fit beside a conversation, large enough to hold a paragraph. */
+/** About 300 tokens of English prose: a chunk small enough that several fit beside a conversation, large enough to hold a paragraph. */
 export const chunkTargetChars = 1200;
 
 /**

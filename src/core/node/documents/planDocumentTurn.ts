@@ -8,6 +8,10 @@ import type {ExtractedDocument} from "./extraction/types.js";
 
 /** At most this many retrieved passages go into one turn. */
 export const maxPassagesPerTurn = 6;
+/** A chunk's size in the model's tokens, where the context leaves room for several. */
+const chunkTargetTokens = 300;
+/** No chunk is cut smaller than this, however small the context: a passage should hold a few lines. */
+const minChunkChars = 200;
 
 export type DocumentTurnPlan = {
     /** The user turn as the model is given it: documents and passages, then the typed text. */
@@ -54,8 +58,12 @@ export function planDocumentTurn({conversationId, text, attached, hasRetrieved, 
             blocks.push(block);
             room -= tokens;
             planned.push({document, tokens, mode: "whole"});
-        } else
-            planned.push({document, tokens, mode: "retrieved", chunks: chunkDocument(document.pages)});
+        } else {
+            // Chunks of about 300 tokens, smaller in a small context: a third of the room, so that several fit beside the history.
+            const charsPerToken = block.length / Math.max(1, tokens);
+            const targetChars = Math.max(minChunkChars, Math.floor(Math.min(chunkTargetTokens, room / 3) * charsPerToken));
+            planned.push({document, tokens, mode: "retrieved", chunks: chunkDocument(document.pages, targetChars)});
+        }
     }
 
     const pending = planned.filter((attachment) => attachment.mode === "retrieved")
