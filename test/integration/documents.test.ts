@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import type {Core} from "../../src/core/node/Core.js";
+import {createCoreService} from "../../src/core/node/rpc/createCoreService.js";
 import {runCliCapturing} from "../../tools/spawnCli.js";
 import {hermeticCliEnv} from "../helpers/cliEnv.js";
 import {asLocalTurn, servicesOf} from "../helpers/coreServices.js";
@@ -155,6 +156,47 @@ describe.skipIf(modelPath == null)("documents stay in their conversation (core, 
         expect(servicesOf(core).incognito.attachments.ofConversation(turn.conversationId).map((attachment) => attachment.text)).toEqual(["The incognito word is GLASSFLAMINGO."]);
         servicesOf(core).database.pragma("wal_checkpoint(TRUNCATE)");
         expect(decryptedRows(database).filter((table) => table.json.includes("GLASSFLAMINGO")).map((table) => table.table)).toEqual([]);
+    });
+
+    it("over RPC: chat.send attaches by path in the desktop app (conversations.get lists it), and web mode refuses a path", async () => {
+        const contract = writeDocument(documents, "terms.txt", "Payment is due within thirty days.");
+        const {id: conversationId} = core.createConversation({title: "RPC"});
+        const desktop = createCoreService(core, {attachByPath: true});
+        const web = createCoreService(core);
+        try {
+            const refused = await web.call("chat.send", {conversationId, text: "Summarize", maxTokens: 8, attachments: [{path: contract}]});
+            expect(refused).toMatchObject({ok: false, error: {code: "INVALID_INPUT"}});
+            expect(core.getConversation(conversationId).messages).toEqual([]);
+
+            const sent = await desktop.call("chat.send", {conversationId, text: "Summarize", maxTokens: 8, attachments: [{path: contract}]});
+            expect(sent.ok, JSON.stringify(sent)).toBe(true);
+            await expect.poll(async () => {
+                const got = await desktop.call("conversations.get", {conversationId});
+                return got.ok ? (got.value as {generating: boolean}).generating : true;
+            }).toBe(false);
+            const got = await desktop.call("conversations.get", {conversationId});
+            const {messages} = (got as {ok: true, value: {messages: Array<{role: string, attachments?: Array<{name: string, mode: string, bytes: number}>}>}}).value;
+            expect(messages[0]!.attachments).toEqual([expect.objectContaining({name: "terms.txt", mode: "whole", bytes: fs.statSync(contract).size})]);
+        } finally {
+            desktop.dispose();
+            web.dispose();
+        }
+    });
+
+    it("export and import carry a conversation's documents: the imported copy lists them, retrieves from them, and search finds their words", async () => {
+        const big = writeDocument(documents, "handbook.txt", longText(400, "The fire exit is behind the TANGERINEHERON poster.", 200, 4));
+        const turn = asLocalTurn(await core.startConversation({title: "Handbook"}, {text: "Where is the fire exit?", attachments: [{kind: "path", path: big}], maxTokens: 8, temperature: 0}));
+        const {text} = core.exportConversations(turn.conversationId, "json");
+        expect(core.exportConversations(turn.conversationId, "markdown").text).toContain("_Attached: handbook.txt (1 page,");
+        await core.deleteConversation(turn.conversationId);
+        expect(core.searchConversations("TANGERINEHERON")).toEqual([]);
+
+        const [imported] = core.importConversations(text);
+        const {messages} = core.getConversation(imported!.id);
+        expect(messages[0]!.attachments).toEqual([expect.objectContaining({name: "handbook.txt", mode: "retrieved", bytes: fs.statSync(big).size, pages: 1})]);
+        expect(core.searchConversations("TANGERINEHERON").map((hit) => hit.conversation.id)).toEqual([imported!.id]);
+        const later = asLocalTurn(await core.sendMessage({conversationId: imported!.id, text: "the fire exit poster", maxTokens: 8, temperature: 0}));
+        expect(later.retrieved!.some((passage) => passage.name === "handbook.txt" && passage.startLine <= 200 && 200 <= passage.endLine)).toBe(true);
     });
 
     it("a cloud turn that would send a document is refused, naming each document and its size; nothing is stored", async () => {

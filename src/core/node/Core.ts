@@ -196,7 +196,10 @@ export class Core {
     /** One conversation, or every one in the list, as Markdown or as JSON (`importConversations` reads it back). */
     public exportConversations(conversationId: ConversationId | undefined, format: ExportFormat) {
         const conversations = conversationId != null ? [this.requireConversation(conversationId)] : this.listConversations();
-        const exported = conversations.map((conversation) => exportedConversation(conversation, this._at(conversation.id).store.messages(conversation.id)));
+        const exported = conversations.map((conversation) => {
+            const {store, attachments} = this._at(conversation.id);
+            return exportedConversation(conversation, store.messages(conversation.id), attachments.ofConversation(conversation.id));
+        });
         return {
             fileName: exportFileName(conversationId != null ? conversations[0]!.title : null, format),
             mimeType: exportMimeTypes[format],
@@ -206,16 +209,21 @@ export class Core {
 
     /** Adds the conversations of a JSON export as new conversations (new ids), in one transaction. */
     public importConversations(text: string): Conversation[] {
-        const {store, audit, database} = this._services;
+        const {store, audit, database, attachments} = this._services;
         const file = parseConversationExport(text);
         const imported = database.transaction(() => file.conversations.map((exported) => {
             const conversation = store.create({title: exported.title, policy: exported.policy});
-            for (const message of exported.messages)
-                store.appendMessage(conversation.id, {
+            for (const message of exported.messages) {
+                const appended = store.appendMessage(conversation.id, {
                     role: message.role, content: message.content,
                     status: message.status === "streaming" ? "interrupted" : message.status,
                     route: message.route ?? null, tokens: message.tokens ?? null
                 });
+                for (const {pages, tokens, mode, ...document} of message.attachments ?? [])
+                    attachments.add(conversation.id, appended.id, {
+                        document: {...document, pages: pages.map((pageText, index) => ({page: index + 1, text: pageText}))}, tokens, mode
+                    });
+            }
             return exported.pinned === true ? store.setPinned(conversation.id, true) : store.get(conversation.id);
         }))();
         for (const conversation of imported)

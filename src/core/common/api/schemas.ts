@@ -453,12 +453,23 @@ export const DetectedModelsSchema = DetectionResultSchema.extend({
 
 /** A conversation whose title or shown messages contain the searched text; `snippet`: the matched message text around the match. */
 /** One message as exported (and imported back): the shown branch only. */
+/** A document of an exported message (#23), with its text page by page. */
+export const ExportedAttachmentSchema = z.object({
+    name: z.string().min(1).max(1000),
+    format: MessageAttachmentSchema.shape.format,
+    bytes: z.number().int().nonnegative(),
+    tokens: z.number().int().nonnegative(),
+    mode: MessageAttachmentSchema.shape.mode,
+    pages: z.array(z.string().max(10_000_000)).min(1).max(100_000)
+});
+
 export const ExportedMessageSchema = z.object({
     role: MessageRoleSchema,
     content: z.string().max(1_000_000),
     status: MessageStatusSchema,
     route: RouteSchema.nullable().optional(),
     tokens: z.number().int().nullable().optional(),
+    attachments: z.array(ExportedAttachmentSchema).max(100).optional(),
     createdAt: z.number()
 });
 

@@ -3,12 +3,17 @@ import type {ApiEventPayload, TurnResult} from "../../common/api/index.js";
 import type {CloudSecretsOptions} from "../../common/secretScan/types.js";
 import type {ConversationId, RouteRequest, TurnOutcome} from "../../common/types.js";
 import type {Core} from "../Core.js";
+import type {DocumentSource} from "../documents/extraction/types.js";
 import type {CoreEventEmitter} from "./CoreEventEmitter.js";
 
 type ActiveTurn = {controller: AbortController, assistantMessageId: number | null, done?: Promise<void>};
 
 /** How a turn is asked for: its reply budget, where it should go (`auto` when absent), what a cloud turn does with secrets. */
-export type TurnOptions = {maxTokens?: number, route?: RouteRequest, secrets?: CloudSecretsOptions};
+export type TurnOptions = {
+    maxTokens?: number, route?: RouteRequest, secrets?: CloudSecretsOptions,
+    /** Documents the turn brings (#23), and whether a cloud turn may send the conversation's documents. */
+    attachments?: DocumentSource[], sendAttachments?: boolean
+};
 
 /**
  * Runs replies in the background, one at a time per conversation: a turn's call returns once
@@ -33,7 +38,7 @@ export class TurnRunner {
     }
 
     /** Resolves when the turn has started (messages stored); rejects when it cannot start. */
-    public start(conversationId: ConversationId, text: string, {maxTokens, route, secrets}: TurnOptions = {}): Promise<ApiEventPayload<"turn.started">> {
+    public start(conversationId: ConversationId, text: string, {maxTokens, route, secrets, attachments, sendAttachments}: TurnOptions = {}): Promise<ApiEventPayload<"turn.started">> {
         if (this._active.has(conversationId))
             throw new InvalidInputError("chat.send", ["a reply is already being generated in this conversation; stop it first"]);
 
@@ -42,7 +47,7 @@ export class TurnRunner {
         return new Promise((resolve, reject) => {
             let started = false;
             let userMessageId: number | null = null;
-            turn.done = this._core.sendMessage({conversationId, text, maxTokens, route, secrets}, {
+            turn.done = this._core.sendMessage({conversationId, text, maxTokens, route, secrets, attachments, sendAttachments}, {
                 signal: turn.controller.signal,
                 onStarted: (ids) => {
                     started = true;
