@@ -1,10 +1,13 @@
 import fs from "node:fs";
+import http from "node:http";
+import type {AddressInfo} from "node:net";
 import path from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import type {Core} from "../../src/core/node/Core.js";
 import {createCoreService} from "../../src/core/node/rpc/createCoreService.js";
 import {runCliCapturing} from "../../tools/spawnCli.js";
 import {hermeticCliEnv} from "../helpers/cliEnv.js";
+import {testFingerprintKey} from "../helpers/cloudFixtures.js";
 import {asLocalTurn, servicesOf} from "../helpers/coreServices.js";
 import {decryptedRows} from "../helpers/decryptedRows.js";
 import {requireTestModel} from "../helpers/testModel.js";
@@ -19,6 +22,33 @@ function longText(lines: number, sentence: string, at: number, seed = 1): string
     const next = () => (state = (state * 1103515245 + 12345) % 2147483648);
     return Array.from({length: lines}, (_, index) => index + 1 === at ? sentence
         : Array.from({length: 10}, () => fillerWords[next() % fillerWords.length]).join(" ")).join("\n");
+}
+
+/** An OpenAI-compatible endpoint that streams `reply` to every chat request and keeps each request's body. */
+async function fakeCloud(reply: string) {
+    const requests: string[] = [];
+    const server = http.createServer((request, response) => {
+        let body = "";
+        request.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
+        request.on("end", () => {
+            if (!request.url!.endsWith("/chat/completions")) {
+                response.writeHead(404).end();
+                return;
+            }
+            requests.push(body);
+            const chunk = (delta: Record<string, string>, finish: string | null) => `data: ${JSON.stringify({
+                id: "fake", object: "chat.completion.chunk", created: 0, model: "fake", choices: [{index: 0, delta, finish_reason: finish}]
+            })}\n\n`;
+            response.writeHead(200, {"content-type": "text/event-stream"});
+            response.end(chunk({role: "assistant", content: reply}, null) + chunk({}, "stop") + "data: [DONE]\n\n");
+        });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return {
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+        requests,
+        close: () => new Promise<void>((resolve) => server.close(() => resolve()))
+    };
 }
 
 function writeDocument(dir: string, name: string, text: string | Uint8Array): string {
@@ -104,7 +134,7 @@ describe.skipIf(modelPath == null)("documents stay in their conversation (core, 
     let database: string;
     const documents = tempDir("documents-isolation");
     beforeAll(async () => {
-        ({core, database} = await createTestCore(modelPath!, {contextSize: 1024}));
+        ({core, database} = await createTestCore(modelPath!, {contextSize: 1024}, {cloud: {apiKey: () => "test-key", fingerprintKey: () => testFingerprintKey}}));
     });
     afterAll(async () => {
         await core?.close();
@@ -197,6 +227,34 @@ describe.skipIf(modelPath == null)("documents stay in their conversation (core, 
         expect(core.searchConversations("TANGERINEHERON").map((hit) => hit.conversation.id)).toEqual([imported!.id]);
         const later = asLocalTurn(await core.sendMessage({conversationId: imported!.id, text: "the fire exit poster", maxTokens: 8, temperature: 0}));
         expect(later.retrieved!.some((passage) => passage.name === "handbook.txt" && passage.startLine <= 200 && 200 <= passage.endLine)).toBe(true);
+    });
+
+    it("the cloud: a document is sent only with sendAttachments; a reply carrying another conversation's document text is blocked (fingerprints)", async () => {
+        const leaked = "The merger closes on the ninth of March at a price of forty two dollars per share, and the board will announce it after the markets close on Friday evening.";
+        const cloud = await fakeCloud(leaked);
+        try {
+            core.setCloudSettings({endpoint: cloud.url, model: "fake", fallback: true, contextLimit: 100_000});
+            // Conversation A, local only, holds the document; its messages do not hold the text.
+            const memo = writeDocument(documents, "memo.txt", leaked);
+            const a = asLocalTurn(await core.startConversation({title: "Memo"}, {text: "Read the memo", attachments: [{kind: "path", path: memo}], maxTokens: 8, temperature: 0}));
+            expect(core.getConversation(a.conversationId).messages.some((message) => message.content.includes("forty two dollars"))).toBe(false);
+
+            const b = core.createConversation({title: "Cloud B", policy: "cloud-allowed"});
+            const blocked = await core.sendMessage({conversationId: b.id, route: "cloud", text: "Tell me a story", maxTokens: 64});
+            expect(blocked).toMatchObject({route: "cloud", status: "blocked", cloud: {blocked: true, verdict: {kind: "fingerprint"}}});
+
+            const c = core.createConversation({title: "Cloud C", policy: "cloud-allowed"});
+            const notes = writeDocument(documents, "notes.txt", "Bring the BLUEHERON umbrella.");
+            await expect(core.sendMessage({conversationId: c.id, route: "cloud", text: "Summarize", attachments: [{kind: "path", path: notes}]}))
+                .rejects.toMatchObject({code: "CLOUD_ATTACHMENTS_UNCONFIRMED"});
+            expect(cloud.requests.some((body) => body.includes("BLUEHERON"))).toBe(false);
+            const sent = await core.sendMessage({conversationId: c.id, route: "cloud", text: "Summarize", attachments: [{kind: "path", path: notes}], sendAttachments: true, maxTokens: 64});
+            expect(sent.route).toBe("cloud");
+            expect(cloud.requests.some((body) => body.includes("BLUEHERON"))).toBe(true);
+            expect(core.getConversation(c.id).messages[0]!.attachments!.map((attachment) => attachment.name)).toEqual(["notes.txt"]);
+        } finally {
+            await cloud.close();
+        }
     });
 
     it("a cloud turn that would send a document is refused, naming each document and its size; nothing is stored", async () => {

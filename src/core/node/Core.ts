@@ -384,10 +384,11 @@ export class Core {
         }
         if (decision.route === "cloud") {
             const documents = [
-                ...create == null ? services.attachments.ofConversation(conversation.id) : [],
+                // Earlier documents given whole are in the history a cloud turn sends; retrieved ones stay here.
+                ...create == null ? services.attachments.ofConversation(conversation.id).filter((document) => document.mode === "whole") : [],
                 ...attached.map((document) => ({name: document.name, bytes: document.bytes}))
             ];
-            if (documents.length > 0)
+            if (documents.length > 0 && input.sendAttachments !== true)
                 throw new CloudAttachmentsNotSentError(documents);
             return await cloudTurns.run(turn, decision.reason, callbacks, create == null ? undefined : () => void create());
         }

@@ -53,6 +53,6 @@ export function createConversationServices({database, audit = new AuditLog(datab
         attachments,
         canaries,
         localTurns: new LocalTurnService({store, audit, engine, attachments, streamSaveIntervalMs}),
-        cloudTurns: new CloudTurnService({store, audit, canaries, settings: cloudSettings, access: cloud, streamSaveIntervalMs, fingerprintStores})
+        cloudTurns: new CloudTurnService({store, attachments, audit, canaries, settings: cloudSettings, access: cloud, streamSaveIntervalMs, fingerprintStores})
     };
 }

@@ -332,6 +332,12 @@ export class ConversationStore {
         });
     }
 
+    /** The text of every document of the conversation (#23): fingerprinted for other conversations' cloud turns. */
+    public documentTexts(conversationId: ConversationId): string[] {
+        return (this._db.prepare("SELECT text FROM attachments WHERE conversation_id = ? ORDER BY id").all(conversationId) as Array<{text: string}>)
+            .map((row) => row.text);
+    }
+
     /** What each message of the conversation brought (#23): its documents, never their text. */
     private _attachmentsByMessage(conversationId: ConversationId): Map<number, MessageAttachment[]> {
         const byMessage = new Map<number, MessageAttachment[]>();
