@@ -109,6 +109,18 @@ describe.skipIf(modelPath == null)("chat --attach (real CLI, real model, real st
         expect(best.startLine <= 420 && 420 <= best.endLine, `lines ${best.startLine}-${best.endLine} hold line 420`).toBe(true);
     });
 
+    it("/attach in interactive chat: the document goes with the next message only, and the CLI says how it was given", async () => {
+        const note = writeDocument(documents, "recipe.txt", "Add two spoons of QUINCEPOWDER.");
+        const run = await runCliCapturing(["chat", "--model", modelPath!, "--db", db, "--threads", "1", "--max-tokens", "4", "--temperature", "0",
+            "--conversation", "interactive-1"], {env, input: `/attach ${note}\nWhat goes in?\nAnd then?\n/quit\n`});
+        expect(run.code, run.stderr).toBe(0);
+        expect(run.stderr).toContain("Attached recipe.txt (1 page, 31 bytes");
+        const {messages} = JSON.parse((await runCliCapturing(["conversations", "show", "interactive-1", "--db", db, "--json"], {env})).stdout) as
+            {messages: Array<{role: string, content: string, attachments?: Array<{name: string}>}>};
+        expect(messages.filter((message) => message.role === "user").map((message) => [message.content, message.attachments?.map((attachment) => attachment.name)]))
+            .toEqual([["What goes in?", ["recipe.txt"]], ["And then?", undefined]]);
+    });
+
     it("an unreadable attachment: exit 1, ATTACHMENT_UNREADABLE with its reason; no conversation created, no message added", async () => {
         const binary = writeDocument(documents, "photo.txt", new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 13, 0x49, 0x48]));
         const note = writeDocument(documents, "ok.txt", "A readable note.");

@@ -295,7 +295,7 @@ async function interactive(core: Core, conversationId: string, options: ChatOpti
                 );
                 if (result.route === "local" && result.finishReason === "aborted")
                     process.stdout.write(" (stopped)");
-                if (result.route === "local") {
+                if (result.route === "local" && ((result.attachments?.length ?? 0) > 0 || (result.retrieved?.length ?? 0) > 0)) {
                     process.stdout.write("\n");
                     describeDocuments(result);
                 }
