@@ -225,6 +225,32 @@ describe.skipIf(modelPath == null)("documents stay in their conversation (core, 
         }
     });
 
+    it("regenerate keeps the prompt's document: asked again with it, and put back with it when the new turn is refused", async () => {
+        const recipe = writeDocument(documents, "menu.txt", "Tonight: PLUMSOUFFLE with cream.");
+        const {id: conversationId} = core.createConversation({title: "Regenerate"});
+        await core.sendMessage({conversationId, text: "What is tonight?", attachments: [{kind: "path", path: recipe}], maxTokens: 8, temperature: 0});
+        const service = createCoreService(core);
+        const settled = () => expect.poll(async () => {
+            const got = await service.call("conversations.get", {conversationId});
+            return got.ok ? (got.value as {generating: boolean}).generating : true;
+        }).toBe(false);
+        const userAttachments = () => core.getConversation(conversationId).messages.filter((message) => message.role === "user")
+            .map((message) => message.attachments?.map((attachment) => attachment.name));
+        try {
+            expect(await service.call("chat.regenerate", {conversationId, maxTokens: 8})).toMatchObject({ok: true});
+            await settled();
+            expect(userAttachments()).toEqual([["menu.txt"]]);
+            expect(core.auditEvents({conversationId, kinds: ["turn.documents"]}).at(-1)?.data).toMatchObject({attached: 1, whole: 1});
+
+            // Refused before it starts (a reply budget the context cannot hold): the prompt comes back with its document.
+            expect(await service.call("chat.regenerate", {conversationId, maxTokens: 4000})).toMatchObject({ok: false, error: {code: "CONTEXT_OVERFLOW"}});
+            expect(userAttachments()).toEqual([["menu.txt"]]);
+            expect(core.searchConversations("PLUMSOUFFLE").map((hit) => hit.conversation.id)).toEqual([conversationId]);
+        } finally {
+            service.dispose();
+        }
+    });
+
     it("export and import carry a conversation's documents: the imported copy lists them, retrieves from them, and search finds their words", async () => {
         const big = writeDocument(documents, "handbook.txt", longText(400, "The fire exit is behind the TANGERINEHERON poster.", 200, 4));
         const turn = asLocalTurn(await core.startConversation({title: "Handbook"}, {text: "Where is the fire exit?", attachments: [{kind: "path", path: big}], maxTokens: 8, temperature: 0}));

@@ -28,6 +28,7 @@ import {DatabaseLock} from "./store/lock/DatabaseLock.js";
 import {deleteEveryRow, wipeOpenDatabase, type WipeReport} from "./store/wipeStore.js";
 import {CloudAttachmentsNotSentError} from "./documents/CloudAttachmentsNotSentError.js";
 import {userTurnWithDocuments} from "./documents/documentPrompt.js";
+import {readDocumentOf, type AttachmentWithText} from "./documents/AttachmentStore.js";
 import {extractDocument} from "./documents/extraction/extractDocument.js";
 import type {DocumentSource, ExtractedDocument} from "./documents/extraction/types.js";
 import type {SendMessageCallbacks, SendMessageInput, TurnRequest} from "./turns/types.js";
@@ -334,7 +335,7 @@ export class Core {
     public async sendMessage(input: SendMessageInput, callbacks: SendMessageCallbacks = {}): Promise<TurnOutcome> {
         const services = this._at(input.conversationId);
         const conversation = services.store.get(input.conversationId);
-        const attached = await extractAttachments(input.attachments);
+        const attached = [...input.readAttachments ?? [], ...await extractAttachments(input.attachments)];
         // A message's documents that went in whole go in again with it, as the model was first given them.
         const wholeBlocks = services.attachments.wholeBlocksByMessage(conversation.id);
         const history = services.store.messages(conversation.id)
@@ -414,8 +415,8 @@ export class Core {
      * Removes the conversation's last prompt and everything after it (for a regenerate), and
      * returns the prompt's text and the removed messages (`restoreMessages` puts them back).
      */
-    public rewindToLastPrompt(conversationId: ConversationId, data: Record<string, unknown> = {}): {prompt: string, removed: Message[]} {
-        const {store, audit} = this._at(conversationId);
+    public rewindToLastPrompt(conversationId: ConversationId, data: Record<string, unknown> = {}): {prompt: string, removed: Message[], documents: AttachmentWithText[]} {
+        const {store, audit, attachments} = this._at(conversationId);
         const messages = store.messages(store.get(conversationId).id);
         const lastPromptIndex = messages.findLastIndex((message) => message.role === "user");
         const lastPrompt = messages[lastPromptIndex];
@@ -423,20 +424,24 @@ export class Core {
             throw new CleanroomError("INVALID_INPUT", "There is no reply to regenerate in this conversation yet.", {conversationId});
 
         const removed = messages.slice(lastPromptIndex);
+        // The prompt's documents go with it (their rows with its message), and come back with it: asked again, or restored.
+        const documents = attachments.ofConversation(conversationId).filter((document) => document.messageId === lastPrompt.id);
         for (const message of removed)
             store.deleteMessage(message.id);
         audit.record({kind: "reply.regenerated", conversationId, data: {removedMessages: removed.length, ...data}});
-        return {prompt: lastPrompt.content, removed};
+        return {prompt: lastPrompt.content, removed, documents};
     }
 
-    /** Appends `messages` again, as new messages with their content, status, route and verdict. */
-    public restoreMessages(conversationId: ConversationId, messages: Message[]) {
-        const {store} = this._at(conversationId);
+    /** Appends `messages` again, as new messages with their content, status, route and verdict, and `documents` with the message they belonged to. */
+    public restoreMessages(conversationId: ConversationId, messages: Message[], documents: readonly AttachmentWithText[] = []) {
+        const {store, attachments} = this._at(conversationId);
         for (const message of messages) {
             const restored = store.appendMessage(conversationId, {
                 role: message.role, content: message.content, status: message.status,
                 route: message.route, routeReason: message.routeReason, tokens: message.tokens
             });
+            for (const document of documents.filter((stored) => stored.messageId === message.id))
+                attachments.add(conversationId, restored.id, {document: readDocumentOf(document), tokens: document.tokens, mode: document.mode});
             if (message.verdict != null)
                 store.finishMessage(restored.id, {content: message.content, status: message.status, verdict: message.verdict});
         }

@@ -124,6 +124,11 @@ export class AttachmentStore {
     }
 }
 
+/** A stored document as it was read, to be sent or stored again (a regenerated prompt's). */
+export function readDocumentOf(document: AttachmentWithText): ExtractedDocument {
+    return {name: document.name, format: document.format, bytes: document.bytes, pages: pagesFromText(document.text)};
+}
+
 /** Every word of `text` that has a letter or digit, quoted (never FTS5 syntax), any of them matching; null when there is none. */
 function ftsAnyWordQuery(text: string): string | null {
     const words = text.normalize("NFC").split(/[^\p{L}\p{N}]+/u).filter((word) => word !== "");

@@ -14,6 +14,8 @@ export type SendMessageInput = {
     secrets?: CloudSecretsOptions,
     /** Documents this turn brings (#23), read (`extractDocument`) before anything is stored or evaluated. */
     attachments?: DocumentSource[],
+    /** Documents already read, sent before `attachments`: those of a prompt asked again (`chat.regenerate`). */
+    readAttachments?: ExtractedDocument[],
     /** A cloud turn may send the conversation's documents; without it, a cloud turn that would is refused, naming them. */
     sendAttachments?: boolean
 };
