@@ -142,3 +142,17 @@ export async function measureProcessTimes(options: ProcessTimesOptions): Promise
         fs.rmSync(home, {recursive: true, force: true});
     }
 }
+
+/** The whole-process figures as `npm run bench` prints them. */
+export function formatProcessTimes(times: ProcessTimesReport, runs: number) {
+    const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+    return [
+        "", `whole processes, median of ${runs} alternating runs (after a warm-up)`,
+        `  cleanroom --help (goal < ${seconds(times.help.goalMs)})  compiled ${seconds(times.help.compiled.medianMs)}; from source under tsx ${seconds(times.help.source.medianMs)}`,
+        ...Object.entries(times.turns).map(([name, turn]) =>
+            `  one turn, ${name}, up to 200 tokens (goal <= ${turn.goalRatio}x)  Cleanroom ${seconds(turn.cleanroom.medianMs)} (${turn.generatedTokens.cleanroom} tokens), ` +
+            `plain node-llama-cpp script ${seconds(turn.plainScript.medianMs)} (${turn.generatedTokens.plainScript} tokens): ${turn.ratio}x`),
+        ...(times.gpuAuto == null ? [] : [`  one turn, --gpu auto (ran on: ${times.gpuAuto.autoRanOn ?? "?"}) ${seconds(times.gpuAuto.auto.medianMs)} ` +
+            `against --gpu off ${seconds(times.gpuAuto.off.medianMs)}: looking for a GPU adds ${seconds(times.gpuAuto.extraMs)} per process`])
+    ];
+}

@@ -10,11 +10,11 @@ import {relaunchWithCoreThreadpool} from "../src/core/node/engine/relaunchWithCo
 import {startupThreadpoolSize} from "../src/core/node/engine/startupThreadpoolSize.js";
 import {measureThreads, pickBestThreads} from "../src/core/node/engine/ThreadTuner.js";
 import {plainRun} from "./plainNodeLlamaCpp.js";
-import {median, round} from "./stats.js";
+import {loadAverage1m, median, round} from "./stats.js";
 import {benchScanner} from "./scannerBench.js";
 import {ensureSyntheticModel} from "./syntheticModel.js";
 import {formatThreadMatrix, runThreadMatrix, type ThreadMatrixReport} from "./threadMatrix.js";
-import {measureProcessTimes, type ProcessTimesReport} from "./processTimes.js";
+import {formatProcessTimes, measureProcessTimes, type ProcessTimesReport} from "./processTimes.js";
 import {measureLatencyLimits} from "./latencyLimits.js";
 
 type Options = {
@@ -47,6 +47,7 @@ const llama = await loadLlama();
 const prompt = "Once upon a time, in a small house near the woods, there lived a girl who loved";
 
 async function main() {
+    const loadAtStart = loadAverage1m();
     const model = await llama.loadModel({modelPath: options.model});
     const measurements = await measureThreads(model);
     const tunedThreads = pickBestThreads(measurements);
@@ -167,7 +168,8 @@ async function main() {
     const latencyLimits = await measureLatencyLimits();
 
     const report = {
-        machine: {cpus: os.availableParallelism(), cpu: os.cpus()[0]?.model ?? null, totalMemoryBytes: os.totalmem(), node: process.version},
+        machine: {cpus: os.availableParallelism(), cpu: os.cpus()[0]?.model ?? null, totalMemoryBytes: os.totalmem(), node: process.version,
+            loadAverage1m: {atStart: loadAtStart, atEnd: loadAverage1m()}},
         model: {path: options.model, fileBytes: info.fileBytes, parameters: info.parameters, contextSize: info.contextSize},
         llamaBuild: describeLlamaBuild(llama),
         uvThreadpoolSize: startupThreadpoolSize(),
@@ -235,19 +237,6 @@ async function main() {
             log(line);
     if (options.out != null)
         log(`\nJSON report: ${options.out}`);
-}
-
-function formatProcessTimes(times: ProcessTimesReport, runs: number) {
-    const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
-    return [
-        "", `whole processes, median of ${runs} alternating runs (after a warm-up)`,
-        `  cleanroom --help (goal < ${seconds(times.help.goalMs)})  compiled ${seconds(times.help.compiled.medianMs)}; from source under tsx ${seconds(times.help.source.medianMs)}`,
-        ...Object.entries(times.turns).map(([name, turn]) =>
-            `  one turn, ${name}, up to 200 tokens (goal <= ${turn.goalRatio}x)  Cleanroom ${seconds(turn.cleanroom.medianMs)} (${turn.generatedTokens.cleanroom} tokens), ` +
-            `plain node-llama-cpp script ${seconds(turn.plainScript.medianMs)} (${turn.generatedTokens.plainScript} tokens): ${turn.ratio}x`),
-        ...(times.gpuAuto == null ? [] : [`  one turn, --gpu auto (ran on: ${times.gpuAuto.autoRanOn ?? "?"}) ${seconds(times.gpuAuto.auto.medianMs)} ` +
-            `against --gpu off ${seconds(times.gpuAuto.off.medianMs)}: looking for a GPU adds ${seconds(times.gpuAuto.extraMs)} per process`])
-    ];
 }
 
 /** Cleanroom as it now runs (best "now" configuration and thread count) against llama-bench at its best count: goal >= 0.95. */

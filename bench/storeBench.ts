@@ -7,7 +7,7 @@ import {deriveKey, forgetDerivedKeys} from "../src/core/node/store/keys/deriveKe
 import {newPassphraseEnvelope} from "../src/core/node/store/keys/keyEnvelope.js";
 import type {StoreKeySource} from "../src/core/node/store/keys/types.js";
 import {openDatabase} from "../src/core/node/store/openDatabase.js";
-import {median, round} from "./stats.js";
+import {loadAverage1m, median, round} from "./stats.js";
 
 type Options = {rounds: number, out: string, json?: boolean};
 
@@ -17,6 +17,7 @@ const program = new Command()
     .option("--out <file>", "also write the JSON report here", "bench-results/store.json")
     .option("--json", "print the JSON report on stdout instead of the table");
 program.parse();
+const loadAtStart = loadAverage1m();
 const options = program.opts<Options>();
 
 const stores: Array<{name: string, key: StoreKeySource}> = [
@@ -100,7 +101,7 @@ const summary = Object.fromEntries([...figures].map(([name, measured]) => [name,
 }]));
 const report = {
     when: new Date().toISOString(),
-    machine: {cpus: os.cpus().length, cpu: os.cpus()[0]?.model ?? "unknown", node: process.version},
+    machine: {cpus: os.cpus().length, cpu: os.cpus()[0]?.model ?? "unknown", node: process.version, loadAverage1m: {atStart: loadAtStart, atEnd: loadAverage1m()}},
     rounds: options.rounds,
     cipher: "SQLCipher 4 (AES-256-CBC, HMAC-SHA512 per page) via better-sqlite3-multiple-ciphers",
     historyMessages: historyLength,

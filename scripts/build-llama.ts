@@ -3,7 +3,7 @@
  * node_modules/node-llama-cpp/llama/localBuilds (about 9-12 minutes on 2 cores; needs cmake and a
  * C++ compiler). Optional: without it Cleanroom runs node-llama-cpp's prebuilt binary. With it,
  * `loadLlama` finds this build and uses it, and thread counts are measured again for it.
- * See the README's "Threads" section for why. `npm ci` removes the build; run this again after.
+ * See docs/threads.md for why. `npm ci` removes the build; run this again after.
  *
  *   npm run build:llama
  */

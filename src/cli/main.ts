@@ -1,26 +1,5 @@
 #!/usr/bin/env -S npx tsx
-import {registerChatCommand} from "./commands/chat.js";
-import {registerConversationsCommand} from "./commands/conversations.js";
-import {registerModelsCommand} from "./commands/models.js";
-import {registerPassphraseCommand} from "./commands/passphrase.js";
-import {registerSelfTestCommand} from "./commands/selftest.js";
-import {registerSettingsCommand} from "./commands/settings.js";
-import {registerServeCommand} from "./commands/serve.js";
-import {registerWipeCommand} from "./commands/wipe.js";
+import {cleanroomProgram} from "./cleanroomProgram.js";
 import {runCliProgram} from "./runCliProgram.js";
 
-await runCliProgram({
-    name: "cleanroom",
-    description: "Cleanroom: offline assistant with one isolated, verifiably scrubbed llama.cpp context per conversation",
-    register: (program) => {
-        registerChatCommand(program);
-        registerConversationsCommand(program);
-        registerSelfTestCommand(program);
-        registerModelsCommand(program);
-        registerPassphraseCommand(program);
-        registerSettingsCommand(program);
-        registerWipeCommand(program);
-        registerServeCommand(program);
-    },
-    decodingCommands: ["chat", "selftest", "serve"]
-});
+await runCliProgram(cleanroomProgram);

@@ -2,21 +2,21 @@ import fs from "node:fs";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
 import {SeededRandom} from "../../tools/cloudSim/SeededRandom.js";
+import {englishProseFiles} from "./englishProse.js";
 import {secretVectors, withIbanCheck, withLuhnDigit} from "./secretCorpus.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
 /**
  * Text that holds no secret and must not stop a cloud request: this project's README.md and
- * SECURITY.md and TypeScript sources (read now, as they are), prose in several languages full of
+ * SECURITY.md (frozen copies, test/fixtures/englishProse), its TypeScript sources (read now, as they are), prose in several languages full of
  * numbers, code and configuration with placeholders instead of secrets, numbers that fail Luhn,
  * IBAN-like strings with a wrong check, and JWT look-alikes that do not decode.
  */
 export function honestCorpus(seed: number): Array<{label: string, text: string}> {
     const random = new SeededRandom(seed);
     const texts: Array<{label: string, text: string}> = [];
-    for (const file of ["README.md", "SECURITY.md"])
-        texts.push({label: file, text: fs.readFileSync(path.join(root, file), "utf8")});
+    texts.push(...englishProseFiles());
     for (const file of sourceFiles(path.join(root, "src")))
         texts.push({label: path.relative(root, file), text: fs.readFileSync(file, "utf8")});
     for (const [label, text] of Object.entries(prose))

@@ -10,6 +10,7 @@ import {fillerText} from "../../tools/endpointAudit/fillerText.js";
 import {SeededRandom} from "../../tools/cloudSim/SeededRandom.js";
 import {SharedCloudSimulator} from "../../tools/cloudSim/SharedCloudSimulator.js";
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
+import {englishProse} from "../helpers/englishProse.js";
 import {repoRoot, requireTestModel} from "../helpers/testModel.js";
 import {tempDir} from "../helpers/tempCore.js";
 
@@ -108,7 +109,7 @@ const knownUndercount = {tokenizer: "baichuan", corpus: "code", estimateOverTrue
 
 describe.skipIf(vocabFiles.length === 0)("the estimate for endpoints without a tokenizer, calibrated on real tokenizers", () => {
     const corpora = {
-        english: ["README.md", "SECURITY.md"].map((file) => fs.readFileSync(path.join(repoRoot, file), "utf8")).join("\n\n"),
+        english: englishProse(),
         code: fs.readdirSync(path.join(repoRoot, "src"), {recursive: true}).map(String).filter((file) => file.endsWith(".ts")).sort()
             .map((file) => fs.readFileSync(path.join(repoRoot, "src", file), "utf8")).join("\n")
     };
@@ -129,7 +130,7 @@ describe.skipIf(vocabFiles.length === 0)("the estimate for endpoints without a t
             });
             await model.dispose();
         }
-        console.log(`characters per token (English: ${corpora.english.length} chars of README.md + SECURITY.md; code: ${corpora.code.length} chars of src/**/*.ts);` +
+        console.log(`characters per token (English: ${corpora.english.length} chars of test/fixtures/englishProse, README.md + SECURITY.md as of c27090b; code: ${corpora.code.length} chars of src/**/*.ts);` +
             ` estimate/true at ${estimatedCharsPerToken} chars per token\n` +
             rows.map((row) => `${row.tokenizer.padEnd(16)} ${row.chat ? "chat" : "    "}  English ${row.english.toFixed(2)}  code ${row.code.toFixed(2)}  ` +
                 `estimate/true ${row.estimateOver.english.toFixed(2)} / ${row.estimateOver.code.toFixed(2)}`).join("\n"));

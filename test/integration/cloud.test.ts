@@ -14,11 +14,12 @@ import {openTestCore, servicesOf} from "../helpers/coreServices.js";
 
 const modelPath = requireTestModel();
 
-async function cloudCore(sim: SharedCloudSimulator, apiKey: string, {local = false, contextLimit = null as number | null, retries = 1} = {}) {
+/** The product's 60 s answer timeout unless a test stalls the server on purpose: a shorter one times out a loaded machine's honest reply and retries it. */
+async function cloudCore(sim: SharedCloudSimulator, apiKey: string, {local = false, contextLimit = null as number | null, retries = 1, timeoutMs = 60_000} = {}) {
     const core = openTestCore(await loadLlama(), {
         database: path.join(tempDir("cloud"), "c.db"),
         engine: {threads: 1, contextSize: 512, pool: {idleTimeoutMs: 0}},
-        cloud: {apiKey: () => apiKey, clientOptions: {timeoutMs: 3000, retries}, charsPerCanary: 300}
+        cloud: {apiKey: () => apiKey, clientOptions: {timeoutMs, retries}, charsPerCanary: 300}
     });
     core.setCloudSettings({endpoint: sim.url, model: sim.modelName, fallback: true, contextLimit});
     if (local)
@@ -118,7 +119,7 @@ describe.skipIf(modelPath == null)("shared cloud: routing and the canary protoco
     it("faulty mode: every fault ends in a clear error and leaves the conversation as it was", async () => {
         const faults = ["server-error", "stall", "cut-stream", "malformed-event"] as const;
         const sim = track(await SharedCloudSimulator.start({mode: "faulty", faults: [...faults], stallMs: 10_000}));
-        const core = track(await cloudCore(sim, "tenant-a", {retries: 0}));
+        const core = track(await cloudCore(sim, "tenant-a", {retries: 0, timeoutMs: 3000})); // the stall (10 s) must time out
         const conversation = core.createConversation({policy: "cloud-allowed"});
         const errors: string[] = [];
         for (let index = 0; index < faults.length; index++) {
@@ -202,9 +203,9 @@ describe.skipIf(modelPath == null)("shared cloud CLI", () => {
     });
 });
 
-describe.skipIf(modelPath == null)("the README's incident, by its own commands", () => {
+describe.skipIf(modelPath == null)("docs/cloud.md's incident, by its own commands", () => {
     it("`sim-cloud --mode incident` says its model id and key rule; `chat --cloud` with an ordinary long paste is sent and blocked (exit 3)", async () => {
-        // The README's command line, on a free port instead of 8080; the local model loaded, as on a set-up machine.
+        // docs/cloud.md's command line, on a free port instead of 8080; the local model loaded, as on a set-up machine.
         const {env, db} = hermeticCliEnv("readme-incident", {CLEANROOM_MODEL: modelPath!});
         const {command, args} = cliCommand(["sim-cloud", "--port", "0", "--mode", "incident"], {entry: toolsCliEntry});
         const sim = spawn(command, args, {env: {...env, CLEANROOM_MODEL: ""}, stdio: ["ignore", "pipe", "pipe"]});

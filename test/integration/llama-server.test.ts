@@ -6,6 +6,7 @@ import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
 import {auditEndpoint} from "../../tools/endpointAudit/auditEndpoint.js";
 import {CloudClient} from "../../src/core/node/cloud/CloudClient.js";
 import {EndpointTokenizerCache} from "../../src/core/node/cloud/EndpointTokenizerCache.js";
+import {englishReadmeProse} from "../helpers/englishProse.js";
 import {repoRoot, requireTestModel} from "../helpers/testModel.js";
 import {tempDir} from "../helpers/tempCore.js";
 import {findLlamaServer, startLlamaServer, type RunningLlamaServer} from "../helpers/llamaServer.js";
@@ -63,7 +64,7 @@ describe.skipIf(modelPath == null || binary == null)("the cloud client against l
         const client = new CloudClient({baseURL: server.url, model: "stories260K", apiKey: null, contextLimit: null}, {tokenizers});
         expect(client.tokenizeUrl).toBe(`${new URL(server.url).origin}/tokenize`);
         const corpora = {
-            english: fs.readFileSync(path.join(repoRoot, "README.md"), "utf8"),
+            english: englishReadmeProse(),
             code: fs.readFileSync(path.join(repoRoot, "src/core/node/cloud/CloudClient.ts"), "utf8")
         };
         for (const [name, text] of Object.entries(corpora)) {

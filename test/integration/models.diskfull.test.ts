@@ -16,6 +16,8 @@ if ("unavailable" in disk)
 /** Unhandled rejections seen while a test ran (node-llama-cpp's downloader left one per failed write, which ends the process). */
 const unhandled: unknown[] = [];
 const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+/** Node's names for file operations in flight (`process.getActiveResourcesInfo()`). */
+const fileWork = new Set(["FSReqCallback", "FSReqPromise", "FileHandle", "FileHandleCloseReq"]);
 
 /**
  * A real 8 MiB filesystem (tmpfs) and a real HTTP server on 127.0.0.1: the disk fills during a
@@ -60,8 +62,10 @@ describe.skipIf("unavailable" in disk)("model downloads on a disk that fills up 
         return {ballast, stop: () => clearInterval(timer)};
     }
 
+    /** Waits until no file work of the download is in flight, then one turn of the event loop: a rejection that escaped would be reported by then. */
     async function settle() {
-        await new Promise((resolve) => setTimeout(resolve, 300)); // what escaped would surface by now
+        await expect.poll(() => process.getActiveResourcesInfo().filter((resource) => fileWork.has(resource)), {timeout: 10_000}).toEqual([]);
+        await new Promise((resolve) => setImmediate(resolve));
         expect(unhandled, "no unhandled rejection").toEqual([]);
     }
 

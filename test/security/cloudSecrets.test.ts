@@ -127,7 +127,7 @@ describe("secrets: the cloud API key and the canaries stay out of logs, crash ou
         const openCore = async (database: string, key: string) => {
             const core = Core.create(await loadLlama(), {
                 database, engine: {threads: 1, contextSize: 512, pool: {idleTimeoutMs: 0}},
-                cloud: {apiKey: () => key, clientOptions: {timeoutMs: 3000, retries: 1}, charsPerCanary: 300}
+                cloud: {apiKey: () => key, clientOptions: {timeoutMs: 60_000, retries: 1}, charsPerCanary: 300}
             });
             cleanups.push(() => core.close());
             return core;
@@ -256,7 +256,7 @@ describe("secrets: the cloud API key and the canaries stay out of logs, crash ou
         const victimDir = tempDir("cloudsecrets-cli-victim");
         const victim = Core.create(await loadLlama(), {
             database: path.join(victimDir, "victim.db"),
-            cloud: {apiKey: () => victimKey, clientOptions: {timeoutMs: 3000, retries: 1}, charsPerCanary: 300}
+            cloud: {apiKey: () => victimKey, clientOptions: {timeoutMs: 60_000, retries: 1}, charsPerCanary: 300}
         });
         cleanups.push(() => victim.close());
         victim.setCloudSettings({endpoint: proxies.incident.url, model: "cleanroom-sim", fallback: true});

@@ -34,11 +34,11 @@ function runPlainNode(root: string, args: string[]) {
 }
 
 function editDescription(root: string, description: string) {
-    const main = path.join(root, "src", "cli", "main.ts");
-    const source = fs.readFileSync(main, "utf8");
+    const program = path.join(root, "src", "cli", "cleanroomProgram.ts");
+    const source = fs.readFileSync(program, "utf8");
     const edited = source.replace(/description: "[^"]*"/, `description: ${JSON.stringify(description)}`);
     expect(edited).not.toBe(source);
-    fs.writeFileSync(main, edited);
+    fs.writeFileSync(program, edited);
 }
 
 describe("the compiled CLI (bin/cleanroom.cjs)", () => {
@@ -69,7 +69,7 @@ describe("the compiled CLI (bin/cleanroom.cjs)", () => {
         const root = cloneWithoutHeavyPackages();
         await buildCliBundle(root);
         editDescription(root, "Edited after the build");
-        expect(cliBundleState(root)).toMatchObject({state: "stale", reason: "src/cli/main.ts changed"});
+        expect(cliBundleState(root)).toMatchObject({state: "stale", reason: "src/cli/cleanroomProgram.ts changed"});
 
         const help = runPlainNode(root, ["--help"]);
         expect(help.code).toBe(0);
@@ -86,7 +86,7 @@ describe("the compiled CLI (bin/cleanroom.cjs)", () => {
         const help = runPlainNode(root, ["--help"]);
         expect(help.code).toBe(1);
         expect(help.stdout).toBe("");
-        expect(help.stderr).toBe("cleanroom: The compiled CLI cannot run: src/cli/main.ts changed, and it cannot be rebuilt here: " +
+        expect(help.stderr).toBe("cleanroom: The compiled CLI cannot run: src/cli/cleanroomProgram.ts changed, and it cannot be rebuilt here: " +
             "esbuild is not installed (a dev dependency): run `npm install` in the project folder. [CLI_BUNDLE_STALE]\n");
 
         // A file whose time stamp moved but whose content is the same (a checkout) is not a change.

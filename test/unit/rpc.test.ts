@@ -179,7 +179,7 @@ describe("in-process transport", () => {
         const unsubscribe = client.subscribe("audit.event", (event) => seen.push(event));
         const conversation = await client.call("conversations.create", {title: "Evented"});
         await client.call("conversations.setPolicy", {conversationId: conversation.id, policy: "cloud-allowed"});
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await expect.poll(() => seen.length).toBeGreaterThanOrEqual(2);
         unsubscribe();
         expect(seen.map((event) => event.kind)).toEqual(["conversation.created", "conversation.policy"]);
         expect(seen.every((event) => event.conversationId === conversation.id)).toBe(true);

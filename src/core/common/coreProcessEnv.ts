@@ -6,7 +6,7 @@
  * before anything has used the pool.
  * One pool thread means every llama.cpp decode runs on the same OS thread: with the default four,
  * decodes rotate over the pool's threads, and an OpenMP build then keeps one thread team per
- * thread, sees more threads than cores and stops spinning at its barriers (README, "Threads").
+ * thread, sees more threads than cores and stops spinning at its barriers (docs/threads.md).
  */
 export const coreProcessEnv = Object.freeze({UV_THREADPOOL_SIZE: "1"});
 

@@ -7,6 +7,7 @@ import type {DeletionPurgerOptions} from "./store/DeletionPurger.js";
 import {SettingsStore} from "./store/SettingsStore.js";
 import type {StoreKeySource} from "./store/keys/types.js";
 import {openDatabase} from "./store/openDatabase.js";
+import {KvResume} from "./resume/KvResume.js";
 import type {CloudAccess} from "./turns/CloudTurnService.js";
 
 export type CoreOptions = {
@@ -60,6 +61,8 @@ export function createCoreServices(llama: Llama | (() => Promise<Llama>), option
     const fingerprintStores = () => [stored.store, incognito.store];
     const stored = createConversationServices({...shared, database, audit, fingerprintStores});
     const incognito = createConversationServices({...shared, database: openDatabase(":memory:"), incognito: true, fingerprintStores});
+    // Resume snapshots of stored conversations only, sealed under the store's key (none for an incognito one, nor on a database without a key).
+    engine.useResume(KvResume.create({database, audit, isStored: (conversationId) => stored.store.find(conversationId) != null}));
     // The engine records each session's steps; an incognito conversation's go to its in-memory trail.
     audit.divert((conversationId) => incognito.store.find(conversationId) != null ? incognito.audit : null);
     return {

@@ -3,7 +3,7 @@ import {EventRelay, withLock} from "lifecycle-utils";
 import type {LlamaContextOptions, LlamaModel} from "node-llama-cpp";
 import {CleanroomError} from "../../common/errors.js";
 import type {ConversationId, SessionEndReason} from "../../common/types.js";
-import {ConversationContext, type SessionEnd} from "./ConversationContext.js";
+import {ConversationContext, type BeforeScrub, type SessionEnd} from "./ConversationContext.js";
 import type {KvScrubber} from "./KvScrubber.js";
 
 export type ContextPoolOptions = {
@@ -17,6 +17,9 @@ export type ContextPoolOptions = {
 export type PooledSessionEnd = SessionEnd & {conversationId: ConversationId};
 /** A session starting to end: the context has left the pool, its scrub is about to run. */
 export type PooledSessionEnding = {conversationId: ConversationId, contextId: string, reason: SessionEndReason};
+
+/** Runs at a session's end before its scrub (see `BeforeScrub`): how a resume snapshot is taken. */
+export type PoolBeforeScrub = (conversationId: ConversationId, reason: SessionEndReason, readState: Parameters<BeforeScrub>[0]) => Promise<void>;
 
 export const defaultIdleTimeoutMs = 10 * 60 * 1000;
 
@@ -44,6 +47,8 @@ export class ContextPool {
     public readonly onSessionEnd = new EventRelay<PooledSessionEnd>();
     private readonly _ending = new Set<Promise<unknown>>();
     private _disposed = false;
+    /** Set by the engine when resume snapshots are kept (a stored database with a key). */
+    public beforeScrub: PoolBeforeScrub | null = null;
 
     public constructor(model: LlamaModel, contextOptions: LlamaContextOptions, scrubber: KvScrubber, contextBytes: number, {
         budgetBytes = defaultPoolBudgetBytes(), idleTimeoutMs = defaultIdleTimeoutMs
@@ -92,7 +97,8 @@ export class ContextPool {
         this._contexts.delete(conversationId);
         this._clearIdleTimer(conversationId);
         this.onSessionEnding.dispatchEvent({conversationId, contextId: context.id, reason});
-        const ending = context.end(reason);
+        const beforeScrub = this.beforeScrub;
+        const ending = context.end(reason, beforeScrub == null ? undefined : (readState) => beforeScrub(conversationId, reason, readState));
         this._ending.add(ending);
         try {
             const result = await ending;

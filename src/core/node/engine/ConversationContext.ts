@@ -4,6 +4,7 @@ import {LlamaGrammarEvaluationState, type LlamaContext, type LlamaContextSequenc
 import {CleanroomError, ContextOverflowError, ContextOwnershipError} from "../../common/errors.js";
 import type {ConversationId, SessionEndReason} from "../../common/types.js";
 import type {KvScrubber, ZeroAndVerifyResult} from "./KvScrubber.js";
+import {loadSequenceState, readSequenceState} from "./SequenceStateBytes.js";
 import {sequenceOptions} from "./sequenceOptions.js";
 import {StopTextDetector} from "./StopTextDetector.js";
 
@@ -47,6 +48,9 @@ export type GenerateResult = {
 
 export type SessionEnd = ZeroAndVerifyResult & {contextId: string, reason: SessionEndReason};
 
+/** Runs at a session's end before the scrub, with the sequence to itself: `readState` reads the state it is about to zero. */
+export type BeforeScrub = (readState: () => Promise<Buffer>) => Promise<void>;
+
 /**
  * One conversation's private llama.cpp context. Only the owning conversation may use it
  * (checked on every call), and its lifetime ends with a verified KV scrub.
@@ -62,6 +66,7 @@ export class ConversationContext {
     private _ended: Promise<SessionEnd> | null = null;
     private _lastUsedAt = Date.now();
     private _tokensGenerated = 0;
+    private _everUsed = false;
     /** The most memory node-llama-cpp's checkpoints of this sequence were seen to take (copies of its state no scrub zeroes). */
     private _checkpointBytesSeen = 0;
 
@@ -127,22 +132,41 @@ export class ConversationContext {
     }
 
     /**
+     * Loads a saved state (a resume snapshot, already authenticated) into this context, which must be
+     * fresh: owned by `requester`, never used, nothing evaluated. Its tokens become the context's, so
+     * the next turn reuses the prefix they share with its prompt.
+     */
+    public async restoreState(requester: ConversationId, state: Buffer): Promise<void> {
+        this.assertOwner(requester);
+        await this._withLock(async () => {
+            this.assertOwner(requester);
+            if (this._everUsed || this._sequence.nextTokenIndex !== 0)
+                throw new CleanroomError("INTERNAL", `Context ${this.id} has been used: a saved state is loaded only into a fresh context.`, {contextId: this.id});
+            this._everUsed = true;
+            await loadSequenceState(this._sequence, this._scrubber.scratch, state);
+        });
+    }
+
+    /**
      * Ends the session: zero every KV cell, verify, then free the context. Runs once; later calls get
      * the same result. It never rejects: a scrub that throws, or a context that cannot be freed,
      * ends the session unverified (`failure` says why), and the context is freed all the same.
+     * `beforeScrub` (a resume snapshot) runs first when the context holds tokens; its failure never stops the scrub.
      */
-    public end(reason: SessionEndReason): Promise<SessionEnd> {
-        this._ended ??= this._scrubAndFree().then((result) => ({...result, contextId: this.id, reason}));
+    public end(reason: SessionEndReason, beforeScrub?: BeforeScrub): Promise<SessionEnd> {
+        this._ended ??= this._scrubAndFree(beforeScrub).then((result) => ({...result, contextId: this.id, reason}));
         return this._ended;
     }
 
-    private async _scrubAndFree(): Promise<ZeroAndVerifyResult> {
+    private async _scrubAndFree(beforeScrub: BeforeScrub | undefined): Promise<ZeroAndVerifyResult> {
         const started = performance.now();
         let result: ZeroAndVerifyResult;
         try {
-            result = await this._withLock(() => {
+            result = await this._withLock(async () => {
                 this._noteCheckpoints();
-                return this._scrubber.zeroAndVerify(this._sequence);
+                if (beforeScrub != null && this._sequence.nextTokenIndex > 0)
+                    await beforeScrub(() => readSequenceState(this._sequence, this._scrubber.scratch)).catch(() => undefined);
+                return await this._scrubber.zeroAndVerify(this._sequence);
             });
         } catch (error) {
             result = this._scrubber.unverifiedResult(`the scrub failed: ${messageOf(error)}`, performance.now() - started);
@@ -168,6 +192,7 @@ export class ConversationContext {
             throw new ContextOverflowError(promptTokens.length, maxTokens, this.kvCells);
 
         this._lastUsedAt = Date.now();
+        this._everUsed = true;
         const started = performance.now();
 
         // Reuse the evaluated prefix this conversation already has in its own KV cache.

@@ -92,6 +92,11 @@ export class KvScrubber {
         return this._learned.kvCells;
     }
 
+    /** The private folder the scrub's transient files go through (a resume snapshot's state passes through it too). */
+    public get scratch(): PrivateScratchDir {
+        return this._scratch;
+    }
+
     /** Payload bytes of a context's state (K plus V of its KV caches, R plus S of its recurrent state); `0` when the layout is not known. */
     public get kvBytes() {
         return this._learned.state == null ? 0 : stateBytes(this._learned.state, this.kvCells);

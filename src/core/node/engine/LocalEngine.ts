@@ -20,6 +20,9 @@ import {llamaGpuChoice} from "./loadLlama.js";
 import {startupThreadpoolSize} from "./startupThreadpoolSize.js";
 import {machineFingerprint, measureThreads, modelFingerprint, pickBestThreads, threadTunerVersion, type ThreadTuning} from "./ThreadTuner.js";
 import {unfollowedJsonSchemaPart} from "./unfollowedJsonSchemaPart.js";
+import type {KvResume} from "../resume/KvResume.js";
+import type {KvSnapshotBinding} from "../resume/sealKvSnapshot.js";
+import fs from "node:fs";
 import {validateModelFile, type ModelFileFacts} from "./validateModelFile.js";
 import type {ModelLoadStep} from "../../common/api/types.js";
 
@@ -89,6 +92,9 @@ export class LocalEngine {
     private _pool: ContextPool | null = null;
     private _chatWrapper: ChatWrapper | null = null;
     private _unload: AsyncDisposeAggregator | null = null;
+    private _resume: KvResume | null = null;
+    /** What a resume snapshot of the loaded model must match; null without a model. */
+    private _snapshotBinding: (() => KvSnapshotBinding) | null = null;
 
     /** `llama` may be a function: it is called when the first model loads, not before. */
     public constructor(llama: Llama | (() => Promise<Llama>), audit: AuditLog, settings: SettingsStore | null, options: LocalEngineOptions = {}) {
@@ -108,6 +114,11 @@ export class LocalEngine {
 
     public get pool() {
         return this._pool;
+    }
+
+    /** Keeps resume snapshots (`KvResume`) from the next model load on. */
+    public useResume(resume: KvResume | null) {
+        this._resume = resume;
     }
 
     /** Loads the model; `onStep` hears each step as it begins (`threads` only when the thread count is measured). */
@@ -175,10 +186,24 @@ export class LocalEngine {
             pool.onSessionEnding.createListener(({conversationId, contextId, reason}) =>
                 this._audit.record({kind: "scrub.started", conversationId, data: {contextId, reason}}));
             pool.onSessionEnd.createListener((end) => this._recordSessionEnd(end.conversationId, end));
+            const modelFile = fs.statSync(modelPath);
+            const modelId = `${modelFingerprint(modelPath)} ${modelFile.size} ${Math.round(modelFile.mtimeMs)}`;
+            // Read when used: a layout learned again can change the cells.
+            const snapshotBinding = (): KvSnapshotBinding => ({
+                model: modelId,
+                context: `cells ${scrubber.kvCells} state ${scrubber.kvBytes} batch ${contextOptions.batchSize} swa-full ${contextOptions.swaFullCache} gpu-layers ${model.gpuLayers}`,
+                build: describeBackend(model)
+            });
+            const resume = this._resume;
+            if (resume != null) {
+                pool.beforeScrub = (conversationId, reason, readState) => resume.save(conversationId, reason, snapshotBinding(), readState);
+                resume.removeStale(snapshotBinding());
+            }
 
             this._model = model;
             this._facts = facts;
             this._pool = pool;
+            this._snapshotBinding = snapshotBinding;
             // Unloading, in the order it must run: every session ended (scrubbed), the model freed, the scratch folder removed.
             this._unload = new AsyncDisposeAggregator();
             this._unload.add(() => pool.dispose("unload"));
@@ -268,6 +293,7 @@ export class LocalEngine {
         const unload = this._unload;
         this._unload = null;
         this._pool = null;
+        this._snapshotBinding = null;
         this._model = null;
         this._info = null;
         this._facts = null;
@@ -363,11 +389,13 @@ export class LocalEngine {
 
     public async runTurn(input: ChatTurnInput, prepared: PreparedPrompt = this.preparePrompt(input)): Promise<EngineTurnResult> {
         const pool = this._requirePool();
-        const {context, created, evicted} = await pool.open(input.conversationId);
-        if (created)
-            this._audit.record({kind: "context.created", conversationId: input.conversationId, data: {
-                contextId: context.id, kvCells: context.kvCells, kvBytes: context.kvBytes, threads: context.threads
-            }});
+        const opened = await pool.open(input.conversationId);
+        const {created, evicted} = opened;
+        let context = opened.context;
+        if (created) {
+            this._recordContextCreated(input.conversationId, context);
+            context = await this._resumeInto(pool, input.conversationId, context, prepared.tokens);
+        }
         const sampling = input.settings.sampling;
         let result: GenerateResult;
         try {
@@ -395,6 +423,30 @@ export class LocalEngine {
         if (result.finishReason === "aborted")
             await this._endUnfinishedTurn(pool, input.conversationId, context, "abort");
         return {...result, context, prompt: prepared, contextCreated: created, evicted};
+    }
+
+    private _recordContextCreated(conversationId: ConversationId, context: ConversationContext) {
+        this._audit.record({kind: "context.created", conversationId, data: {
+            contextId: context.id, kvCells: context.kvCells, kvBytes: context.kvBytes, threads: context.threads
+        }});
+    }
+
+    /**
+     * Loads the conversation's resume snapshot, if it has a valid one, into its fresh context. A
+     * load the engine failed may have left part of the state: that context is ended (scrubbed) and
+     * a fresh one opened, in which the history is evaluated as without a snapshot.
+     */
+    private async _resumeInto(pool: ContextPool, conversationId: ConversationId, context: ConversationContext, promptTokens: Token[]): Promise<ConversationContext> {
+        if (this._resume == null || this._snapshotBinding == null)
+            return context;
+        const outcome = await this._resume.restore(conversationId, this._snapshotBinding(), promptTokens,
+            (state) => context.restoreState(conversationId, state));
+        if (outcome.restored || !outcome.loadFailed)
+            return context;
+        await this._endUnfinishedTurn(pool, conversationId, context, "fault");
+        const reopened = await pool.open(conversationId);
+        this._recordContextCreated(conversationId, reopened.context);
+        return reopened.context;
     }
 
     /**

@@ -15,7 +15,7 @@ import {readKvSection, writeZeroKvSection, type KvLayout, type KvSectionSummary}
  * layout of each is learned from a state the engine saved, never assumed.
  */
 
-const stateMagic = 0x67677371; // 'ggsq'
+export const stateMagic = 0x67677371; // 'ggsq'
 
 export type StateSectionKind = "kv" | "kv-swa" | "recurrent";
 

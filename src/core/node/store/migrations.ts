@@ -125,7 +125,23 @@ export const migrations: ReadonlyArray<(db: Database.Database) => void> = [
             CREATE INDEX messages_by_parent ON messages(conversation_id, parent_id);
         `);
     },
-    // --- #23 (documents): attachments and their chunks, in the same encrypted database. Appended last. ---
+    // --- #25 item 4 (resume at once): one sealed KV snapshot per conversation, gone with it. ---
+    (db) => {
+        // `sealed`: AES-256-GCM of the context's state under a key derived from the store key; `binding_json`:
+        // its associated data (model, context settings, llama.cpp build, token count) but the conversation id.
+        db.exec(`
+            CREATE TABLE kv_snapshots (
+                conversation_id TEXT PRIMARY KEY REFERENCES conversations(id) ON DELETE CASCADE,
+                binding_json TEXT NOT NULL,
+                key_id TEXT NOT NULL,
+                nonce BLOB NOT NULL,
+                sealed BLOB NOT NULL,
+                token_count INTEGER NOT NULL,
+                saved_at INTEGER NOT NULL
+            );
+        `);
+    },
+    // --- #23 (documents): attachments and their chunks, in the same encrypted database. Appended after #25's. ---
     (db) => {
         // A document belongs to the message that brought it and to that message's conversation; its
         // text goes in whole (`whole`) or is retrieved chunk by chunk (`retrieved`). Every document is

@@ -1,51 +1,58 @@
-import fs from "node:fs/promises";
-import path from "node:path";
+import {classifyText} from "./classifyText.js";
+import {decodeText} from "./decodeText.js";
+import {readSource} from "./readSource.js";
+import {runExtractor, type ExtractorLimits} from "./runExtractor.js";
 import {
-    AttachmentUnreadableError, defaultMaxDocumentBytes, type DocumentSource, type ExtractDocumentOptions, type ExtractedDocument
+    AttachmentUnreadableError, defaultExtractionTimeoutMs, defaultExtractorHeapMb, defaultMaxDocumentBytes, defaultMaxInflatedBytes,
+    type DocumentFormat, type DocumentSource, type ExtractDocumentOptions, type ExtractedDocument, type ExtractedPage
 } from "./types.js";
 
 /**
- * Turns a file into text pages. This first version reads plain text (UTF-8, or UTF-16 with a byte
- * order mark) in process; PDF, DOCX and HTML, and extraction in a separate process, come next.
+ * Turns a file into text pages, judging its format by its content (never its name): PDF (text
+ * layer, a page per page), DOCX, HTML, source code, Markdown or plain text (UTF-8 or UTF-16).
+ * Text, code and Markdown are decoded in this process; PDF, DOCX and HTML are parsed in a
+ * separate, short-lived process with time and memory limits (`runExtractor`). Anything that cannot
+ * become text is refused with an `AttachmentUnreadableError` saying why (docs/documents.md).
  */
 export async function extractDocument(source: DocumentSource, options: ExtractDocumentOptions = {}): Promise<ExtractedDocument> {
-    const maxBytes = options.maxBytes ?? defaultMaxDocumentBytes;
-    const {name, bytes} = await readSource(source, maxBytes);
+    const {name, bytes} = await readSource(source, options.maxBytes ?? defaultMaxDocumentBytes);
     options.signal?.throwIfAborted();
-    return {name, format: "text", bytes: bytes.byteLength, pages: [{page: 1, text: decodeText(name, bytes)}]};
+    const limits: ExtractorLimits = {
+        timeoutMs: options.timeoutMs ?? defaultExtractionTimeoutMs,
+        heapMb: options.extractorHeapMb ?? defaultExtractorHeapMb,
+        signal: options.signal,
+        onUsage: options.onExtractorUsage
+    };
+    const maxInflatedBytes = options.maxInflatedBytes ?? defaultMaxInflatedBytes;
+    const document = (format: DocumentFormat, pages: ExtractedPage[]): ExtractedDocument => {
+        if (pages.every((page) => page.text.trim() === ""))
+            throw new AttachmentUnreadableError(name, "empty", "has no text in it");
+        return {name, format, bytes: bytes.byteLength, pages};
+    };
+
+    const container = sniffContainer(bytes);
+    if (container === "pdf")
+        return document("pdf", await runExtractor({format: "pdf", name, bytes, maxInflatedBytes}, limits));
+    if (container === "zip")
+        return document("docx", await runExtractor({format: "docx", name, bytes, maxInflatedBytes}, limits));
+    if (container === "office-binary")
+        throw new AttachmentUnreadableError(name, "binary", "is an old-style Office file (.doc, .xls or .ppt), which Cleanroom does not read; save it as DOCX or PDF and attach that");
+
+    const {text} = decodeText(name, bytes);
+    const format = classifyText(text);
+    if (format === "html")
+        return document("html", await runExtractor({format: "html", name, text}, limits));
+    return document(format, [{page: 1, text}]);
 }
 
-async function readSource(source: DocumentSource, maxBytes: number): Promise<{name: string, bytes: Uint8Array}> {
-    if (source.kind === "bytes") {
-        checkSize(source.name, source.bytes.byteLength, maxBytes);
-        return {name: source.name, bytes: source.bytes};
-    }
-    const name = path.basename(source.path);
-    const stat = await fs.stat(source.path).catch((error: NodeJS.ErrnoException) => {
-        throw new AttachmentUnreadableError(name, "not-a-file", `cannot be opened (${error.code ?? "unknown error"})`);
-    });
-    if (!stat.isFile() || source.path.startsWith("/proc/") || source.path.startsWith("/sys/"))
-        throw new AttachmentUnreadableError(name, "not-a-file", "is not a regular file (a folder, device, pipe or system file)");
-    checkSize(name, stat.size, maxBytes);
-    return {name, bytes: await fs.readFile(source.path)};
-}
-
-function checkSize(name: string, size: number, maxBytes: number): void {
-    if (size === 0)
-        throw new AttachmentUnreadableError(name, "empty", "is empty");
-    if (size > maxBytes)
-        throw new AttachmentUnreadableError(name, "too-large", `is ${size} bytes; the limit is ${maxBytes} bytes`, {bytes: size, limit: maxBytes});
-}
-
-function decodeText(name: string, bytes: Uint8Array): string {
-    const encoding = bytes[0] === 0xff && bytes[1] === 0xfe ? "utf-16le"
-        : bytes[0] === 0xfe && bytes[1] === 0xff ? "utf-16be"
-            : "utf-8";
-    if (encoding === "utf-8" && bytes.includes(0))
-        throw new AttachmentUnreadableError(name, "binary", "looks like a binary file, not text");
-    try {
-        return new TextDecoder(encoding, {fatal: true, ignoreBOM: false}).decode(bytes);
-    } catch {
-        throw new AttachmentUnreadableError(name, "binary", `is not valid ${encoding.toUpperCase()} text`);
-    }
+/** PDF: `%PDF-` in the first 1,024 bytes (readers allow junk before it). ZIP: a local file or empty-archive header. OLE2: the old Office container. */
+function sniffContainer(bytes: Uint8Array): "pdf" | "zip" | "office-binary" | null {
+    const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, 1024));
+    if (head.includes("%PDF-", 0, "latin1"))
+        return "pdf";
+    if (head[0] === 0x50 && head[1] === 0x4b && (head[2] === 0x03 || head[2] === 0x05) && (head[3] === 0x04 || head[3] === 0x06))
+        return "zip";
+    if (head.subarray(0, 8).equals(Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1])))
+        return "office-binary";
+    return null;
 }

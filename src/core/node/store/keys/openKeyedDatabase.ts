@@ -8,6 +8,7 @@ import {
 } from "./keyEnvelope.js";
 import {keyOpensLaterPages} from "./keyOpensLaterPages.js";
 import {makeFilesPrivate} from "./makeFilesPrivate.js";
+import {rememberSnapshotKey} from "./snapshotKeys.js";
 import {PassphraseRequiredError} from "./PassphraseRequiredError.js";
 import {StoreKeyUnavailableError} from "./StoreKeyUnavailableError.js";
 import type {StoreKeySource} from "./types.js";
@@ -125,6 +126,7 @@ function openWithKey(file: string, envelope: KeyEnvelope, key: Buffer, readonly:
     try {
         applyCipherKey(db, key);
         db.prepare("SELECT count(*) FROM sqlite_master").get();
+        rememberSnapshotKey(db, key);
         return db;
     } catch (error) {
         db.close();

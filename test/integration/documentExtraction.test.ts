@@ -1,0 +1,245 @@
+import {execFileSync} from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import {fileURLToPath} from "node:url";
+import {describe, expect, it} from "vitest";
+import {extractDocument} from "../../src/core/node/documents/extraction/extractDocument.js";
+import {AttachmentUnreadableError, type DocumentSource, type ExtractDocumentOptions} from "../../src/core/node/documents/extraction/types.js";
+import {deeplyNestedPdf, docxFile, docxZipBomb, encryptedPdf, imageOnlyPdf, textPdf} from "../helpers/documentFixtures.js";
+import {tempDir} from "../helpers/tempCore.js";
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+/** A hostile file is refused within this (the extractor's own limit is 30 s; most are refused before any process starts). */
+const refusalBoundMs = 20_000;
+
+async function refusal(source: DocumentSource, options: ExtractDocumentOptions = {}) {
+    const started = performance.now();
+    const error = await extractDocument(source, options).then(() => null, (failure: unknown) => failure);
+    const elapsedMs = performance.now() - started;
+    expect(error).toBeInstanceOf(AttachmentUnreadableError);
+    const refused = error as AttachmentUnreadableError;
+    expect(refused.code).toBe("ATTACHMENT_UNREADABLE");
+    return {reason: refused.reason, message: refused.message, elapsedMs};
+}
+
+function saved(dir: string, name: string, bytes: Uint8Array | string): DocumentSource & {kind: "path"} {
+    const file = path.join(dir, name);
+    fs.writeFileSync(file, bytes);
+    return {kind: "path", path: file};
+}
+
+/** Extractor processes this test process started that are still running (Linux: their parent is us, their script the extractor's). */
+function runningExtractors(): number[] {
+    return fs.readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).flatMap((pid) => {
+        try {
+            const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+            const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+            return parent === process.pid && fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("extractorEntry") ? [Number(pid)] : [];
+        } catch {
+            return [];
+        }
+    });
+}
+
+describe.skipIf(process.platform !== "linux")("document extraction: formats by content", () => {
+    it("a 12-page PDF named .bin: a page per page, the known sentence on page 3 and nowhere else", async () => {
+        const dir = tempDir("extract-pdf");
+        const sentence = "The indemnity cap is four hundred thousand euros.";
+        const document = await extractDocument(saved(dir, "contract.bin", await textPdf(12, {3: sentence})));
+        expect(document.format).toBe("pdf");
+        expect(document.name).toBe("contract.bin");
+        expect(document.pages.map((page) => page.page)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+        expect(document.pages[2]!.text).toBe(`This is page 3 of the report.\n${sentence}`);
+        expect(document.pages.filter((page) => page.text.includes("indemnity")).map((page) => page.page)).toEqual([3]);
+    });
+
+    it("a DOCX named .txt is read as Word, paragraph by paragraph", async () => {
+        const dir = tempDir("extract-docx");
+        const document = await extractDocument(saved(dir, "minutes.txt", await docxFile(["Minutes of the board meeting.", "The merger is approved, ünanimously."])));
+        expect(document).toMatchObject({format: "docx", name: "minutes.txt"});
+        expect(document.pages).toEqual([{page: 1, text: "Minutes of the board meeting.\n\nThe merger is approved, ünanimously."}]);
+    });
+
+    it("source code in UTF-16 (with a byte order mark, or little- or big-endian without one) and UTF-8, whatever its extension", async () => {
+        const dir = tempDir("extract-code");
+        const code = "import {readFile} from \"node:fs/promises\";\n\nexport async function keyOf(file: string) {\n    const key = await readFile(file, \"utf8\"); // naïve\n    return key.trim();\n}\n";
+        const bigEndian = Buffer.from(code, "utf16le").swap16();
+        const variants: Array<[string, Uint8Array]> = [
+            ["keys.ts", Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(code, "utf16le")])],
+            ["keys.weird-extension", Buffer.from(code, "utf16le")],
+            ["keys", bigEndian],
+            ["keys.md", Buffer.from(code, "utf8")]
+        ];
+        for (const [name, bytes] of variants) {
+            const document = await extractDocument(saved(dir, name, bytes));
+            expect({name, format: document.format, text: document.pages[0]!.text}).toEqual({name, format: "code", text: code});
+        }
+    });
+
+    it("an HTML page named .dat: its title and visible text, without scripts, styles or markup", async () => {
+        const dir = tempDir("extract-html");
+        const html = `<!DOCTYPE html><html><head><title>Terms &amp; conditions</title><style>body { color: red }</style>
+            <script>window.secret = "SCRIPT_TEXT";</script></head><body><h1>Terms</h1><p>Payment is due in   30 days.</p>
+            <noscript>NOSCRIPT_TEXT</noscript><table><tr><td>Fee</td><td>&euro;12</td></tr></table><script>track("SCRIPT_TEXT_2")</script></body></html>`;
+        const document = await extractDocument(saved(dir, "terms.dat", html));
+        expect(document.format).toBe("html");
+        expect(document.pages).toEqual([{page: 1, text: "Terms & conditions\n\nTerms\n\nPayment is due in 30 days.\n\nFee\t€12"}]);
+    });
+
+    it("Markdown and plain text are told apart by their marks; bytes from a web upload read like a file, named by the last part of their name", async () => {
+        const markdown = "# Plan\n\nSee [the notes](notes.md).\n\n- first step\n- second step\n";
+        const prose = "Dear team,\nthe meeting moves to Thursday.\nRegards\n";
+        expect(await extractDocument({kind: "bytes", name: "C:\\Users\\ann\\plan", bytes: Buffer.from(markdown)})).toMatchObject({name: "plan", format: "markdown"});
+        const letter = await extractDocument({kind: "bytes", name: "letter.md", bytes: Buffer.from(prose.replace(/\n/g, "\r\n"))});
+        expect(letter).toEqual({name: "letter.md", format: "text", bytes: prose.length + 3, pages: [{page: 1, text: prose}]});
+    });
+});
+
+describe.skipIf(process.platform !== "linux")("document extraction: a hostile corpus is refused within a bound, the caller alive", () => {
+    const dir = tempDir("extract-hostile");
+    const cases: Array<{what: string, source: () => Promise<DocumentSource> | DocumentSource, reason: string, message: RegExp}> = [
+        {
+            what: "a binary file",
+            source: () => saved(dir, "photo.txt", Buffer.from(Array.from({length: 4096}, (_, index) => (index * 131 + 7) % 256))),
+            reason: "binary", message: /^photo\.txt: looks like a binary file/
+        },
+        {
+            what: "an image-only PDF",
+            source: async () => saved(dir, "scan.pdf", await imageOnlyPdf()),
+            reason: "scanned-pdf", message: /^scan\.pdf: has no text layer on any of its 2 pages: it looks scanned, and no OCR is done$/
+        },
+        {
+            what: "an encrypted PDF",
+            source: () => saved(dir, "locked.pdf", encryptedPdf()),
+            reason: "encrypted-pdf", message: /^locked\.pdf: is an encrypted PDF that needs a password; save a copy without one and attach that$/
+        },
+        {
+            what: "a truncated PDF",
+            source: async () => {
+                const whole = await textPdf(20);
+                return saved(dir, "cut.pdf", whole.subarray(0, Math.floor(whole.byteLength * 0.6)));
+            },
+            reason: "corrupt", message: /^cut\.pdf: is a damaged or cut-short PDF: it has no end-of-file marker$/
+        },
+        {
+            what: "a PDF with 100,000 nested arrays and dictionaries",
+            source: () => saved(dir, "nested.pdf", deeplyNestedPdf(100_000)),
+            reason: "corrupt", message: /^nested\.pdf: is a damaged PDF: its structure is nested too deeply to read$/
+        },
+        {
+            what: "a truncated DOCX",
+            source: async () => {
+                const whole = await docxFile(["Half of this document is missing."]);
+                return saved(dir, "half.docx", whole.subarray(0, Math.floor(whole.byteLength * 0.7)));
+            },
+            reason: "corrupt", message: /^half\.docx: is damaged or cut short: its ZIP directory is missing$/
+        },
+        {
+            what: "a DOCX zip bomb (1 GB of zeros in word/document.xml)",
+            source: async () => saved(dir, "bomb.docx", await docxZipBomb(1 << 30)),
+            reason: "inflated-too-large", message: /^bomb\.docx: would unpack to 1 GB, over the limit of 200 MB \(a "zip bomb"\); nothing was unpacked past the limit$/
+        },
+        {
+            what: "a DOCX zip bomb whose directory lies about its size",
+            source: async () => saved(dir, "liar.docx", await docxZipBomb(1 << 30, 2048)),
+            reason: "inflated-too-large", message: /^liar\.docx: would unpack to more than 200 MB \(its directory said [\d.]+ KB\), over the limit of 200 MB/
+        },
+        {
+            what: "a 200 MB text file",
+            source: () => {
+                const file = path.join(dir, "huge.log");
+                fs.writeFileSync(file, "");
+                fs.truncateSync(file, 200 * 1024 * 1024);
+                return {kind: "path", path: file};
+            },
+            reason: "too-large", message: /^huge\.log: is 200 MB; the limit is 50 MB$/
+        },
+        {what: "/dev/zero", source: () => ({kind: "path", path: "/dev/zero"}), reason: "not-a-file", message: /^zero: is a device, not a file$/},
+        {
+            what: "a FIFO nobody writes to",
+            source: () => {
+                const fifo = path.join(dir, "pipe.txt");
+                execFileSync("mkfifo", [fifo]);
+                return {kind: "path", path: fifo};
+            },
+            reason: "not-a-file", message: /^pipe\.txt: is a named pipe \(FIFO\), not a file$/
+        },
+        {
+            what: "a folder",
+            source: () => {
+                fs.mkdirSync(path.join(dir, "reports.pdf"));
+                return {kind: "path", path: path.join(dir, "reports.pdf")};
+            },
+            reason: "not-a-file", message: /^reports\.pdf: is a folder, not a file$/
+        },
+        {
+            what: "/proc/self/environ",
+            source: () => ({kind: "path", path: "/proc/self/environ"}),
+            reason: "not-a-file", message: /^environ: is a system file \(\/proc\/\d+\/environ\), not a document$/
+        },
+        {what: "a missing file", source: () => ({kind: "path", path: path.join(dir, "gone.pdf")}), reason: "not-a-file", message: /^gone\.pdf: does not exist$/}
+    ];
+
+    it.each(cases)("$what: refused ($reason) with a message a person can act on", async ({source, reason, message}) => {
+        const refused = await refusal(await source());
+        expect(refused.reason).toBe(reason);
+        expect(refused.message).toMatch(message);
+        expect(refused.elapsedMs).toBeLessThan(refusalBoundMs);
+        await expect.poll(runningExtractors).toEqual([]);
+    });
+
+    it("an extraction over its time limit is stopped and its process killed; a good file extracts afterwards", async () => {
+        const pdf = await textPdf(3, {2: "Still readable afterwards."});
+        const refused = await refusal({kind: "bytes", name: "slow.pdf", bytes: pdf}, {timeoutMs: 50});
+        expect(refused).toMatchObject({reason: "timeout", message: "slow.pdf: took longer than 0.05 s to read and was stopped; it may be damaged or built to stall readers"});
+        await expect.poll(runningExtractors).toEqual([]);
+        const document = await extractDocument({kind: "bytes", name: "good.pdf", bytes: pdf});
+        expect(document.pages[1]!.text).toContain("Still readable afterwards.");
+    });
+
+    it("an extractor that runs out of its memory is stopped (extractor-crashed); the caller goes on extracting", async () => {
+        const bigHtml = `<html><body>${"<div><p>row</p><span>cell</span></div>".repeat(400_000)}</body></html>`;
+        const refused = await refusal({kind: "bytes", name: "heavy.html", bytes: Buffer.from(bigHtml)}, {extractorHeapMb: 16});
+        expect(refused.reason).toBe("extractor-crashed");
+        expect(refused.message).toBe("heavy.html: needed more than 16 MB of memory to read and was stopped; it may be damaged or built to exhaust memory");
+        await expect.poll(runningExtractors).toEqual([]);
+        const document = await extractDocument({kind: "bytes", name: "light.html", bytes: Buffer.from("<html><body><p>Light page.</p></body></html>")});
+        expect(document.pages[0]!.text).toBe("Light page.");
+    });
+
+    it("after the whole corpus, this process extracts a good PDF and DOCX as before", async () => {
+        const pdf = await extractDocument({kind: "bytes", name: "after.pdf", bytes: await textPdf(4, {3: "Alive and well."})});
+        expect(pdf.pages[2]!.text).toContain("Alive and well.");
+        const docx = await extractDocument({kind: "bytes", name: "after.docx", bytes: await docxFile(["Also alive."])});
+        expect(docx.pages[0]!.text).toBe("Also alive.");
+    });
+});
+
+describe.skipIf(process.platform !== "linux")("document extraction from compiled JavaScript", () => {
+    it("bundled as the CLI is (esbuild, split at dynamic imports), plain node extracts a PDF in a process of its own and refuses a scan", async () => {
+        const esbuild = await import("esbuild");
+        fs.mkdirSync(path.join(repoRoot, "out"), {recursive: true});
+        // Inside the checkout, as out/cli is: the packages left out of the bundle resolve from its node_modules.
+        const outdir = fs.mkdtempSync(path.join(repoRoot, "out", "extraction-bundle-"));
+        try {
+            await esbuild.build({
+                absWorkingDir: repoRoot, entryPoints: {main: "test/helpers/extractDocumentMain.ts"}, outdir, outExtension: {".js": ".mjs"},
+                chunkNames: "chunk-[hash]", bundle: true, splitting: true, format: "esm", platform: "node", target: "node20", packages: "external", logLevel: "silent"
+            });
+            const extractorChunks = fs.readdirSync(outdir).filter((file) => fs.readFileSync(path.join(outdir, file), "utf8").includes("\"CLEANROOM_DOCUMENT_EXTRACTOR\""));
+            expect(extractorChunks, "the extractor's entry is a chunk of its own, not in main.mjs").toEqual([expect.stringMatching(/^chunk-\w+\.mjs$/)]);
+
+            const dir = tempDir("extract-bundled");
+            const run = (source: DocumentSource & {kind: "path"}) => JSON.parse(execFileSync(process.execPath, [path.join(outdir, "main.mjs"), source.path],
+                {encoding: "utf8", env: {PATH: process.env.PATH, TMPDIR: process.env.TMPDIR}})) as unknown;
+            expect(run(saved(dir, "bundled.pdf", await textPdf(3, {3: "Read by compiled code."})))).toMatchObject({
+                format: "pdf", pages: [{page: 1}, {page: 2}, {page: 3, text: "This is page 3 of the report.\nRead by compiled code."}]
+            });
+            expect(run(saved(dir, "scan.pdf", await imageOnlyPdf()))).toEqual({
+                reason: "scanned-pdf", message: "scan.pdf: has no text layer on any of its 2 pages: it looks scanned, and no OCR is done"
+            });
+        } finally {
+            fs.rmSync(outdir, {recursive: true, force: true});
+        }
+    });
+});
