@@ -8,6 +8,7 @@ import {chatCompletionShape, finishReasonOf, textCompletionShape, usageOf, type 
 import {ChatCompletionBodySchema, CompletionBodySchema, textOfContent, type ChatCompletionBody, type CompletionBody} from "./openAiSchemas.js";
 import {OpenAiHttpError} from "./OpenAiHttpError.js";
 import {toHttpError} from "./toHttpError.js";
+import {describeZodIssues} from "../core/common/describeZodIssues.js";
 
 export type ApiAppOptions = {
     core: Core,
@@ -184,7 +185,7 @@ function parseBody<T>(text: string, schema: z.ZodType<T>): T {
     if (!parsed.success) {
         const issue = parsed.error.issues[0]!;
         const param = issue.path.length > 0 ? issue.path.map(String).join(".") : null;
-        throw new OpenAiHttpError(400, "invalid_request_error", `${param ?? "The body"}: ${issue.message}.`, {param, code: "invalid_value"});
+        throw new OpenAiHttpError(400, "invalid_request_error", `${describeZodIssues([issue], {whole: "The body"})[0]}.`, {param, code: "invalid_value"});
     }
     return parsed.data;
 }

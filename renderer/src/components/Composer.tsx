@@ -1,10 +1,9 @@
 import {useEffect, useRef, useState, type KeyboardEvent} from "react";
 import {maxMessageTextLength} from "../../../src/core/common/api/index.js";
 import type {RouteRequest} from "../../../src/core/common/types.js";
+import {DraftSaver} from "../DraftSaver.js";
 
 const formatCount = (count: number) => count.toLocaleString("en-US");
-/** How long typing pauses before the draft is saved in the core. */
-const draftSaveDelayMs = 300;
 
 /** A prompt being edited: Enter resends it as a new version (the old exchange is kept). */
 export type EditingMessage = {messageId: number, text: string};
@@ -27,30 +26,17 @@ export function Composer({conversationId, serverDraft, editing, disabled, genera
 }) {
     const [text, setText] = useState(serverDraft ?? "");
     const input = useRef<HTMLTextAreaElement>(null);
-    const pendingSave = useRef<ReturnType<typeof setTimeout> | null>(null);
+    const saveDraftNow = useRef(onSaveDraft);
+    saveDraftNow.current = onSaveDraft;
+    const drafts = useRef<DraftSaver | null>(null);
+    drafts.current ??= new DraftSaver((id, value) => void saveDraftNow.current(id, value));
     const textBeforeEdit = useRef("");
-    const latestText = useRef(text);
-    latestText.current = text;
     const overBy = text.length - maxMessageTextLength;
     const canSend = !disabled && !generating && overBy <= 0 && text.trim() !== "";
 
-    const cancelPendingSave = () => {
-        if (pendingSave.current != null)
-            clearTimeout(pendingSave.current);
-        pendingSave.current = null;
-    };
-    const saveDraft = (value: string) => {
-        cancelPendingSave();
-        // A draft longer than a message can be is not kept (the composer says it cannot be sent either).
-        if (editing == null && value.length <= maxMessageTextLength)
-            pendingSave.current = setTimeout(() => {
-                pendingSave.current = null;
-                void onSaveDraft(conversationId, value);
-            }, draftSaveDelayMs);
-    };
     const change = (value: string) => {
         setText(value);
-        saveDraft(value);
+        drafts.current?.changed(conversationId, value, {editing: editing != null});
     };
 
     // The core gives a prompt back (a refused, failed or blocked turn): it returns to an empty composer.
@@ -70,12 +56,7 @@ export function Composer({conversationId, serverDraft, editing, disabled, genera
     }, [editing]);
     // A switch of conversation, a reload or a closed window saves what is pending at once.
     useEffect(() => {
-        const flush = () => {
-            if (pendingSave.current != null) {
-                cancelPendingSave();
-                void onSaveDraft(conversationId, latestText.current);
-            }
-        };
+        const flush = () => drafts.current?.flush();
         window.addEventListener("pagehide", flush);
         return () => {
             window.removeEventListener("pagehide", flush);
@@ -92,7 +73,7 @@ export function Composer({conversationId, serverDraft, editing, disabled, genera
             return;
         const sent = text;
         const edited = editing;
-        cancelPendingSave();
+        drafts.current?.cancel();
         setText("");
         input.current?.focus();
         const started = edited != null ? await onResend(edited.messageId, sent, route) : await onSend(sent, route);

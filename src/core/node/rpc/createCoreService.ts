@@ -8,6 +8,7 @@ import {MemorySecretVault} from "../secrets/MemorySecretVault.js";
 import {CoreEventEmitter} from "./CoreEventEmitter.js";
 import {ModelStatusTracker} from "./ModelStatusTracker.js";
 import {TurnRunner} from "./TurnRunner.js";
+import {describeZodIssues} from "../../common/describeZodIssues.js";
 
 export type CoreServiceOptions = {
     /** Where the cloud API key is kept. Defaults to process memory (`MemorySecretVault`). */
@@ -188,8 +189,7 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
 
             const parsed = coreCalls[method].input.safeParse(input);
             if (!parsed.success) {
-                const problems = parsed.error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join(".") + ": " : ""}${issue.message}`);
-                return {ok: false, error: new InvalidInputError(method, problems).toWire()};
+                return {ok: false, error: new InvalidInputError(method, describeZodIssues(parsed.error.issues)).toWire()};
             }
             try {
                 const handler = handlers[method] as (input: unknown) => Promise<unknown>;
