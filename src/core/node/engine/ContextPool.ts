@@ -29,8 +29,8 @@ export type PooledContext = {
     /** In use or waiting to be: never evicted, and its idle time starts again. */
     readonly busy: boolean,
     readonly ended: boolean,
-    /** Scrubs and frees; never rejects (see `ConversationContext.end`). */
-    end(reason: SessionEndReason): Promise<SessionEnd>
+    /** Scrubs and frees; never rejects (see `ConversationContext.end`). `beforeScrub` runs first (a resume snapshot). */
+    end(reason: SessionEndReason, beforeScrub?: BeforeScrub): Promise<SessionEnd>
 };
 
 /** Makes a conversation's own context; the pool calls it once there is room. */
