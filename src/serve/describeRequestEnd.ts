@@ -1,4 +1,6 @@
 import {describeErrorLocally, isCleanroomError} from "../core/common/errors.js";
+import type {ScrubReport} from "../core/common/types.js";
+import type {ApiCacheEnd} from "../core/node/turns/ApiRequestService.js";
 import type {ApiRequestReport} from "./createApiApp.js";
 
 /**
@@ -7,8 +9,30 @@ import type {ApiRequestReport} from "./createApiApp.js";
  */
 export function describeRequestEnd({requestId, tenant, result, error}: ApiRequestReport) {
     if (result == null)
-        return `${requestId} (${tenant}): failed: ${isCleanroomError(error) ? error.message : describeErrorLocally(error)}`;
-    const {scrub} = result;
-    return `${requestId} (${tenant}): ${result.promptTokens} prompt + ${result.completionTokens} reply tokens, ${result.finishReason}; ` +
-        `context ${scrub.contextId} scrubbed, ${scrub.verified ? "verified" : "NOT verified"} (${scrub.bytesChecked} bytes checked, ${scrub.nonZeroBytes} non-zero)`;
+        return `${requestId} (${tenant}): failed: ${describeLocally(error)}`;
+    const {scrub, cache} = result;
+    const cached = result.cachedTokens > 0 ? ` (${result.cachedTokens} cached)` : "";
+    return `${requestId} (${tenant}): ${result.promptTokens} prompt${cached} + ${result.completionTokens} reply tokens, ${result.finishReason}; ` +
+        (scrub != null ? describeScrub(scrub)
+            : cache != null ? `context kept in ${cache.sessionId} for its cache_salt (scrubbed after ${formatSeconds(cache.idleMs)} idle)` : "context kept");
+}
+
+/** One line for a `cache_salt` reuse cache that ended: idle, or at shutdown. */
+export function describeCacheEnd({sessionId, tenant, reason, scrub, error}: ApiCacheEnd) {
+    const why = reason === "idle" ? "idle" : "the server is stopping";
+    if (error != null)
+        return `${sessionId} (${tenant}): cache_salt cache ended (${why}): ${describeLocally(error)}`;
+    return `${sessionId} (${tenant}): cache_salt cache ended (${why}); ` + (scrub != null ? describeScrub(scrub) : "its context was already scrubbed (evicted or failed)");
+}
+
+function describeLocally(error: unknown) {
+    return isCleanroomError(error) ? error.message : describeErrorLocally(error);
+}
+
+function describeScrub(scrub: ScrubReport) {
+    return `context ${scrub.contextId} scrubbed, ${scrub.verified ? "verified" : "NOT verified"} (${scrub.bytesChecked} bytes checked, ${scrub.nonZeroBytes} non-zero)`;
+}
+
+function formatSeconds(ms: number) {
+    return `${Math.round(ms / 100) / 10} s`;
 }

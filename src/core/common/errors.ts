@@ -49,6 +49,7 @@ export const errorCodes = [
     "STORE_KEY_UNAVAILABLE",
     "KEY_FILE_DAMAGED",
     "DATABASE_DAMAGED",
+    "DATABASE_TOO_NEW",
     "STORE_LOCKED",
     "UNLOCK_BACKOFF",
     "DATABASE_IN_USE",

@@ -410,6 +410,16 @@ export class Core {
         return await this._apiRequests.run(request, callbacks);
     }
 
+    /** Scrubs every `cache_salt` reuse cache of the API server now (it is stopping). */
+    public async endApiCaches(): Promise<void> {
+        await this._apiRequests.endCaches();
+    }
+
+    /** Hears each `cache_salt` reuse cache of the API server end (idle, or at shutdown), with its scrub. */
+    public get onApiCacheEnd() {
+        return this._apiRequests.onCacheEnd;
+    }
+
     /**
      * Removes the conversation's last prompt and everything after it (for a regenerate), and
      * returns the prompt's text and the removed messages (`restoreMessages` puts them back).
