@@ -58,6 +58,7 @@ export const errorCodes = [
     "MODELS_UNAVAILABLE",
     "UNAUTHORIZED",
     "ATTACHMENT_UNREADABLE",
+    "CLOUD_ATTACHMENTS_UNCONFIRMED",
     "INTERNAL"
 ] as const;
 

@@ -97,9 +97,9 @@ let modelState: string;
 
 /** Every row of every table (sqlite_sequence included) and the vault, as one string; and how to put the baseline back. */
 function databaseState(db: Database.Database) {
-    // The full-text index (messages_fts and its shadow tables) follows messages through its triggers: it is restored with them.
+    // The full-text indexes (messages_fts, attachment_chunks_fts and their shadow tables) follow their tables through triggers: restored with them.
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{name: string}>).map((row) => row.name)
-        .filter((name) => !name.startsWith("messages_fts"));
+        .filter((name) => !name.startsWith("messages_fts") && !name.startsWith("attachment_chunks_fts"));
     const reads = tables.map((table) => [table, db.prepare(`SELECT * FROM "${table}" ORDER BY rowid`)] as const);
     const take = () => Object.fromEntries(reads.map(([table, statement]) => [table, statement.all() as Array<Record<string, unknown>>]));
     const state = () => JSON.stringify({tables: take(), vault: [...vault.secrets]});
