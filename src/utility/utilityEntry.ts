@@ -55,7 +55,9 @@ async function main() {
             void ready.then((host) => host.close());
             parentPort.postMessage({type: "locked"} satisfies LockedMessage);
         },
-        gpu: gpu.success ? gpu.data : undefined
+        gpu: gpu.success ? gpu.data : undefined,
+        // The desktop app's window runs on this machine: its paperclip attaches files by path (#23).
+        attachByPath: true
     });
 
     parentPort.on("message", ({data, ports}) => {

@@ -6,6 +6,8 @@ import {createCoreService, type CoreService} from "../../src/core/node/rpc/creat
 import {openDatabase} from "../../src/core/node/store/openDatabase.js";
 import {openTestCore, servicesOf} from "../helpers/coreServices.js";
 import {tempDir} from "../helpers/tempCore.js";
+import {decryptedCopy} from "../security/helpers/decryptedCopy.js";
+import {scanForSecrets} from "../security/helpers/scanForSecrets.js";
 
 /** `app.deleteEverything` through the validated service, on a real encrypted SQLite file, the core staying up. */
 describe("app.deleteEverything", () => {
@@ -30,12 +32,20 @@ describe("app.deleteEverything", () => {
         open.push({core, service});
 
         const secret = "Wombat5512Quasar";
-        const {store, settings} = servicesOf(core);
+        const {store, settings, attachments} = servicesOf(core);
         const conversation = core.createConversation({title: `About ${secret}`});
         const {reply} = store.appendTurn(conversation.id, `the word is ${secret}`, {route: "local", routeReason: "test"});
         store.finishMessage(reply.id, {content: `noted ${secret}`, status: "complete", tokens: 3, tokensPerSecond: 1});
         core.saveDraft(conversation.id, `draft ${secret}`);
+        // A document of the conversation (#23), its text and its chunks in the full-text index.
+        const {user} = store.appendTurn(conversation.id, "read this", {route: "local", routeReason: "test"});
+        attachments.add(conversation.id, user.id, {
+            document: {name: "contract.txt", format: "text", bytes: 5000, pages: [{page: 1, text: `Clause 1 names ${secret}.\n`.repeat(200)}]}, tokens: 2000, mode: "retrieved"
+        });
         settings.set("test.secret", secret);
+
+        const pagesHold = () => scanForSecrets([{kind: "file", path: decryptedCopy(database, tempDir("delete-everything-pages"))}], [{label: "secret", value: secret}]).findings;
+        expect(pagesHold().length, "the decrypted pages hold the secret before (else the scan after proves nothing)").toBeGreaterThan(0);
 
         const refused = await service.call("app.deleteEverything", {confirm: "yes"});
         expect(refused.ok).toBe(false);
@@ -46,7 +56,7 @@ describe("app.deleteEverything", () => {
         const report = (result as {ok: true, value: {checks: Array<{what: string, remains: boolean, removed: boolean}>, clean: boolean, modelFilesKept: number}}).value;
         expect(report.clean).toBe(true);
         expect(report.checks.every((check) => !check.remains)).toBe(true);
-        expect(report.checks.map((check) => check.what)).toEqual(expect.arrayContaining(["rows of messages", "rows of conversations", "rows of audit_events", "rows of settings", "rows of canaries", "registered-model records"]));
+        expect(report.checks.map((check) => check.what)).toEqual(expect.arrayContaining(["rows of messages", "rows of conversations", "rows of audit_events", "rows of settings", "rows of canaries", "rows of attachments", "rows of attachment_chunks", "registered-model records"]));
         expect(report.checks.find((check) => check.what === "registered-model records")?.removed).toBe(true);
         expect(report.modelFilesKept).toBe(1);
         expect(fs.existsSync(path.join(modelsDir, "kept.gguf"))).toBe(true);
@@ -63,6 +73,8 @@ describe("app.deleteEverything", () => {
             reader.close();
         }
         expect(core.searchConversations(secret)).toEqual([]);
+        // Every page as the key decrypts it, free pages included: the text (the document's and its index's too) is not hidden, it is gone.
+        expect(pagesHold()).toEqual([]);
         for (const suffix of ["", "-wal", "-shm"])
             if (fs.existsSync(database + suffix))
                 expect(fs.readFileSync(database + suffix).includes(secret)).toBe(false);

@@ -1,6 +1,7 @@
 import {describe, expect, it} from "vitest";
 import {compareProbes, probeGreedyReply, type ProbeRequest, type ProbeResult} from "../../src/core/node/selftest/probe.js";
 import {runCli} from "../../tools/spawnCli.js";
+import {asLocalTurn} from "../helpers/coreServices.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {createTestCore} from "../helpers/tempCore.js";
 import {testSeed} from "../helpers/testSeed.js";
@@ -27,7 +28,7 @@ function seededRandom(seed: number) {
  * B's greedy reply and first-token probabilities after A (a secret; closed or still open) in one
  * process, against B in fresh processes that never saw A, on the same backend: `pairs` random pairs.
  */
-async function proveDifferential(gpu: GpuSetting, pairs: number, {parallelFresh}: {parallelFresh: number}) {
+async function proveDifferential(gpu: GpuSetting, pairs: number, {parallelFresh, aReadsDocuments = false}: {parallelFresh: number, aReadsDocuments?: boolean}) {
     const seed = testSeed("differential", "CLEANROOM_DIFF_SEED");
     const random = seededRandom(seed);
     const requests = Array.from({length: pairs}, (_, index) => ({
@@ -56,6 +57,15 @@ async function proveDifferential(gpu: GpuSetting, pairs: number, {parallelFresh}
         for (const [index, request] of requests.entries()) {
             const a = core.createConversation({settings: {systemPrompt: "Keep this safe."}});
             await core.sendMessage({conversationId: a.id, text: request.secret, maxTokens: 24, temperature: 0});
+            if (aReadsDocuments) {
+                // A reads a document given whole, then one so large it is chunked, indexed and retrieved from (#23).
+                const document = (name: string, text: string) => ({kind: "bytes" as const, name, bytes: new TextEncoder().encode(text)});
+                const small = asLocalTurn(await core.sendMessage({conversationId: a.id, text: "Read this", maxTokens: 8, temperature: 0,
+                    attachments: [document("note.txt", `The note says ${request.secret}.`)]}));
+                const large = asLocalTurn(await core.sendMessage({conversationId: a.id, text: `What does it say about ${request.secret}?`, maxTokens: 8, temperature: 0,
+                    attachments: [document("book.txt", Array.from({length: 120}, () => randomSentence(random, 10)).join("\n") + `\n${request.secret}`)]}));
+                expect([small.attachments![0]!.mode, large.attachments![0]!.mode]).toEqual(["whole", "retrieved"]);
+            }
             if (!request.keepAAlive)
                 expect((await core.closeConversation(a.id))?.verified).toBe(true);
 
@@ -77,6 +87,9 @@ describe.skipIf(modelPath == null)("differential isolation proof", () => {
     // Fresh processes, two at a time (two cores). 20 fresh processes: about 30 s on a quiet 2-core machine, several times that under load.
     it(`B's greedy reply and first-token probabilities after A are bit-identical to B in a fresh process (CPU, ${pairs} random pairs)`,
         () => proveDifferential("off", pairs, {parallelFresh: 2}), 600_000);
+    // A few pairs: each A turn with documents evaluates a long prompt.
+    it("B's greedy reply after A read documents (one whole, one chunked and retrieved) is bit-identical to B in a fresh process (CPU, 4 random pairs)",
+        () => proveDifferential("off", 4, {parallelFresh: 2, aReadsDocuments: true}), 600_000);
 });
 
 describe.skipIf(modelPath == null || vulkan == null)(`differential isolation proof with the KV on the Vulkan device (${vulkan?.device ?? "none"})`, () => {

@@ -191,11 +191,15 @@ describe.skipIf(modelPath == null)("private at rest (real CLI processes, real mo
     it("chat --incognito writes nothing: no database, no WAL, no file holding its text, and says so", async () => {
         const env = hermeticCliEnv("at-rest-incognito", {CLEANROOM_PASSPHRASE: ""});
         const secret = makeTestCanary("incognito");
+        // Its document (#23) too lives only in memory; the file itself sits outside the folders scanned.
+        const document = path.join(tempDir("at-rest-incognito-document"), "private.txt");
+        fs.writeFileSync(document, `The private document names ${secret}.`);
         const run = await runCliCapturing(["chat", "--incognito", "--model", modelPath!, "--prompt", `Forget ${secret}. Once upon a time`,
-            "--max-tokens", "16", "--threads", "1", "--json"], {env: env.env});
+            "--attach", document, "--max-tokens", "16", "--threads", "1", "--json"], {env: env.env});
         expect(run.code, run.stderr).toBe(0);
         const result = JSON.parse(run.stdout) as {incognito: boolean, isolation: {scrub: {verified: boolean}}};
         expect(result.incognito).toBe(true);
+        expect((result as unknown as {attachments: Array<{name: string}>}).attachments.map((attachment) => attachment.name)).toEqual(["private.txt"]);
         expect(result.isolation.scrub.verified, "its context scrubbed like any other").toBe(true);
         expect(walkFiles(env.home).filter((file) => /\.db/.test(file)), "no database in the app folder").toEqual([]);
         expect(findings(everyFile(env), secret)).toEqual([]);
@@ -214,7 +218,9 @@ describe.skipIf(modelPath == null)("private at rest (real CLI processes, real mo
         fs.mkdirSync(modelsDir, {recursive: true});
         fs.copyFileSync(modelPath!, path.join(modelsDir, "tiny.gguf"));
         expect((await runCliCapturing(["models", "import", path.join(modelsDir, "tiny.gguf"), "--json"], {env: env.env})).code).toBe(0);
-        expect((await runCliCapturing(["chat", "--model", modelPath!, "--db", env.db, "--prompt", `Wipe ${secret}`, "--max-tokens", "8",
+        const document = path.join(tempDir("at-rest-wipe-document"), "contract.txt");
+        fs.writeFileSync(document, Array.from({length: 300}, (_, line) => `Clause ${line}: ${secret} stays in this room.`).join("\n"));
+        expect((await runCliCapturing(["chat", "--model", modelPath!, "--db", env.db, "--prompt", `Wipe ${secret}`, "--attach", document, "--max-tokens", "8",
             "--threads", "1", "--json"], {env: env.env})).code).toBe(0);
         expect(fs.existsSync(path.join(modelsDir, "registry.json"))).toBe(true);
 

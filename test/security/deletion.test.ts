@@ -21,7 +21,7 @@ const filesWithKey = (database: string): ScanSource[] => [...databaseFiles(datab
  * unencrypted store, where the scan reads the pages directly: they are the same pages the encrypted store decrypts to.
  */
 const plainStore = {key: {unencrypted: true}};
-import {servicesOf} from "../helpers/coreServices.js";
+import {asLocalTurn, servicesOf} from "../helpers/coreServices.js";
 
 const modelPath = requireTestModel();
 
@@ -41,7 +41,7 @@ describe.skipIf(modelPath == null)("deleted means gone", () => {
     const bytesScanned: number[] = [];
 
     beforeAll(async () => {
-        ({core, database} = await createTestCore(modelPath!));
+        ({core, database} = await createTestCore(modelPath!, {contextSize: 1024}));
         const doomed = core.createConversation({title: `About ${secret}`, settings: {systemPrompt: `Never say ${secret}.`}});
         const keep = core.createConversation({title: "Kept", settings: {systemPrompt: "Be brief."}});
         doomedId = doomed.id;
@@ -52,6 +52,16 @@ describe.skipIf(modelPath == null)("deleted means gone", () => {
         await core.sendMessage({conversationId: keep.id, text: `Keep ${kept}. Once upon a time`, maxTokens: 16, temperature: 0});
         await core.sendMessage({conversationId: doomed.id, text: `Again: ${secret}`, maxTokens: 16, temperature: 0});
         doomedReply = first.reply;
+        // Documents (#23): one small enough to go in whole, one so large it is chunked and indexed for retrieval (FTS5, its own shadow tables).
+        const documents = tempDir("deletion-documents");
+        fs.writeFileSync(path.join(documents, "small.txt"), `The deleted contract names ${secret}.`);
+        fs.writeFileSync(path.join(documents, "large.txt"), Array.from({length: 400}, (_, line) => `Clause ${line}: ${secret} shall be kept apart.`).join("\n"));
+        fs.writeFileSync(path.join(documents, "kept.txt"), `The kept contract names ${kept}.`);
+        const withDocuments = asLocalTurn(await core.sendMessage({conversationId: doomed.id, text: `Read these about ${secret}`, maxTokens: 8, temperature: 0,
+            attachments: [{kind: "path", path: path.join(documents, "small.txt")}, {kind: "path", path: path.join(documents, "large.txt")}]}));
+        expect(withDocuments.attachments!.map((attachment) => attachment.mode)).toEqual(["whole", "retrieved"]);
+        await core.sendMessage({conversationId: keep.id, text: "Read this", maxTokens: 8, temperature: 0, attachments: [{kind: "path", path: path.join(documents, "kept.txt")}]});
+        fs.rmSync(documents, {recursive: true});
 
         // A message much larger than a page (4 KiB): SQLite keeps it in overflow pages, which must be zeroed too.
         servicesOf(core).store.appendMessage(doomed.id, {role: "user", content: `${secret} `.repeat(2000), status: "complete"});
@@ -82,7 +92,11 @@ describe.skipIf(modelPath == null)("deleted means gone", () => {
         expect(db.prepare("SELECT COUNT(*) AS n FROM conversations WHERE id = ?").get(doomedId)).toEqual({n: 0});
         expect(db.prepare("SELECT COUNT(*) AS n FROM audit_events WHERE conversation_id = ?").get(doomedId)).toEqual({n: 0});
         expect(db.prepare("SELECT COUNT(*) AS n FROM audit_events WHERE data_json LIKE ?").get(`%${doomedId}%`)).toEqual({n: 0});
-        expect(core.getConversation(keptId).messages.length).toBe(2);
+        expect(db.prepare("SELECT COUNT(*) AS n FROM attachments WHERE conversation_id = ?").get(doomedId)).toEqual({n: 0});
+        expect(db.prepare("SELECT COUNT(*) AS n FROM attachment_chunks WHERE conversation_id = ?").get(doomedId)).toEqual({n: 0});
+        expect(db.prepare(`SELECT COUNT(*) AS n FROM attachment_chunks_fts WHERE attachment_chunks_fts MATCH '"${secret}"'`).get()).toEqual({n: 0});
+        expect(core.getConversation(keptId).messages.length).toBe(4);
+        expect(core.getConversation(keptId).messages[2]!.attachments!.map((attachment) => attachment.name)).toEqual(["kept.txt"]);
     });
 
     it("leaves no byte of its text in the database, WAL or shm while the core is still running", () => {

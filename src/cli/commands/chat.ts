@@ -6,7 +6,8 @@ import {
 import {catchScrubFault} from "../../core/common/catchScrubFault.js";
 import {CleanroomError, isCleanroomError} from "../../core/common/errors.js";
 import {titleFromText} from "../../core/common/titleFromText.js";
-import {ConversationIdSchema, ConversationSettingsSchema, type CloudTurnResult, type ScrubReport} from "../../core/common/types.js";
+import {ConversationIdSchema, ConversationSettingsSchema, type CloudTurnResult, type LocalTurnResult, type ScrubReport} from "../../core/common/types.js";
+import type {DocumentSource} from "../../core/node/documents/extraction/types.js";
 import type {GpuSetting} from "../../core/common/api/types.js";
 import type {Core} from "../../core/node/Core.js";
 import type {NewConversation} from "../../core/node/store/ConversationStore.js";
@@ -35,7 +36,9 @@ type ChatOptions = {
     contextLimit?: number,
     incognito?: boolean,
     redactSecrets?: boolean,
-    allowSecret?: SecretKindId[]
+    allowSecret?: SecretKindId[],
+    attach?: string[],
+    sendAttachments?: boolean
 };
 
 export function registerChatCommand(program: Command) {
@@ -63,6 +66,9 @@ export function registerChatCommand(program: Command) {
         .option("--redact-secrets", "a cloud turn sends each secret found replaced by a typed placeholder ([AWS access key 1]), put back in the reply")
         .option("--allow-secret <kind>", "a cloud turn sends secrets of this kind as they are (repeatable; e.g. aws-access-key, card-number, jwt)",
             secretKindOption)
+        .option("--attach <file>", "a document for this turn (text, Markdown, source code; repeatable): given whole when it fits, else retrieved chunk by chunk",
+            (file: string, previous: string[] = []) => [...previous, file])
+        .option("--send-attachments", "a cloud turn may send the conversation's documents (otherwise it is refused, naming each)")
         .option("--incognito", "a chat that is never written to disk (an in-memory database), its context scrubbed at the end as any other")
         .addOption(new Option("--json", "one JSON object on stdout"))
         .action(async (options: ChatOptions) => {
@@ -127,7 +133,10 @@ function conversationFor(core: Core, options: ChatOptions, policy: "local" | "cl
 
 /** The turn of `--prompt`: in the stored conversation, or the first of a new one. */
 function sendPrompt(core: Core, conversation: ChatConversation, options: ChatOptions, json: boolean, route?: "cloud") {
-    const input = {text: options.prompt!, maxTokens: options.maxTokens, temperature: options.temperature, seed: options.seed, route, secrets: secretsOptions(options)};
+    const input = {
+        text: options.prompt!, maxTokens: options.maxTokens, temperature: options.temperature, seed: options.seed, route, secrets: secretsOptions(options),
+        attachments: attachmentSources(options.attach), sendAttachments: options.sendAttachments === true
+    };
     const callbacks = {onText: json ? undefined : (piece: string) => process.stdout.write(piece)};
     return conversation.id != null
         ? core.sendMessage({...input, conversationId: conversation.id}, callbacks)
@@ -155,6 +164,9 @@ async function singleTurn(core: Core, conversation: ChatConversation, options: C
             status: result.status,
             finishReason: result.finishReason,
             tokens: result.tokens,
+            // The documents this turn brought, and the passages retrieved from the conversation's earlier ones (#23).
+            attachments: result.attachments ?? [],
+            ...(result.retrieved != null ? {retrieved: result.retrieved} : {}),
             history: result.history,
             timings: result.timings,
             // Where the model ran: the GPU backend (null: the CPU), its device, the layers offloaded.
@@ -167,6 +179,7 @@ async function singleTurn(core: Core, conversation: ChatConversation, options: C
         });
     else {
         process.stdout.write("\n");
+        describeDocuments(result);
         if (fault == null)
             process.stderr.write(describeScrub(scrub) + "\n");
     }
@@ -228,6 +241,8 @@ function reportCloudTurn(result: CloudTurnResult, json: boolean) {
 async function interactive(core: Core, conversationId: string, options: ChatOptions) {
     const {conversation, messages} = core.getConversation(conversationId);
     process.stderr.write(`Conversation ${conversation.id} (${messages.length} earlier messages). /quit to leave; Ctrl+C stops a reply.\n`);
+    process.stderr.write("/attach <file> adds a document to your next message.\n");
+    let pendingAttachments: string[] = [];
     const terminal = readline.createInterface({input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY});
     let generation: AbortController | null = null;
     // Ctrl+C stops the reply being generated, else leaves (the session is scrubbed either way). It
@@ -256,16 +271,34 @@ async function interactive(core: Core, conversationId: string, options: ChatOpti
                 break;
             if (text === "")
                 continue;
+            if (text === "/attach" || text.startsWith("/attach ")) {
+                const file = text.slice("/attach".length).trim();
+                if (file === "")
+                    process.stderr.write("Usage: /attach <file>\n");
+                else {
+                    pendingAttachments = [...pendingAttachments, file];
+                    process.stderr.write(`Attached ${file}: it goes with your next message.\n`);
+                }
+                continue;
+            }
 
             generation = new AbortController();
             process.stdout.write("assistant> ");
             try {
+                const attachments = attachmentSources(pendingAttachments);
+                // Sent or refused, the documents stay with the message that tried them: a refusal leaves nothing stored, and the user attaches again.
+                pendingAttachments = [];
                 const result = await core.sendMessage(
-                    {conversationId, text, maxTokens: options.maxTokens, temperature: options.temperature, seed: options.seed, secrets: secretsOptions(options)},
+                    {conversationId, text, maxTokens: options.maxTokens, temperature: options.temperature, seed: options.seed, secrets: secretsOptions(options),
+                        attachments, sendAttachments: options.sendAttachments === true},
                     {signal: generation.signal, onText: (piece) => process.stdout.write(piece)}
                 );
                 if (result.route === "local" && result.finishReason === "aborted")
                     process.stdout.write(" (stopped)");
+                if (result.route === "local" && ((result.attachments?.length ?? 0) > 0 || (result.retrieved?.length ?? 0) > 0)) {
+                    process.stdout.write("\n");
+                    describeDocuments(result);
+                }
             } catch (error) {
                 if (isCleanroomError(error, "GENERATION_ABORTED"))
                     process.stdout.write(" (stopped)");
@@ -292,6 +325,25 @@ async function interactive(core: Core, conversationId: string, options: ChatOpti
         if (earlier == null || earlier.verified)
             process.stderr.write(describeScrub(scrub ?? earlier, earlier != null) + "\n");
     }
+}
+
+/** `--attach` files as the core reads them. */
+function attachmentSources(files: readonly string[] = []): DocumentSource[] {
+    return files.map((file) => ({kind: "path", path: file}));
+}
+
+/** On stderr: each document the turn brought (whole or retrieved) and the passages it was given, as (document, page). */
+function describeDocuments(result: LocalTurnResult) {
+    for (const attachment of result.attachments ?? [])
+        process.stderr.write(`Attached ${attachment.name} (${attachment.pages} page${attachment.pages === 1 ? "" : "s"}, ${attachment.bytes} bytes, ` +
+            `${attachment.tokens} tokens): ${attachment.mode === "whole" ? "given whole" : "too large to give whole; its most relevant passages were given"}.\n`);
+    const cited = [
+        ...(result.attachments ?? []).filter((attachment) => attachment.mode === "retrieved")
+            .flatMap((attachment) => attachment.passages.map((passage) => `${attachment.name}, page ${passage.page}`)),
+        ...(result.retrieved ?? []).map((passage) => `${passage.name}, page ${passage.page}`)
+    ];
+    if (cited.length > 0)
+        process.stderr.write(`Passages given: ${[...new Set(cited)].map((label) => `(${label})`).join(" ")}\n`);
 }
 
 /** A verified scrub (an unverified one is a `ScrubUnverifiedError`, reported as an error). */

@@ -53,6 +53,7 @@ export type ErrorCode =
     | "MODELS_UNAVAILABLE"
     | "UNAUTHORIZED"
     | "ATTACHMENT_UNREADABLE"
+    | "CLOUD_ATTACHMENTS_UNCONFIRMED"
     | "INTERNAL";
 
 export type ErrorDetailValue = number | string | boolean | null;

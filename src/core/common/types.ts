@@ -2,7 +2,7 @@ import {z} from "zod";
 import {MaxTokensSchema, SeedSchema, TemperatureSchema} from "./api/limits.js";
 import type {
     AuditEventSchema, CloudTurnInfoSchema, CloudTurnViewSchema, CloudVerdictSchema, ConversationSchema, ConversationSummarySchema,
-    DroppedHistorySchema, SearchHitSchema, IsolationInfoSchema, LocalTurnViewSchema, MessageSchema, ScrubReportSchema
+    DroppedHistorySchema, SearchHitSchema, IsolationInfoSchema, LocalTurnViewSchema, MessageAttachmentSchema, MessageSchema, ScrubReportSchema, TurnAttachmentSchema
 } from "./api/schemas.js";
 
 /**
@@ -60,6 +60,8 @@ export type CloudVerdictKind = z.infer<typeof CloudVerdictKindSchema>;
 
 export type CloudVerdict = z.infer<typeof CloudVerdictSchema>;
 export type Message = z.infer<typeof MessageSchema>;
+export type MessageAttachment = z.infer<typeof MessageAttachmentSchema>;
+export type TurnAttachment = z.infer<typeof TurnAttachmentSchema>;
 export type Conversation = z.infer<typeof ConversationSchema>;
 export type ConversationSummary = z.infer<typeof ConversationSummarySchema>;
 export type SearchHit = z.infer<typeof SearchHitSchema>;

@@ -26,6 +26,11 @@ import {
 import type {PurgeState} from "./store/DeletionPurger.js";
 import {DatabaseLock} from "./store/lock/DatabaseLock.js";
 import {deleteEveryRow, wipeOpenDatabase, type WipeReport} from "./store/wipeStore.js";
+import {CloudAttachmentsNotSentError} from "./documents/CloudAttachmentsNotSentError.js";
+import {userTurnWithDocuments} from "./documents/documentPrompt.js";
+import {readDocumentOf, type AttachmentWithText} from "./documents/AttachmentStore.js";
+import {extractDocument} from "./documents/extraction/extractDocument.js";
+import type {DocumentSource, ExtractedDocument} from "./documents/extraction/types.js";
 import type {SendMessageCallbacks, SendMessageInput, TurnRequest} from "./turns/types.js";
 import {ApiRequestService, type ApiRequestInput, type ApiRequestResult, type PreparedApiRequest} from "./turns/ApiRequestService.js";
 
@@ -192,7 +197,10 @@ export class Core {
     /** One conversation, or every one in the list, as Markdown or as JSON (`importConversations` reads it back). */
     public exportConversations(conversationId: ConversationId | undefined, format: ExportFormat) {
         const conversations = conversationId != null ? [this.requireConversation(conversationId)] : this.listConversations();
-        const exported = conversations.map((conversation) => exportedConversation(conversation, this._at(conversation.id).store.messages(conversation.id)));
+        const exported = conversations.map((conversation) => {
+            const {store, attachments} = this._at(conversation.id);
+            return exportedConversation(conversation, store.messages(conversation.id), attachments.ofConversation(conversation.id));
+        });
         return {
             fileName: exportFileName(conversationId != null ? conversations[0]!.title : null, format),
             mimeType: exportMimeTypes[format],
@@ -202,16 +210,21 @@ export class Core {
 
     /** Adds the conversations of a JSON export as new conversations (new ids), in one transaction. */
     public importConversations(text: string): Conversation[] {
-        const {store, audit, database} = this._services;
+        const {store, audit, database, attachments} = this._services;
         const file = parseConversationExport(text);
         const imported = database.transaction(() => file.conversations.map((exported) => {
             const conversation = store.create({title: exported.title, policy: exported.policy});
-            for (const message of exported.messages)
-                store.appendMessage(conversation.id, {
+            for (const message of exported.messages) {
+                const appended = store.appendMessage(conversation.id, {
                     role: message.role, content: message.content,
                     status: message.status === "streaming" ? "interrupted" : message.status,
                     route: message.route ?? null, tokens: message.tokens ?? null
                 });
+                for (const {pages, tokens, mode, ...document} of message.attachments ?? [])
+                    attachments.add(conversation.id, appended.id, {
+                        document: {...document, pages: pages.map((pageText, index) => ({page: index + 1, text: pageText}))}, tokens, mode
+                    });
+            }
             return exported.pinned === true ? store.setPinned(conversation.id, true) : store.get(conversation.id);
         }))();
         for (const conversation of imported)
@@ -322,10 +335,13 @@ export class Core {
     public async sendMessage(input: SendMessageInput, callbacks: SendMessageCallbacks = {}): Promise<TurnOutcome> {
         const services = this._at(input.conversationId);
         const conversation = services.store.get(input.conversationId);
+        const attached = [...input.readAttachments ?? [], ...await extractAttachments(input.attachments)];
+        // A message's documents that went in whole go in again with it, as the model was first given them.
+        const wholeBlocks = services.attachments.wholeBlocksByMessage(conversation.id);
         const history = services.store.messages(conversation.id)
             .filter((message) => message.status === "complete" || (message.status === "interrupted" && message.content !== ""))
-            .map((message) => ({role: message.role, content: message.content}));
-        return await this._turn(services, conversation, history, input, callbacks);
+            .map((message) => ({role: message.role, content: userTurnWithDocuments(message.content, wholeBlocks.get(message.id) ?? [])}));
+        return await this._turn(services, conversation, history, input, callbacks, undefined, attached);
     }
 
     /**
@@ -338,16 +354,18 @@ export class Core {
         const {incognito = false, ...fields} = conversation;
         const services = incognito ? this._services.incognito : this._services;
         const preview = services.store.preview(fields);
+        const attached = await extractAttachments(input.attachments);
         const create = () => this.createConversation({...fields, id: preview.id, incognito});
-        return await this._turn(services, preview, [], input, callbacks, create);
+        return await this._turn(services, preview, [], input, callbacks, create, attached);
     }
 
     /** A turn on `conversation`, which `create` stores once the turn is accepted when it is not stored yet. */
     private async _turn(services: ConversationServices, conversation: Conversation, history: TurnRequest["history"], input: Omit<SendMessageInput, "conversationId">,
-        callbacks: SendMessageCallbacks, create?: () => Conversation): Promise<TurnOutcome> {
+        callbacks: SendMessageCallbacks, create?: () => Conversation, attached: ExtractedDocument[] = []): Promise<TurnOutcome> {
         const {audit, localTurns, cloudTurns} = services;
         const turn: TurnRequest = {
-            conversation, history, text: input.text, maxTokens: input.maxTokens, temperature: input.temperature, seed: input.seed, secrets: input.secrets
+            conversation, history, text: input.text, maxTokens: input.maxTokens, temperature: input.temperature, seed: input.seed, secrets: input.secrets,
+            attachments: attached
         };
         const local = localTurns.prepare(turn);
         const cloud = this._services.cloudSettings.get();
@@ -365,8 +383,16 @@ export class Core {
                 audit.record({kind: "turn.refused", conversationId: create == null ? conversation.id : null, data: {...error.details}});
             throw error;
         }
-        if (decision.route === "cloud")
+        if (decision.route === "cloud") {
+            const documents = [
+                // Earlier documents given whole are in the history a cloud turn sends; retrieved ones stay here.
+                ...create == null ? services.attachments.ofConversation(conversation.id).filter((document) => document.mode === "whole") : [],
+                ...attached.map((document) => ({name: document.name, bytes: document.bytes}))
+            ];
+            if (documents.length > 0 && input.sendAttachments !== true)
+                throw new CloudAttachmentsNotSentError(documents);
             return await cloudTurns.run(turn, decision.reason, callbacks, create == null ? undefined : () => void create());
+        }
         const accepted = create == null ? turn : {...turn, conversation: create()};
         return await localTurns.run(accepted, local.prepared!, decision.reason, callbacks);
     }
@@ -389,8 +415,8 @@ export class Core {
      * Removes the conversation's last prompt and everything after it (for a regenerate), and
      * returns the prompt's text and the removed messages (`restoreMessages` puts them back).
      */
-    public rewindToLastPrompt(conversationId: ConversationId, data: Record<string, unknown> = {}): {prompt: string, removed: Message[]} {
-        const {store, audit} = this._at(conversationId);
+    public rewindToLastPrompt(conversationId: ConversationId, data: Record<string, unknown> = {}): {prompt: string, removed: Message[], documents: AttachmentWithText[]} {
+        const {store, audit, attachments} = this._at(conversationId);
         const messages = store.messages(store.get(conversationId).id);
         const lastPromptIndex = messages.findLastIndex((message) => message.role === "user");
         const lastPrompt = messages[lastPromptIndex];
@@ -398,20 +424,24 @@ export class Core {
             throw new CleanroomError("INVALID_INPUT", "There is no reply to regenerate in this conversation yet.", {conversationId});
 
         const removed = messages.slice(lastPromptIndex);
+        // The prompt's documents go with it (their rows with its message), and come back with it: asked again, or restored.
+        const documents = attachments.ofConversation(conversationId).filter((document) => document.messageId === lastPrompt.id);
         for (const message of removed)
             store.deleteMessage(message.id);
         audit.record({kind: "reply.regenerated", conversationId, data: {removedMessages: removed.length, ...data}});
-        return {prompt: lastPrompt.content, removed};
+        return {prompt: lastPrompt.content, removed, documents};
     }
 
-    /** Appends `messages` again, as new messages with their content, status, route and verdict. */
-    public restoreMessages(conversationId: ConversationId, messages: Message[]) {
-        const {store} = this._at(conversationId);
+    /** Appends `messages` again, as new messages with their content, status, route and verdict, and `documents` with the message they belonged to. */
+    public restoreMessages(conversationId: ConversationId, messages: Message[], documents: readonly AttachmentWithText[] = []) {
+        const {store, attachments} = this._at(conversationId);
         for (const message of messages) {
             const restored = store.appendMessage(conversationId, {
                 role: message.role, content: message.content, status: message.status,
                 route: message.route, routeReason: message.routeReason, tokens: message.tokens
             });
+            for (const document of documents.filter((stored) => stored.messageId === message.id))
+                attachments.add(conversationId, restored.id, {document: readDocumentOf(document), tokens: document.tokens, mode: document.mode});
             if (message.verdict != null)
                 store.finishMessage(restored.id, {content: message.content, status: message.status, verdict: message.verdict});
         }
@@ -457,4 +487,12 @@ export class Core {
     public [Symbol.asyncDispose](): Promise<void> {
         return this.close();
     }
+}
+
+/** Reads each document a turn brings, before anything is stored or evaluated: the first unreadable one is thrown (ATTACHMENT_UNREADABLE). */
+async function extractAttachments(sources: readonly DocumentSource[] = []): Promise<ExtractedDocument[]> {
+    const documents: ExtractedDocument[] = [];
+    for (const source of sources)
+        documents.push(await extractDocument(source));
+    return documents;
 }

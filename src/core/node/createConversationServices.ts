@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3-multiple-ciphers";
 import {AuditLog} from "./audit/AuditLog.js";
 import {CanaryLedger} from "./cloud/CanaryLedger.js";
+import {AttachmentStore} from "./documents/AttachmentStore.js";
 import type {LocalEngine} from "./engine/LocalEngine.js";
 import type {CloudSettingsStore} from "./settings/CloudSettingsStore.js";
 import {ConversationStore} from "./store/ConversationStore.js";
@@ -13,6 +14,8 @@ export type ConversationServices = {
     database: Database.Database,
     audit: AuditLog,
     store: ConversationStore,
+    /** The documents of the conversations in `store` (#23), in the same database. */
+    attachments: AttachmentStore,
     canaries: CanaryLedger,
     localTurns: LocalTurnService,
     cloudTurns: CloudTurnService
@@ -42,12 +45,14 @@ export function createConversationServices({database, audit = new AuditLog(datab
     cloud = {}, purge, streamSaveIntervalMs}: ConversationServicesOptions): ConversationServices {
     const store = new ConversationStore(database, {audit, purge, incognito});
     const canaries = new CanaryLedger(database);
+    const attachments = new AttachmentStore(database);
     return {
         database,
         audit,
         store,
+        attachments,
         canaries,
-        localTurns: new LocalTurnService({store, audit, engine, streamSaveIntervalMs}),
-        cloudTurns: new CloudTurnService({store, audit, canaries, settings: cloudSettings, access: cloud, streamSaveIntervalMs, fingerprintStores})
+        localTurns: new LocalTurnService({store, audit, engine, attachments, streamSaveIntervalMs}),
+        cloudTurns: new CloudTurnService({store, attachments, audit, canaries, settings: cloudSettings, access: cloud, streamSaveIntervalMs, fingerprintStores})
     };
 }

@@ -17,6 +17,9 @@ export type CallDefinition = {input: z.ZodType, output: z.ZodType};
 const conversationRef = z.strictObject({conversationId: ConversationIdSchema});
 const titleSchema = z.string().trim().min(1, "a title cannot be empty").max(200);
 const filePathSchema = z.string().min(1).max(4096);
+/** A document attached by its path on the core's machine (#23). */
+const AttachmentPathSchema = z.strictObject({path: filePathSchema.refine((path) => !path.includes("\0"), "a path without NUL characters")});
+const maxAttachmentsPerTurn = 20;
 const downloadUrlSchema = z.string().max(4096).regex(/^(https?:\/\/|hf:)\S+$/i, "an https:// or http:// URL, or an hf: URI");
 /** A composer's unsent text, kept up to the longest message that can be sent. */
 const draftTextSchema = z.string().max(maxMessageTextLength);
@@ -168,7 +171,11 @@ export const coreCalls = {
     "chat.send": {
         input: z.strictObject({
             conversationId: ConversationIdSchema, text: MessageTextSchema, maxTokens: MaxTokensSchema.optional(), route: RouteRequestSchema.optional(),
-            secrets: CloudSecretsOptionsSchema.optional()
+            secrets: CloudSecretsOptionsSchema.optional(),
+            /** Documents for this turn (#23), by path on this machine: the desktop app only (web mode refuses them). */
+            attachments: z.array(AttachmentPathSchema).max(maxAttachmentsPerTurn).optional(),
+            /** A cloud turn may send the conversation's documents (the user said yes when asked, naming each). */
+            sendAttachments: z.boolean().optional()
         }),
         output: TurnStartedSchema
     },

@@ -57,6 +57,30 @@ export const CloudVerdictSchema = z.object({
     findings: z.array(z.object({kind: z.string(), start: z.number().int(), end: z.number().int()}))
 });
 
+/** A document attached to a user message (#23): what it is and how a turn gave it to the model; never its text. */
+export const MessageAttachmentSchema = z.object({
+    id: z.number().int(),
+    name: z.string(),
+    format: z.enum(["text", "markdown", "code", "pdf", "docx", "html"]),
+    /** Size of the original file. */
+    bytes: z.number().int(),
+    pages: z.number().int(),
+    /** The document's size in the model's tokens. */
+    tokens: z.number().int(),
+    /** `whole`: its text went in beside the history; `retrieved`: too large, it is chunked and its best chunks go in each turn. */
+    mode: z.enum(["whole", "retrieved"])
+});
+
+/** A document as a turn gave it to the model: each passage sent (a whole page, or a retrieved chunk) with its page and length. */
+export const TurnAttachmentSchema = z.object({
+    name: z.string(),
+    bytes: z.number().int(),
+    pages: z.number().int(),
+    tokens: z.number().int(),
+    mode: z.enum(["whole", "retrieved"]),
+    passages: z.array(z.object({page: z.number().int(), chars: z.number().int()}))
+});
+
 export const MessageSchema = z.object({
     id: z.number().int(),
     conversationId: ConversationIdSchema,
@@ -77,6 +101,8 @@ export const MessageSchema = z.object({
     }).nullable().optional(),
     /** Set on cloud replies that were blocked or flagged. */
     verdict: CloudVerdictSchema.nullable().optional(),
+    /** The documents a user message brought (absent when none). */
+    attachments: z.array(MessageAttachmentSchema).optional(),
     createdAt: z.number(),
     updatedAt: z.number()
 });
@@ -324,7 +350,13 @@ export const LocalTurnViewSchema = TurnResultBaseSchema.extend({
     finishReason: z.enum(["stop", "maxTokens", "aborted"]),
     history: DroppedHistorySchema,
     isolation: IsolationInfoSchema,
-    timings: z.object({firstTokenMs: z.number().nullable(), totalMs: z.number(), tokensPerSecond: z.number().nullable()})
+    timings: z.object({firstTokenMs: z.number().nullable(), totalMs: z.number(), tokensPerSecond: z.number().nullable()}),
+    /**
+     * Documents (#23): those this turn brought, each with what of it was sent, and the retrieved passages of the
+     * conversation's earlier documents, labelled (document, page). Absent when the conversation has none.
+     */
+    attachments: z.array(TurnAttachmentSchema).optional(),
+    retrieved: z.array(z.object({name: z.string(), page: z.number().int(), startLine: z.number().int(), endLine: z.number().int(), chars: z.number().int()})).optional()
 });
 
 /** What the shared cloud did with a turn, canary-checked. */
@@ -421,12 +453,23 @@ export const DetectedModelsSchema = DetectionResultSchema.extend({
 
 /** A conversation whose title or shown messages contain the searched text; `snippet`: the matched message text around the match. */
 /** One message as exported (and imported back): the shown branch only. */
+/** A document of an exported message (#23), with its text page by page. */
+export const ExportedAttachmentSchema = z.object({
+    name: z.string().min(1).max(1000),
+    format: MessageAttachmentSchema.shape.format,
+    bytes: z.number().int().nonnegative(),
+    tokens: z.number().int().nonnegative(),
+    mode: MessageAttachmentSchema.shape.mode,
+    pages: z.array(z.string().max(10_000_000)).min(1).max(100_000)
+});
+
 export const ExportedMessageSchema = z.object({
     role: MessageRoleSchema,
     content: z.string().max(1_000_000),
     status: MessageStatusSchema,
     route: RouteSchema.nullable().optional(),
     tokens: z.number().int().nullable().optional(),
+    attachments: z.array(ExportedAttachmentSchema).max(100).optional(),
     createdAt: z.number()
 });
 

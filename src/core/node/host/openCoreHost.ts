@@ -36,7 +36,9 @@ export type CoreHostOptions = {
     /** Home folder searched for other apps' models. Defaults to the user's. */
     appsHome?: string,
     /** Passed to the model downloader (stall timeout, URL policy). Defaults to its defaults: https to public addresses only. */
-    downloader?: ModelLibraryOptions["downloader"]
+    downloader?: ModelLibraryOptions["downloader"],
+    /** `chat.send` may attach files by path on this machine (the desktop app); see `CoreServiceOptions.attachByPath`. Defaults to `false`. */
+    attachByPath?: boolean
 };
 
 export type CoreHost = {
@@ -71,7 +73,8 @@ export async function openCoreHost(options: CoreHostOptions): Promise<CoreHost> 
     const service = createCoreService(core, {
         vault,
         runningEngine: {threads: saved.threads, contextSize: saved.contextSize, gpu},
-        models: {dir: modelsDir, catalogPath: options.catalogPath, appsHome: options.appsHome, downloader: options.downloader}
+        models: {dir: modelsDir, catalogPath: options.catalogPath, appsHome: options.appsHome, downloader: options.downloader},
+        attachByPath: options.attachByPath
     });
     // Closing runs once (a second call gets the same promise): replies stopped first, then the core (every session scrubbed).
     const teardown = new AsyncDisposeAggregator();

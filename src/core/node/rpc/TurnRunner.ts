@@ -3,12 +3,20 @@ import type {ApiEventPayload, TurnResult} from "../../common/api/index.js";
 import type {CloudSecretsOptions} from "../../common/secretScan/types.js";
 import type {ConversationId, RouteRequest, TurnOutcome} from "../../common/types.js";
 import type {Core} from "../Core.js";
+import {readDocumentOf} from "../documents/AttachmentStore.js";
+import type {DocumentSource, ExtractedDocument} from "../documents/extraction/types.js";
 import type {CoreEventEmitter} from "./CoreEventEmitter.js";
 
 type ActiveTurn = {controller: AbortController, assistantMessageId: number | null, done?: Promise<void>};
 
 /** How a turn is asked for: its reply budget, where it should go (`auto` when absent), what a cloud turn does with secrets. */
-export type TurnOptions = {maxTokens?: number, route?: RouteRequest, secrets?: CloudSecretsOptions};
+export type TurnOptions = {
+    maxTokens?: number, route?: RouteRequest, secrets?: CloudSecretsOptions,
+    /** Documents the turn brings (#23), and whether a cloud turn may send the conversation's documents. */
+    attachments?: DocumentSource[], sendAttachments?: boolean,
+    /** Documents already read (a regenerated prompt's). */
+    readAttachments?: ExtractedDocument[]
+};
 
 /**
  * Runs replies in the background, one at a time per conversation: a turn's call returns once
@@ -33,7 +41,7 @@ export class TurnRunner {
     }
 
     /** Resolves when the turn has started (messages stored); rejects when it cannot start. */
-    public start(conversationId: ConversationId, text: string, {maxTokens, route, secrets}: TurnOptions = {}): Promise<ApiEventPayload<"turn.started">> {
+    public start(conversationId: ConversationId, text: string, {maxTokens, route, secrets, attachments, sendAttachments, readAttachments}: TurnOptions = {}): Promise<ApiEventPayload<"turn.started">> {
         if (this._active.has(conversationId))
             throw new InvalidInputError("chat.send", ["a reply is already being generated in this conversation; stop it first"]);
 
@@ -42,7 +50,7 @@ export class TurnRunner {
         return new Promise((resolve, reject) => {
             let started = false;
             let userMessageId: number | null = null;
-            turn.done = this._core.sendMessage({conversationId, text, maxTokens, route, secrets}, {
+            turn.done = this._core.sendMessage({conversationId, text, maxTokens, route, secrets, attachments, sendAttachments, readAttachments}, {
                 signal: turn.controller.signal,
                 onStarted: (ids) => {
                     started = true;
@@ -99,10 +107,10 @@ export class TurnRunner {
         if (this._active.has(conversationId))
             throw new InvalidInputError("chat.regenerate", ["a reply is already being generated in this conversation; stop it first"]);
 
-        const {prompt, removed} = this._core.rewindToLastPrompt(conversationId, {route: options.route ?? "auto"});
-        return this.start(conversationId, prompt, options).catch((error: unknown) => {
+        const {prompt, removed, documents} = this._core.rewindToLastPrompt(conversationId, {route: options.route ?? "auto"});
+        return this.start(conversationId, prompt, {...options, readAttachments: documents.map(readDocumentOf)}).catch((error: unknown) => {
             // Refused before it started (too large, cloud not allowed…): the prompt and its reply are put back (not into the composer too).
-            this._core.restoreMessages(conversationId, removed);
+            this._core.restoreMessages(conversationId, removed, documents);
             if (this._core.draftOf(conversationId) === prompt)
                 this._core.saveDraft(conversationId, "");
             throw error;

@@ -21,7 +21,13 @@ export type CoreServiceOptions = {
      * The models folder (and catalog, and where other apps' models are looked for) behind the
      * `models.*` calls. Without it those calls answer MODELS_UNAVAILABLE, and nothing touches the disk.
      */
-    models?: ModelLibraryOptions
+    models?: ModelLibraryOptions,
+    /**
+     * Whether `chat.send` may attach files by path (#23): the desktop app, whose window runs on this
+     * machine. Web mode's clients may be elsewhere and must not name files on the server: there
+     * `attachments` is refused (INVALID_INPUT). Defaults to `false`.
+     */
+    attachByPath?: boolean
 };
 
 export type CoreService = {
@@ -122,7 +128,11 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
             turns.stop(conversationId);
             return await core.deleteConversation(conversationId);
         },
-        "chat.send": async ({conversationId, text, maxTokens, route, secrets}) => await turns.start(conversationId, text, {maxTokens, route, secrets}),
+        "chat.send": async ({conversationId, text, maxTokens, route, secrets, attachments, sendAttachments}) => {
+            if (attachments != null && attachments.length > 0 && options.attachByPath !== true)
+                throw new InvalidInputError("chat.send", ["attachments: files are attached by path only in the desktop app"]);
+            return await turns.start(conversationId, text, {maxTokens, route, secrets, attachments: attachments?.map(({path}) => ({kind: "path", path})), sendAttachments});
+        },
         "chat.stop": async ({conversationId}) => ({stopped: turns.stop(conversationId)}),
         "chat.regenerate": async ({conversationId, maxTokens, route, secrets}) => await turns.regenerate(conversationId, {maxTokens, route, secrets}),
         "chat.editAndResend": async ({conversationId, messageId, text, maxTokens, route, secrets}) =>

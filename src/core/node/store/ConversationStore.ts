@@ -7,7 +7,7 @@ import {processActivityClock, type ActivityClock} from "./ActivityClock.js";
 import {DeletionPurger, type DeletionPurgerOptions, type PurgeState} from "./DeletionPurger.js";
 import {
     ConversationIdSchema, ConversationSettingsSchema, type CloudVerdict, type Conversation, type ConversationId, type ConversationPolicy, type ConversationSettings,
-    type ConversationSummary, type Message, type SearchHit, type MessageRole, type MessageStatus, type Route
+    type ConversationSummary, type Message, type MessageAttachment, type SearchHit, type MessageRole, type MessageStatus, type Route
 } from "../../common/types.js";
 
 type ConversationRow = {
@@ -179,6 +179,15 @@ export class ConversationStore {
                 ORDER BY m.id DESC
                 LIMIT 2000
             `).all(query) as typeof rows;
+            // Words inside the documents a shown message brought (#23): the hit points at that message.
+            rows.push(...this._db.prepare(`
+                SELECT a.conversation_id AS conversation_id, a.message_id AS message_id, snippet(attachment_chunks_fts, 0, '[', ']', '…', 12) AS snippet
+                FROM attachment_chunks_fts JOIN attachment_chunks c ON c.id = attachment_chunks_fts.rowid
+                JOIN attachments a ON a.id = c.attachment_id JOIN messages m ON m.id = a.message_id
+                WHERE attachment_chunks_fts MATCH ? AND m.active = 1
+                ORDER BY a.message_id DESC
+                LIMIT 2000
+            `).all(query) as typeof rows);
         } catch (error) {
             // A query FTS5 still cannot parse matches no message; every word was quoted, so nothing else can go wrong here.
             if (!(error instanceof Error && error.message.startsWith("fts5:")))
@@ -219,13 +228,15 @@ export class ConversationStore {
     }
 
     /**
-     * Removes the conversation, its messages and its audit trail, then checkpoints the WAL so no
+     * Removes the conversation, its messages, their documents and its audit trail, then checkpoints the WAL so no
      * copy of them lingers there. `purge: "pending"` when another connection's read snapshot kept
      * the checkpoint from finishing: the purger records it and finishes it once that reader is done.
      */
     public delete(id: ConversationId): DeletionResult {
         this.get(id);
         this._db.transaction(() => {
+            this._db.prepare("DELETE FROM attachment_chunks WHERE conversation_id = ?").run(id);
+            this._db.prepare("DELETE FROM attachments WHERE conversation_id = ?").run(id);
             this._db.prepare("DELETE FROM messages WHERE conversation_id = ?").run(id);
             this._db.prepare("DELETE FROM drafts WHERE conversation_id = ?").run(id);
             this._db.prepare("DELETE FROM audit_events WHERE conversation_id = ?").run(id);
@@ -306,16 +317,35 @@ export class ConversationStore {
             const key = `${parent ?? ""}:${role}`;
             versions.set(key, [...versions.get(key) ?? [], id]);
         }
+        const attachments = this._attachmentsByMessage(conversationId);
         return rows.map((row) => {
             const siblings = versions.get(`${row.parent_id ?? ""}:${row.role}`) ?? [row.id];
             const index = siblings.indexOf(row.id);
+            const attached = attachments.get(row.id);
             return {
                 ...messageFromRow(row),
+                ...attached != null ? {attachments: attached} : {},
                 branch: siblings.length < 2 ? null : {
                     index, count: siblings.length, previousId: siblings[index - 1] ?? null, nextId: siblings[index + 1] ?? null
                 }
             };
         });
+    }
+
+    /** The text of every document of the conversation (#23): fingerprinted for other conversations' cloud turns. */
+    public documentTexts(conversationId: ConversationId): string[] {
+        return (this._db.prepare("SELECT text FROM attachments WHERE conversation_id = ? ORDER BY id").all(conversationId) as Array<{text: string}>)
+            .map((row) => row.text);
+    }
+
+    /** What each message of the conversation brought (#23): its documents, never their text. */
+    private _attachmentsByMessage(conversationId: ConversationId): Map<number, MessageAttachment[]> {
+        const byMessage = new Map<number, MessageAttachment[]>();
+        const rows = this._db.prepare(`SELECT id, message_id, name, format, bytes, pages, tokens, mode FROM attachments
+            WHERE conversation_id = ? ORDER BY id`).all(conversationId) as Array<MessageAttachment & {message_id: number}>;
+        for (const {message_id: messageId, ...attachment} of rows)
+            byMessage.set(messageId, [...byMessage.get(messageId) ?? [], attachment]);
+        return byMessage;
     }
 
     /**

@@ -2,11 +2,13 @@ import {InvalidInputError} from "../../common/errors.js";
 import {ConversationExportFileSchema} from "../../common/api/schemas.js";
 import type {ConversationExportFile} from "../../common/api/types.js";
 import type {Conversation, Message} from "../../common/types.js";
+import type {AttachmentWithText} from "../documents/AttachmentStore.js";
+import {pagesFromText} from "../documents/documentPrompt.js";
 
 type ExportedConversation = ConversationExportFile["conversations"][number];
 
-/** One conversation as it is exported: its shown branch (older versions kept by edits stay in the app). */
-export function exportedConversation(conversation: Conversation, messages: Message[]): ExportedConversation {
+/** One conversation as it is exported: its shown branch (older versions kept by edits stay in the app), with each message's documents. */
+export function exportedConversation(conversation: Conversation, messages: Message[], documents: readonly AttachmentWithText[] = []): ExportedConversation {
     return {
         title: conversation.title,
         policy: conversation.policy,
@@ -14,9 +16,17 @@ export function exportedConversation(conversation: Conversation, messages: Messa
         createdAt: conversation.createdAt,
         messages: messages.filter((message) => message.status !== "blocked").map((message) => ({
             role: message.role, content: message.content, status: message.status,
-            route: message.route, tokens: message.tokens, createdAt: message.createdAt
+            route: message.route, tokens: message.tokens, createdAt: message.createdAt,
+            ...exportedAttachments(documents.filter((document) => document.messageId === message.id))
         }))
     };
+}
+
+function exportedAttachments(documents: readonly AttachmentWithText[]) {
+    return documents.length === 0 ? {} : {attachments: documents.map((document) => ({
+        name: document.name, format: document.format, bytes: document.bytes, tokens: document.tokens, mode: document.mode,
+        pages: pagesFromText(document.text).map((page) => page.text)
+    }))};
 }
 
 /** The JSON export file, which `parseConversationExport` reads back. */
@@ -36,6 +46,7 @@ export function conversationsToMarkdown(conversations: ExportedConversation[]): 
             `## ${message.role === "user" ? "You" : "Assistant"}${message.status === "interrupted" ? " (stopped)" : ""}`,
             "",
             message.content,
+            ...(message.attachments ?? []).map((attachment) => `\n_Attached: ${attachment.name} (${attachment.pages.length} page${attachment.pages.length === 1 ? "" : "s"}, ${attachment.bytes} bytes)_`),
             ""
         ])
     ].join("\n")).join("\n---\n\n");

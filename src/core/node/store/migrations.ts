@@ -140,5 +140,50 @@ export const migrations: ReadonlyArray<(db: Database.Database) => void> = [
                 saved_at INTEGER NOT NULL
             );
         `);
+    },
+    // --- #23 (documents): attachments and their chunks, in the same encrypted database. Appended last. ---
+    (db) => {
+        // A document belongs to the message that brought it and to that message's conversation; its
+        // text goes in whole (`whole`) or is retrieved chunk by chunk (`retrieved`). Every document is
+        // chunked (with page and line numbers) and indexed by FTS5: search finds words inside it, and a
+        // turn of the same conversation retrieves its chunks (BM25). `secure-delete` as for messages.
+        db.exec(`
+            CREATE TABLE attachments (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+                message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+                name TEXT NOT NULL,
+                format TEXT NOT NULL,
+                bytes INTEGER NOT NULL,
+                pages INTEGER NOT NULL,
+                tokens INTEGER NOT NULL,
+                mode TEXT NOT NULL CHECK (mode IN ('whole', 'retrieved')),
+                text TEXT NOT NULL,
+                created_at INTEGER NOT NULL
+            );
+            CREATE INDEX attachments_by_message ON attachments(message_id);
+            CREATE INDEX attachments_by_conversation ON attachments(conversation_id, id);
+            CREATE TABLE attachment_chunks (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+                attachment_id INTEGER NOT NULL REFERENCES attachments(id) ON DELETE CASCADE,
+                page INTEGER NOT NULL,
+                start_line INTEGER NOT NULL,
+                end_line INTEGER NOT NULL,
+                text TEXT NOT NULL
+            );
+            CREATE INDEX attachment_chunks_by_attachment ON attachment_chunks(attachment_id, id);
+            CREATE INDEX attachment_chunks_by_conversation ON attachment_chunks(conversation_id);
+            CREATE VIRTUAL TABLE attachment_chunks_fts USING fts5(
+                text, content = 'attachment_chunks', content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2'
+            );
+            INSERT INTO attachment_chunks_fts (attachment_chunks_fts, rank) VALUES ('secure-delete', 1);
+            CREATE TRIGGER attachment_chunks_fts_after_insert AFTER INSERT ON attachment_chunks BEGIN
+                INSERT INTO attachment_chunks_fts (rowid, text) VALUES (new.id, new.text);
+            END;
+            CREATE TRIGGER attachment_chunks_fts_after_delete AFTER DELETE ON attachment_chunks BEGIN
+                INSERT INTO attachment_chunks_fts (attachment_chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
+            END;
+        `);
     }
 ];

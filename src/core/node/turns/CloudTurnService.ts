@@ -11,6 +11,9 @@ import {SecretScanner} from "../cloud/secrets/SecretScanner.js";
 import {countByKind, screenCloudRequest} from "../cloud/secrets/screenCloudRequest.js";
 import type {CloudSettings, CloudSettingsStore} from "../settings/CloudSettingsStore.js";
 import type {ConversationStore} from "../store/ConversationStore.js";
+import type {AttachmentStore} from "../documents/AttachmentStore.js";
+import {userTurnWithDocuments, wholeDocumentBlock} from "../documents/documentPrompt.js";
+import {estimateCloudTokens} from "../cloud/estimateCloudTokens.js";
 import {StreamingReply} from "./StreamingReply.js";
 import type {SendMessageCallbacks, TurnRequest} from "./types.js";
 
@@ -38,6 +41,8 @@ export type CloudAccess = {
 
 export type CloudTurnServiceOptions = {
     store: ConversationStore,
+    /** Where a turn's documents are stored with its user message (#23). */
+    attachments: AttachmentStore,
     audit: AuditLog,
     canaries: CanaryLedger,
     settings: CloudSettingsStore,
@@ -55,6 +60,7 @@ export type CloudTurnServiceOptions = {
  */
 export class CloudTurnService {
     private readonly _store: ConversationStore;
+    private readonly _attachments: AttachmentStore;
     private readonly _audit: AuditLog;
     private readonly _canaries: CanaryLedger;
     private readonly _settings: CloudSettingsStore;
@@ -67,8 +73,9 @@ export class CloudTurnService {
     /** Scans every request before it leaves (secretlint's preset and our own rules). */
     private readonly _secrets = new SecretScanner();
 
-    public constructor({store, audit, canaries, settings, access, streamSaveIntervalMs, fingerprintStores}: CloudTurnServiceOptions) {
+    public constructor({store, attachments, audit, canaries, settings, access, streamSaveIntervalMs, fingerprintStores}: CloudTurnServiceOptions) {
         this._store = store;
+        this._attachments = attachments;
         this._fingerprintStores = fingerprintStores;
         this._audit = audit;
         this._canaries = canaries;
@@ -99,11 +106,15 @@ export class CloudTurnService {
         }, {tokenizers: this._tokenizers, ...this._access.clientOptions});
         const maxTokens = request.maxTokens ?? settings.sampling.maxTokens;
         const requestId = crypto.randomUUID();
+        // The documents this turn brings go in whole (the endpoint's context limit refuses one too large, before anything is sent);
+        // they were allowed to leave (`sendAttachments`, checked by the core before this turn was routed here).
+        const documents = (request.attachments ?? []).map((document) => ({document, block: wholeDocumentBlock(document.name, document.pages)}));
+        const userContent = userTurnWithDocuments(request.text, documents.map(({block}) => block));
         // Nothing is stored or sent before the whole request is scanned for secrets.
         const {messages, restorer, redacted, allowed} = await this._screen(auditedId, requestId, [
             ...(settings.systemPrompt.trim() !== "" ? [{role: "system" as const, content: settings.systemPrompt}] : []),
             ...request.history.map((turn) => ({role: turn.role, content: turn.content})),
-            {role: "user", content: request.text}
+            {role: "user", content: userContent}
         ], request);
         const secrets = {redacted, allowed};
         const fingerprints = await this._fingerprintsOfOthers(conversationId);
@@ -112,7 +123,12 @@ export class CloudTurnService {
             auditedId = conversationId;
         }
 
-        const {user, reply: replyMessage} = this._store.appendTurn(conversationId, request.text, {route: "cloud", routeReason});
+        const {user, reply: replyMessage} = this._attachments.transaction(() => {
+            const appended = this._store.appendTurn(conversationId, request.text, {route: "cloud", routeReason});
+            for (const {document, block} of documents)
+                this._attachments.add(conversationId, appended.user.id, {document, tokens: estimateCloudTokens(block), mode: "whole"});
+            return appended;
+        });
         callbacks.onStarted?.({userMessageId: user.id, assistantMessageId: replyMessage.id});
 
         const reply = new StreamingReply(this._store, replyMessage.id, this._streamSaveIntervalMs);
@@ -236,13 +252,13 @@ export class CloudTurnService {
         }
     }
 
-    /** Fingerprints of the user's other conversations (those still undoably deleted too): their text must never come back in this one. */
+    /** Fingerprints of the user's other conversations (those still undoably deleted too), their documents' text included: it must never come back in this one. */
     private async _fingerprintsOfOthers(conversationId: ConversationId) {
         const fingerprints = new FingerprintIndex({key: this._access.fingerprintKey != null ? await this._access.fingerprintKey() : this._processKey});
         for (const store of this._fingerprintStores())
             for (const other of store.list({includeTrashed: true}))
                 if (other.id !== conversationId)
-                    fingerprints.addConversation(store.messages(other.id).map((message) => message.content));
+                    fingerprints.addConversation([...store.messages(other.id).map((message) => message.content), ...store.documentTexts(other.id)]);
         return fingerprints;
     }
 }

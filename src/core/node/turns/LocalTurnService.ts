@@ -1,6 +1,8 @@
 import {CleanroomError} from "../../common/errors.js";
 import type {ConversationId, LocalTurnResult} from "../../common/types.js";
 import type {AuditLog} from "../audit/AuditLog.js";
+import type {AttachmentStore} from "../documents/AttachmentStore.js";
+import {planDocumentTurn, turnAttachmentReport, type DocumentTurnPlan} from "../documents/planDocumentTurn.js";
 import type {ChatTurnInput, LocalEngine, PreparedPrompt} from "../engine/LocalEngine.js";
 import type {ConversationStore} from "../store/ConversationStore.js";
 import {StreamingReply} from "./StreamingReply.js";
@@ -10,9 +12,13 @@ export type LocalTurnServiceOptions = {
     store: ConversationStore,
     audit: AuditLog,
     engine: LocalEngine,
+    attachments: AttachmentStore,
     /** How often a growing reply is written to the database. */
     streamSaveIntervalMs: number
 };
+
+/** A prompt ready to evaluate, with what it holds of the conversation's documents (null: none). */
+export type PreparedTurn = PreparedPrompt & {documents: DocumentTurnPlan | null};
 
 /** Why the local engine cannot serve a turn: no model loaded, or a prompt larger than the context. */
 export type LocalTurnProblem = CleanroomError & {code: "CONTEXT_OVERFLOW" | "MODEL_NOT_LOADED"};
@@ -26,19 +32,32 @@ export class LocalTurnService {
     private readonly _store: ConversationStore;
     private readonly _audit: AuditLog;
     private readonly _engine: LocalEngine;
+    private readonly _attachments: AttachmentStore;
     private readonly _streamSaveIntervalMs: number;
 
-    public constructor({store, audit, engine, streamSaveIntervalMs}: LocalTurnServiceOptions) {
+    public constructor({store, audit, engine, attachments, streamSaveIntervalMs}: LocalTurnServiceOptions) {
         this._store = store;
         this._audit = audit;
         this._engine = engine;
+        this._attachments = attachments;
         this._streamSaveIntervalMs = streamSaveIntervalMs;
     }
 
     /** The prompt for `request`, or why the local engine cannot serve it (any other failure is thrown). */
-    public prepare(request: TurnRequest): {prepared: PreparedPrompt, problem: null} | {prepared: null, problem: LocalTurnProblem} {
+    public prepare(request: TurnRequest): {prepared: PreparedTurn, problem: null} | {prepared: null, problem: LocalTurnProblem} {
         try {
-            return {prepared: this._engine.preparePrompt(engineInputOf(request)), problem: null};
+            const conversationId = request.conversation.id;
+            const attached = request.attachments ?? [];
+            const hasRetrieved = this._store.find(conversationId) != null && this._attachments.hasRetrieved(conversationId);
+            if (attached.length === 0 && !hasRetrieved)
+                return {prepared: {...this._engine.preparePrompt(engineInputOf(request)), documents: null}, problem: null};
+            const documents = planDocumentTurn({
+                conversationId, text: request.text, attached, hasRetrieved, contextSize: this._engine.info?.contextSize ?? 0,
+                prepare: (userText) => this._engine.preparePrompt({...engineInputOf(request), userText}),
+                countTokens: (text) => this._engine.countTokens(text),
+                attachments: this._attachments
+            });
+            return {prepared: {...documents.prepared, documents}, problem: null};
         } catch (error) {
             if (error instanceof CleanroomError && (error.code === "CONTEXT_OVERFLOW" || error.code === "MODEL_NOT_LOADED"))
                 return {prepared: null, problem: error as LocalTurnProblem};
@@ -46,12 +65,24 @@ export class LocalTurnService {
         }
     }
 
-    public async run(request: TurnRequest, prepared: PreparedPrompt, routeReason: string, callbacks: SendMessageCallbacks = {}): Promise<LocalTurnResult> {
+    public async run(request: TurnRequest, prepared: PreparedTurn, routeReason: string, callbacks: SendMessageCallbacks = {}): Promise<LocalTurnResult> {
         const conversationId = request.conversation.id;
         if (prepared.dropped.droppedMessages > 0)
             this._audit.record({kind: "history.dropped", conversationId, data: {...prepared.dropped, policy: "drop-oldest"}});
 
-        const {user, reply: replyMessage} = this._store.appendTurn(conversationId, request.text, {route: "local", routeReason});
+        const documents = prepared.documents;
+        const {user, reply: replyMessage} = this._attachments.transaction(() => {
+            const appended = this._store.appendTurn(conversationId, request.text, {route: "local", routeReason});
+            for (const attachment of documents?.attachments ?? [])
+                this._attachments.add(conversationId, appended.user.id, attachment);
+            return appended;
+        });
+        if (documents != null)
+            this._audit.record({kind: "turn.documents", conversationId, data: {
+                attached: documents.attachments.length,
+                whole: documents.attachments.filter((attachment) => attachment.mode === "whole").length,
+                passages: documents.passages.length
+            }});
         callbacks.onStarted?.({userMessageId: user.id, assistantMessageId: replyMessage.id});
 
         const reply = new StreamingReply(this._store, replyMessage.id, this._streamSaveIntervalMs);
@@ -102,6 +133,12 @@ export class LocalTurnService {
                     totalMs: reply.elapsedMs(),
                     tokensPerSecond
                 },
+                ...(documents != null ? {
+                    attachments: turnAttachmentReport(documents),
+                    retrieved: documents.passages.filter((passage) => passage.attachmentId != null).map((passage) => ({
+                        name: passage.name, page: passage.page, startLine: passage.startLine, endLine: passage.endLine, chars: passage.text.length
+                    }))
+                } : {}),
                 ...(result.firstTokenProbabilities != null ? {firstTokenProbabilities: result.firstTokenProbabilities} : {})
             };
         } catch (error) {

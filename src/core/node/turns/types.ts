@@ -1,5 +1,6 @@
 import type {CloudSecretsOptions} from "../../common/secretScan/types.js";
 import type {Conversation, ConversationId, RouteRequest} from "../../common/types.js";
+import type {DocumentSource, ExtractedDocument} from "../documents/extraction/types.js";
 
 export type SendMessageInput = {
     conversationId: ConversationId,
@@ -10,7 +11,13 @@ export type SendMessageInput = {
     /** `auto` (the default): local, unless the local engine cannot serve the turn and the cloud is allowed. */
     route?: RouteRequest,
     /** A cloud turn's choice for secrets found in what it would send (redact, or allow kinds). Local turns are never scanned. */
-    secrets?: CloudSecretsOptions
+    secrets?: CloudSecretsOptions,
+    /** Documents this turn brings (#23), read (`extractDocument`) before anything is stored or evaluated. */
+    attachments?: DocumentSource[],
+    /** Documents already read, sent before `attachments`: those of a prompt asked again (`chat.regenerate`). */
+    readAttachments?: ExtractedDocument[],
+    /** A cloud turn may send the conversation's documents; without it, a cloud turn that would is refused, naming them. */
+    sendAttachments?: boolean
 };
 
 export type SendMessageCallbacks = {
@@ -34,5 +41,7 @@ export type TurnRequest = {
     temperature?: number,
     seed?: number | null,
     /** For a cloud turn: redact the secrets found, or let some kinds through (`screenCloudRequest`). */
-    secrets?: CloudSecretsOptions
+    secrets?: CloudSecretsOptions,
+    /** Documents this turn brings, extracted. */
+    attachments?: ExtractedDocument[]
 };

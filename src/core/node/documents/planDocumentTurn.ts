@@ -1,0 +1,106 @@
+import {ContextOverflowError} from "../../common/errors.js";
+import type {ConversationId, TurnAttachment} from "../../common/types.js";
+import type {PreparedPrompt} from "../engine/LocalEngine.js";
+import type {AttachmentStore, NewAttachment} from "./AttachmentStore.js";
+import {chunkDocument} from "./chunkDocument.js";
+import {passagesBlock, userTurnWithDocuments, wholeDocumentBlock, type RetrievedPassage} from "./documentPrompt.js";
+import type {ExtractedDocument} from "./extraction/types.js";
+
+/** At most this many retrieved passages go into one turn. */
+export const maxPassagesPerTurn = 6;
+/** A chunk's size in the model's tokens, where the context leaves room for several. */
+const chunkTargetTokens = 300;
+/** No chunk is cut smaller than this, however small the context: a passage should hold a few lines. */
+const minChunkChars = 200;
+
+export type DocumentTurnPlan = {
+    /** The user turn as the model is given it: documents and passages, then the typed text. */
+    userText: string,
+    prepared: PreparedPrompt,
+    /** The documents this turn brought, as they are stored with its user message once it is accepted. */
+    attachments: NewAttachment[],
+    /** The passages retrieved for this turn, best first. */
+    passages: RetrievedPassage[]
+};
+
+export type PlanDocumentTurnInput = {
+    conversationId: ConversationId,
+    /** What the user typed. */
+    text: string,
+    /** Documents this turn brings, already extracted. */
+    attached: readonly ExtractedDocument[],
+    /** Whether the conversation already holds documents retrieved chunk by chunk. */
+    hasRetrieved: boolean,
+    contextSize: number,
+    /** Builds and checks the prompt for a user turn (`LocalEngine.preparePrompt` with the turn's history and settings). */
+    prepare: (userText: string) => PreparedPrompt,
+    countTokens: (text: string) => number,
+    attachments: AttachmentStore
+};
+
+/**
+ * Fit or retrieve: each document this turn brings goes in whole while it fits beside the history
+ * and the reply budget; one that does not is chunked and retrieved. The conversation's retrieved
+ * documents (stored, and those of this turn) give their best-matching chunks for the typed text,
+ * as many as fit. A turn whose retrieved documents cannot give even one passage is refused
+ * (CONTEXT_OVERFLOW, by how much), as a prompt too long for the context is: before anything is
+ * stored or evaluated.
+ */
+export function planDocumentTurn({conversationId, text, attached, hasRetrieved, contextSize, prepare, countTokens, attachments}: PlanDocumentTurnInput): DocumentTurnPlan {
+    const plain = prepare(text);
+    let room = contextSize - plain.maxTokens - plain.tokens.length;
+    const blocks: string[] = [];
+    const planned: NewAttachment[] = [];
+    for (const document of attached) {
+        const block = wholeDocumentBlock(document.name, document.pages);
+        const tokens = countTokens(block);
+        if (tokens <= room) {
+            blocks.push(block);
+            room -= tokens;
+            planned.push({document, tokens, mode: "whole"});
+        } else {
+            // Chunks of about 300 tokens, smaller in a small context: a third of the room, so that several fit beside the history.
+            const charsPerToken = block.length / Math.max(1, tokens);
+            const targetChars = Math.max(minChunkChars, Math.floor(Math.min(chunkTargetTokens, room / 3) * charsPerToken));
+            planned.push({document, tokens, mode: "retrieved", chunks: chunkDocument(document.pages, targetChars)});
+        }
+    }
+
+    const pending = planned.filter((attachment) => attachment.mode === "retrieved")
+        .map((attachment) => ({name: attachment.document.name, chunks: attachment.chunks ?? []}));
+    const passages: RetrievedPassage[] = [];
+    if (hasRetrieved || pending.length > 0) {
+        const candidates = attachments.retrieve(conversationId, text, pending);
+        for (const candidate of candidates) {
+            if (passages.length >= maxPassagesPerTurn)
+                break;
+            if (countTokens(passagesBlock([...passages, candidate])) <= room)
+                passages.push(candidate);
+        }
+        if (passages.length === 0 && candidates.length > 0) {
+            const smallest = Math.min(...candidates.map((candidate) => countTokens(passagesBlock([candidate]))));
+            throw new ContextOverflowError(contextSize - plain.maxTokens - room + smallest, plain.maxTokens, contextSize);
+        }
+        if (passages.length > 0)
+            blocks.push(passagesBlock(passages));
+    }
+    const userText = userTurnWithDocuments(text, blocks);
+    return {userText, prepared: blocks.length === 0 ? plain : prepare(userText), attachments: planned, passages};
+}
+
+/** What a turn reports of each document it brought: whole pages, or the passages retrieved from it. */
+export function turnAttachmentReport(plan: DocumentTurnPlan): TurnAttachment[] {
+    const retrievedFromPending = new Map<string, RetrievedPassage[]>();
+    for (const passage of plan.passages.filter((passage) => passage.attachmentId == null))
+        retrievedFromPending.set(passage.name, [...retrievedFromPending.get(passage.name) ?? [], passage]);
+    return plan.attachments.map(({document, tokens, mode}) => ({
+        name: document.name,
+        bytes: document.bytes,
+        pages: document.pages.length,
+        tokens,
+        mode,
+        passages: mode === "whole"
+            ? document.pages.map((page) => ({page: page.page, chars: page.text.length}))
+            : (retrievedFromPending.get(document.name) ?? []).map((passage) => ({page: passage.page, chars: passage.text.length}))
+    }));
+}
