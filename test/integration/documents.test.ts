@@ -8,6 +8,7 @@ import {createCoreService} from "../../src/core/node/rpc/createCoreService.js";
 import {runCliCapturing} from "../../tools/spawnCli.js";
 import {hermeticCliEnv} from "../helpers/cliEnv.js";
 import {testFingerprintKey} from "../helpers/cloudFixtures.js";
+import {textPdf} from "../helpers/documentFixtures.js";
 import {asLocalTurn, servicesOf} from "../helpers/coreServices.js";
 import {decryptedRows} from "../helpers/decryptedRows.js";
 import {requireTestModel} from "../helpers/testModel.js";
@@ -107,6 +108,15 @@ describe.skipIf(modelPath == null)("chat --attach (real CLI, real model, real st
         const best = laterResult.retrieved![0]!;
         expect(best).toMatchObject({name: "manual.txt", page: 1});
         expect(best.startLine <= 420 && 420 <= best.endLine, `lines ${best.startLine}-${best.endLine} hold line 420`).toBe(true);
+    });
+
+    it("a long PDF (made by the test) is retrieved from, and the passage given first is the page that holds the sentence asked about", async () => {
+        const report = writeDocument(documents, "report.pdf", await textPdf(40, {27: "The audit found the OSPREYLEDGER account."}));
+        const run = await chat("--context-size", "512", "--conversation", "pdf-1", "--attach", report, "--prompt", "Which account did the audit find? OSPREYLEDGER");
+        expect(run.code, run.stderr).toBe(0);
+        const [attachment] = (JSON.parse(run.stdout) as ChatJson).attachments;
+        expect(attachment).toMatchObject({name: "report.pdf", pages: 40, mode: "retrieved"});
+        expect(attachment!.passages[0]!.page).toBe(27);
     });
 
     it("/attach in interactive chat: the document goes with the next message only, and the CLI says how it was given", async () => {

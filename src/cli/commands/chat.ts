@@ -66,7 +66,7 @@ export function registerChatCommand(program: Command) {
         .option("--redact-secrets", "a cloud turn sends each secret found replaced by a typed placeholder ([AWS access key 1]), put back in the reply")
         .option("--allow-secret <kind>", "a cloud turn sends secrets of this kind as they are (repeatable; e.g. aws-access-key, card-number, jwt)",
             secretKindOption)
-        .option("--attach <file>", "a document for this turn (text, Markdown, source code; repeatable): given whole when it fits, else retrieved chunk by chunk",
+        .option("--attach <file>", "a document for this turn (text, Markdown, code, PDF, DOCX, HTML; repeatable): given whole when it fits, else retrieved chunk by chunk",
             (file: string, previous: string[] = []) => [...previous, file])
         .option("--send-attachments", "a cloud turn may send the conversation's documents (otherwise it is refused, naming each)")
         .option("--incognito", "a chat that is never written to disk (an in-memory database), its context scrubbed at the end as any other")

@@ -141,7 +141,7 @@ export const migrations: ReadonlyArray<(db: Database.Database) => void> = [
             );
         `);
     },
-    // --- #23 (documents): attachments and their chunks, in the same encrypted database. Appended last. ---
+    // --- #23 (documents): attachments and their chunks, in the same encrypted database. Appended after #25's. ---
     (db) => {
         // A document belongs to the message that brought it and to that message's conversation; its
         // text goes in whole (`whole`) or is retrieved chunk by chunk (`retrieved`). Every document is
