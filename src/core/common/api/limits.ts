@@ -64,3 +64,6 @@ export const NeverSendPhraseSchema = z.string().trim().min(1, "a phrase cannot b
 
 /** The user's "Never send these" list: words and phrases a cloud request must not carry. */
 export const NeverSendListSchema = z.array(NeverSendPhraseSchema).max(maxNeverSendPhrases);
+
+/** Most bytes one `attachments.uploadChunk` carries (#23): well within the WebSocket's message limit (`maxRpcMessageBytes`). */
+export const maxUploadChunkBytes = 1024 * 1024;
