@@ -96,23 +96,25 @@ export function Composer({conversationId, serverDraft, editing, disabled, genera
                     discardUpload.current(attachment.upload.uploadId);
         };
     }, []);
-    // Files dropped anywhere on the chat are attached.
+    // Files dropped anywhere on the chat are attached (while the composer cannot take them, a drop does nothing rather than open the file).
+    const canAttach = !disabled && editing == null;
     useEffect(() => {
         const chat = form.current?.closest<HTMLElement>(".chat");
-        if (chat == null || disabled || editing != null)
+        if (chat == null)
             return;
         const carriesFiles = (event: DragEvent) => event.dataTransfer?.types.includes("Files") === true;
         const onDragOver = (event: DragEvent) => {
             if (carriesFiles(event)) {
                 event.preventDefault();
-                event.dataTransfer!.dropEffect = "copy";
+                event.dataTransfer!.dropEffect = canAttach ? "copy" : "none";
             }
         };
         const onDrop = (event: DragEvent) => {
             if (!carriesFiles(event))
                 return;
             event.preventDefault();
-            attachFiles([...event.dataTransfer!.files]);
+            if (canAttach)
+                attachFiles([...event.dataTransfer!.files]);
         };
         chat.addEventListener("dragover", onDragOver);
         chat.addEventListener("drop", onDrop);
@@ -120,9 +122,9 @@ export function Composer({conversationId, serverDraft, editing, disabled, genera
             chat.removeEventListener("dragover", onDragOver);
             chat.removeEventListener("drop", onDrop);
         };
-    }, [attachFiles, disabled, editing]);
+    }, [attachFiles, canAttach]);
     const onPaste = (event: ClipboardEvent<HTMLTextAreaElement>) => {
-        if (editing != null || event.clipboardData.files.length === 0)
+        if (!canAttach || event.clipboardData.files.length === 0)
             return;
         event.preventDefault();
         attachFiles([...event.clipboardData.files]);
@@ -257,7 +259,7 @@ export function Composer({conversationId, serverDraft, editing, disabled, genera
                         event.target.value = "";
                     }} />
                 <button type="button" className="button button-icon" aria-label="Attach files" title="Attach files (PDF, DOCX, text, code)"
-                    disabled={disabled || editing != null} onClick={() => fileInput.current?.click()}><PaperclipIcon /></button>
+                    disabled={!canAttach} onClick={() => fileInput.current?.click()}><PaperclipIcon /></button>
                 {generating && <button type="button" className="button button-danger" onClick={() => {
                     onStop();
                     input.current?.focus();

@@ -21,7 +21,7 @@ const filePathSchema = z.string().min(1).max(4096);
 const AttachmentPathSchema = z.strictObject({path: filePathSchema.refine((path) => !path.includes("\0"), "a path without NUL characters")});
 const maxAttachmentsPerTurn = 20;
 /** An upload's id, as `attachments.uploadBegin` gave it. */
-const UploadIdSchema = z.uuid("an upload id from attachments.uploadBegin");
+const UploadIdSchema = z.string().length(36).regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, "an upload id from attachments.uploadBegin");
 const uploadRef = z.strictObject({uploadId: UploadIdSchema});
 const maxUploadChunkBase64 = 4 * Math.ceil(maxUploadChunkBytes / 3);
 const downloadUrlSchema = z.string().max(4096).regex(/^(https?:\/\/|hf:)\S+$/i, "an https:// or http:// URL, or an hf: URI");
