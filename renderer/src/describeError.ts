@@ -61,6 +61,8 @@ export function describeError(error: unknown): {title: string, detail: string, k
             return {title: "Not accepted", detail: message, kind: "warning"};
         case "CONVERSATION_NOT_FOUND":
             return {title: "That conversation no longer exists", detail: message, kind: "warning"};
+        case "MESSAGE_NOT_FOUND":
+            return {title: "That message no longer exists", detail: message, kind: "warning"};
         default:
             return {title: (error as {details?: {disconnected?: unknown}}).details?.disconnected === true ? "Not connected to the core" : "The core reported an error", detail: message, kind: "error"};
     }

@@ -3,6 +3,7 @@ import {GpuSettingSchema} from "../core/common/api/schemas.js";
 import type {GpuSetting} from "../core/common/api/types.js";
 import {findSecretKind, secretKinds, type SecretKindId} from "../core/common/secretScan/secretKinds.js";
 import {InvalidOptionError} from "./InvalidOptionError.js";
+import {describeZodIssues} from "../core/common/describeZodIssues.js";
 
 /**
  * Commander argument parsers that check a flag's value with the core's own zod schema (from
@@ -34,7 +35,7 @@ export function textOption(option: string, schema: z.ZodType<string>, {private: 
     return (given: string): string => {
         const parsed = schema.safeParse(given);
         if (!parsed.success)
-            throw new InvalidOptionError(option, given, parsed.error.issues[0]!.message, {private: isPrivate});
+            throw new InvalidOptionError(option, given, describeZodIssues(parsed.error.issues, {limit: 1})[0]!, {private: isPrivate});
         return parsed.data;
     };
 }

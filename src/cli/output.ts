@@ -17,9 +17,15 @@ const shownFaults = new Set<string>();
  * Errors go to stderr (as JSON with --json) and set a non-zero exit code: 4 for a scrub that could
  * not be verified (`SCRUB_UNVERIFIED`, shown once however many paths report it), 5 for a cloud
  * request held back for its secrets (each listed by kind, place and masked preview), else 1.
+ * An error without a Cleanroom code is `INTERNAL` (`toWireError`); the core runs in this process,
+ * so its stderr is the core's local log, and the detail is shown: `internal error: <class> [<code>]:
+ * <message>`, or beside the error as `internal` with --json.
  */
 export function reportError(error: unknown, json: boolean, write: (text: string) => void = (text) => process.stderr.write(text)) {
-    const wire = toWireError(error);
+    let internal: string | null = null;
+    const wire = toWireError(error, (detail) => {
+        internal = detail;
+    });
     if (wire.code === "SCRUB_UNVERIFIED") {
         process.exitCode = exitCodes.securityFault;
         if (shownFaults.has(wire.message))
@@ -27,9 +33,11 @@ export function reportError(error: unknown, json: boolean, write: (text: string)
         shownFaults.add(wire.message);
     }
     if (json)
-        write(JSON.stringify({error: wire}) + "\n");
+        write(JSON.stringify(internal == null ? {error: wire} : {error: wire, internal}) + "\n");
     else {
-        write(`cleanroom: ${wire.message}${wire.code !== "INTERNAL" ? ` [${wire.code}]` : ""}\n`);
+        write(internal != null
+            ? `cleanroom: internal error: ${internal}\n`
+            : `cleanroom: ${wire.message}${wire.code !== "INTERNAL" ? ` [${wire.code}]` : ""}\n`);
         if (wire.code === "SECRET_IN_CLOUD_REQUEST")
             write(describeSecretFindings(wire.details.findings));
     }

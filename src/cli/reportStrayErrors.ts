@@ -1,4 +1,4 @@
-import {CleanroomError, toWireError} from "../core/common/errors.js";
+import {CleanroomError, describeErrorLocally, toWireError} from "../core/common/errors.js";
 import {closeOpenCores} from "./openCores.js";
 import {exitCodes, reportError} from "./output.js";
 
@@ -17,8 +17,8 @@ const sessionEndLimitMs = 20_000;
 export function reportStrayErrors(json: boolean) {
     const shown = new Set<string>();
     const report = (error: unknown) => {
-        const wire = toWireError(error);
-        const key = `${wire.code}\n${wire.message}`;
+        const wire = toWireError(error, () => undefined);
+        const key = wire.code === "INTERNAL" ? describeErrorLocally(error) : `${wire.code}\n${wire.message}`;
         if (!shown.has(key)) {
             shown.add(key);
             reportError(error, json);

@@ -36,7 +36,7 @@ export function finishReasonOf(result: ApiRequestResult) {
     return result.finishReason === "length" ? "length" : "stop";
 }
 
-/** `cached_tokens` is always 0: every request starts in a fresh context, so no prompt is ever served from another's cache. */
+/** `cached_tokens` is 0 unless an earlier request of the same key and `cache_salt` left the prompt's prefix in their cache: no prompt is ever served from another's cache. */
 export function usageOf(result: ApiRequestResult) {
     return {
         prompt_tokens: result.promptTokens,

@@ -8,6 +8,7 @@ import {chatCompletionShape, finishReasonOf, textCompletionShape, usageOf, type 
 import {ChatCompletionBodySchema, CompletionBodySchema, textOfContent, type ChatCompletionBody, type CompletionBody} from "./openAiSchemas.js";
 import {OpenAiHttpError} from "./OpenAiHttpError.js";
 import {toHttpError} from "./toHttpError.js";
+import {describeZodIssues} from "../core/common/describeZodIssues.js";
 
 export type ApiAppOptions = {
     core: Core,
@@ -20,6 +21,8 @@ export type ApiAppOptions = {
     allowedHosts: () => string[] | null,
     /** Stops every request in flight (the server is shutting down). */
     shutdownSignal: AbortSignal,
+    /** How long a `cache_salt` reuse cache is kept with no request using it, in ms. */
+    cacheIdleMs: number,
     /** Called once per request that reached the model, answered or not. */
     onRequestEnd?: (report: ApiRequestReport) => void,
     /** Called when a streamed request's client disconnects before the end: its generation is being stopped. */
@@ -74,12 +77,16 @@ export function createApiApp(options: ApiAppOptions) {
     });
     app.post("/v1/chat/completions", limitBody, async (c) => {
         const body = parseBody(await c.req.text(), ChatCompletionBodySchema);
-        return await answer(c, body, chatInputOf(body, c.get("tenant")), chatCompletionShape, "messages");
+        return await answer(c, body, {...chatInputOf(body, c.get("tenant")), ...reuseOf(body)}, chatCompletionShape, "messages");
     });
     app.post("/v1/completions", limitBody, async (c) => {
         const body = parseBody(await c.req.text(), CompletionBodySchema);
-        return await answer(c, body, textInputOf(body, c.get("tenant")), textCompletionShape, "prompt");
+        return await answer(c, body, {...textInputOf(body, c.get("tenant")), ...reuseOf(body)}, textCompletionShape, "prompt");
     });
+
+    function reuseOf(body: ChatCompletionBody | CompletionBody): Pick<ApiRequestInput, "reuse"> {
+        return body.cache_salt == null ? {} : {reuse: {salt: body.cache_salt, idleMs: options.cacheIdleMs}};
+    }
 
     /** One completion of either kind: the model checked, a slot taken (or 429), the prompt checked to fit (or 400), then run and answered whole or streamed. */
     async function answer(c: Context, body: CommonBody, input: ApiRequestInput, shape: CompletionShape, promptParam: string) {
@@ -184,7 +191,7 @@ function parseBody<T>(text: string, schema: z.ZodType<T>): T {
     if (!parsed.success) {
         const issue = parsed.error.issues[0]!;
         const param = issue.path.length > 0 ? issue.path.map(String).join(".") : null;
-        throw new OpenAiHttpError(400, "invalid_request_error", `${param ?? "The body"}: ${issue.message}.`, {param, code: "invalid_value"});
+        throw new OpenAiHttpError(400, "invalid_request_error", `${describeZodIssues([issue], {whole: "The body"})[0]}.`, {param, code: "invalid_value"});
     }
     return parsed.data;
 }

@@ -1,11 +1,38 @@
-import {toWireError} from "../core/common/errors.js";
+import {describeErrorLocally, isCleanroomError} from "../core/common/errors.js";
+import type {ScrubReport} from "../core/common/types.js";
+import type {ApiCacheEnd} from "../core/node/turns/ApiRequestService.js";
 import type {ApiRequestReport} from "./createApiApp.js";
 
-/** One line per request for the server's log: who asked, what it cost, and its context's scrub (never prompt or reply text). */
+/**
+ * One line per request for the server's log: who asked, what it cost, and its context's scrub (never
+ * prompt or reply text). The log is local, so an error without a Cleanroom code shows its detail.
+ */
 export function describeRequestEnd({requestId, tenant, result, error}: ApiRequestReport) {
     if (result == null)
-        return `${requestId} (${tenant}): failed: ${toWireError(error).message}`;
-    const {scrub} = result;
-    return `${requestId} (${tenant}): ${result.promptTokens} prompt + ${result.completionTokens} reply tokens, ${result.finishReason}; ` +
-        `context ${scrub.contextId} scrubbed, ${scrub.verified ? "verified" : "NOT verified"} (${scrub.bytesChecked} bytes checked, ${scrub.nonZeroBytes} non-zero)`;
+        return `${requestId} (${tenant}): failed: ${describeLocally(error)}`;
+    const {scrub, cache} = result;
+    const cached = result.cachedTokens > 0 ? ` (${result.cachedTokens} cached)` : "";
+    return `${requestId} (${tenant}): ${result.promptTokens} prompt${cached} + ${result.completionTokens} reply tokens, ${result.finishReason}; ` +
+        (scrub != null ? describeScrub(scrub)
+            : cache != null ? `context kept in ${cache.sessionId} for its cache_salt (scrubbed after ${formatSeconds(cache.idleMs)} idle)` : "context kept");
+}
+
+/** One line for a `cache_salt` reuse cache that ended: idle, or at shutdown. */
+export function describeCacheEnd({sessionId, tenant, reason, scrub, error}: ApiCacheEnd) {
+    const why = reason === "idle" ? "idle" : "the server is stopping";
+    if (error != null)
+        return `${sessionId} (${tenant}): cache_salt cache ended (${why}): ${describeLocally(error)}`;
+    return `${sessionId} (${tenant}): cache_salt cache ended (${why}); ` + (scrub != null ? describeScrub(scrub) : "its context was already scrubbed (evicted or failed)");
+}
+
+function describeLocally(error: unknown) {
+    return isCleanroomError(error) ? error.message : describeErrorLocally(error);
+}
+
+function describeScrub(scrub: ScrubReport) {
+    return `context ${scrub.contextId} scrubbed, ${scrub.verified ? "verified" : "NOT verified"} (${scrub.bytesChecked} bytes checked, ${scrub.nonZeroBytes} non-zero)`;
+}
+
+function formatSeconds(ms: number) {
+    return `${Math.round(ms / 100) / 10} s`;
 }

@@ -50,6 +50,8 @@ const commonFields = {
     temperature: TemperatureSchema.nullish(),
     top_p: z.number().min(0).max(1).nullish(),
     seed: SeedSchema.nullish(),
+    /** vLLM's field: requests of one API key with the same salt may share their prompt's cache; none without it. */
+    cache_salt: z.string().min(1, "cache_salt cannot be empty").max(256, "cache_salt has at most 256 characters").nullish(),
     stop: StopSchema.nullish(),
     user: z.string().nullish(),
     n: unsupported(z.number().int().nullable(), (n) => n == null || n === 1, "only n = 1 is supported"),

@@ -17,6 +17,8 @@ export type ApiServerOptions = {
     apiKeys?: string[],
     /** Requests served at once. Defaults to `4`. */
     parallel?: number,
+    /** How long a `cache_salt` reuse cache is kept with no request using it, in ms. Defaults to 5 minutes. */
+    cacheIdleMs?: number,
     onRequestEnd?: (report: ApiRequestReport) => void,
     onClientLeft?: (requestId: string, tenant: string) => void
 };
@@ -25,13 +27,14 @@ export type ApiServer = {
     /** `http://<host>:<port>/v1`, the base URL OpenAI clients take. */
     baseUrl: string,
     port: number,
-    /** Stops taking requests, stops those in flight (each still scrubbed by the core) and waits for them to end. */
+    /** Stops taking requests, stops those in flight (each still scrubbed by the core), waits for them to end, then scrubs every `cache_salt` cache. */
     close(): Promise<void>
 };
 
 export const defaultApiPort = 1234;
 export const defaultApiHost = "127.0.0.1";
 export const defaultApiParallel = 4;
+export const defaultCacheIdleMs = 5 * 60 * 1000;
 
 /** Refuses an address other machines can reach when no key guards it. */
 export function checkListenAddress(host: string, apiKeys: string[]) {
@@ -41,12 +44,12 @@ export function checkListenAddress(host: string, apiKeys: string[]) {
 }
 
 /** Starts the local OpenAI-compatible server (`cleanroom serve`) on a core with its model loaded. */
-export async function startApiServer({core, modelName, host = defaultApiHost, port = defaultApiPort, apiKeys = [], parallel = defaultApiParallel, onRequestEnd, onClientLeft}: ApiServerOptions): Promise<ApiServer> {
+export async function startApiServer({core, modelName, host = defaultApiHost, port = defaultApiPort, apiKeys = [], parallel = defaultApiParallel, cacheIdleMs = defaultCacheIdleMs, onRequestEnd, onClientLeft}: ApiServerOptions): Promise<ApiServer> {
     checkListenAddress(host, apiKeys);
     const shutdown = new AbortController();
     let listeningPort = port;
     const {app, settled} = createApiApp({
-        core, modelName, keys: new ApiKeyRing(apiKeys), parallel, shutdownSignal: shutdown.signal, onRequestEnd, onClientLeft,
+        core, modelName, keys: new ApiKeyRing(apiKeys), parallel, cacheIdleMs, shutdownSignal: shutdown.signal, onRequestEnd, onClientLeft,
         allowedHosts: () => apiKeys.length === 0 ? loopbackHostHeaders(listeningPort) : null
     });
     const server = await new Promise<ServerType>((resolve, reject) => {
@@ -69,6 +72,7 @@ export async function startApiServer({core, modelName, host = defaultApiHost, po
             const closed = new Promise<void>((resolve) => server.close(() => resolve()));
             shutdown.abort();
             await settled();
+            await core.endApiCaches();
             if ("closeAllConnections" in server)
                 server.closeAllConnections();
             await closed;

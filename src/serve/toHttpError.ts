@@ -1,4 +1,4 @@
-import {isCleanroomError} from "../core/common/errors.js";
+import {isCleanroomError, toWireError} from "../core/common/errors.js";
 import {OpenAiHttpError} from "./OpenAiHttpError.js";
 
 /** The HTTP answer for a failure: the core's refusals by their code, anything else a 500. */
@@ -13,6 +13,7 @@ export function toHttpError(error: unknown, promptParam = "messages"): OpenAiHtt
         return new OpenAiHttpError(503, "server_error", error.message, {code: "model_not_loaded"});
     if (isCleanroomError(error, "SCRUB_UNVERIFIED"))
         return new OpenAiHttpError(500, "server_error", error.message, {code: "scrub_unverified"});
-    return new OpenAiHttpError(500, "server_error", `The request failed: ${error instanceof Error ? error.message : String(error)}`,
-        {code: isCleanroomError(error, "INTERNAL") ? "internal_error" : null});
+    // Only Cleanroom's own codes and messages reach the client; anything else goes to the local log.
+    const wire = toWireError(error);
+    return new OpenAiHttpError(500, "server_error", `The request failed: ${wire.message}`, {code: wire.code === "INTERNAL" ? "internal_error" : null});
 }

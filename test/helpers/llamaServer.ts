@@ -1,8 +1,8 @@
 import {spawn, type ChildProcess} from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import {freePort} from "../../tools/freePort.js";
 
 /** llama-server built by scripts/build-llama-cpp.sh (or CLEANROOM_LLAMA_SERVER). */
 export function findLlamaServer(): string | null {
@@ -11,16 +11,6 @@ export function findLlamaServer(): string | null {
         path.join(process.env.CLEANROOM_LLAMA_CPP_DIR ?? path.join(os.homedir(), ".cache", "cleanroom", "llama.cpp"), "build", "bin", "llama-server")
     ];
     return candidates.find((candidate): candidate is string => candidate != null && fs.existsSync(candidate)) ?? null;
-}
-
-async function freePort(): Promise<number> {
-    return await new Promise((resolve, reject) => {
-        const server = net.createServer();
-        server.listen(0, "127.0.0.1", () => {
-            const address = server.address();
-            server.close(() => (typeof address === "object" && address != null ? resolve(address.port) : reject(new Error("no port"))));
-        });
-    });
 }
 
 export type RunningLlamaServer = {url: string, process: ChildProcess, log: () => string, close: () => Promise<void>};

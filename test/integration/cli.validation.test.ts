@@ -145,3 +145,22 @@ describe("conversations stored with an id that breaks the rule (written before t
         expect(JSON.parse((await runCliCapturing(["conversations", "list", "--db", db, "--json"], {env})).stdout)).toEqual({conversations: []});
     });
 });
+
+describe("a database written by a newer Cleanroom", () => {
+    it("is refused with DATABASE_TOO_NEW and a message that says to update, not as an internal error", async () => {
+        const {env, db} = hermeticCliEnv("newer-schema");
+        const newer = new Database(db);
+        for (const migrate of migrations)
+            migrate(newer);
+        newer.pragma(`user_version = ${migrations.length + 1}`);
+        newer.close();
+
+        const run = await runCliCapturing(["conversations", "list", "--db", db, "--json"], {env});
+        expect(run.code).toBe(1);
+        expect((JSON.parse(run.stderr) as JsonError).error).toMatchObject({
+            code: "DATABASE_TOO_NEW",
+            message: expect.stringMatching(/written by a newer Cleanroom \(schema \d+, this build knows \d+\): update Cleanroom to open it/),
+            details: {schema: migrations.length + 1, known: migrations.length}
+        });
+    });
+});

@@ -1,6 +1,7 @@
 import path from "node:path";
 import {fileURLToPath} from "node:url";
 import {describe, expect, it} from "vitest";
+import {internalErrorMessage} from "../../src/core/common/errors.js";
 import {cliEntry, runCliCapturing} from "../../tools/spawnCli.js";
 import {hermeticCliEnv} from "../helpers/cliEnv.js";
 import {decryptedRows} from "../helpers/decryptedRows.js";
@@ -10,27 +11,33 @@ const modelPath = requireTestModel();
 /** Run from source, with SQLite failing to record the scrub (the compiled bundle has its own copy of the audit log). */
 const failingAudit = {nodeArgs: ["--import", path.join(path.dirname(fileURLToPath(import.meta.url)), "../helpers/forceAuditFailure.preload.ts")], entry: cliEntry};
 const stackLine = /^\s+at /m;
+const notADatabase = {error: {code: "INTERNAL", message: internalErrorMessage, details: {}}, internal: "SqliteError [SQLITE_NOTADB]: file is not a database"};
+const notADatabaseLine = "cleanroom: internal error: SqliteError [SQLITE_NOTADB]: file is not a database\n";
 /** Run from source, with an error nothing catches thrown while the first reply streams (see the preload). */
 const strayMidTurn = {nodeArgs: ["--import", path.join(path.dirname(fileURLToPath(import.meta.url)), "../helpers/strayErrorMidTurn.preload.ts")], entry: cliEntry};
 
-/** A SQLite error no command awaits (a listener's, an unhandled rejection) is reported like any other: code and message, never a stack. */
+/**
+ * A SQLite error no command awaits (a listener's, an unhandled rejection) is reported like any other
+ * error without a Cleanroom code: INTERNAL, its detail (class, SQLite code, message) shown as the
+ * in-process core's local log, never a stack.
+ */
 describe.skipIf(modelPath == null)("SQLite errors outside a command's await", () => {
     const chat = (json: boolean) => ["chat", "--model", modelPath!, "--prompt", "Once upon a time", "--max-tokens", "4", "--threads", "1",
         ...(json ? ["--json"] : [])];
 
-    it("a listener's SQLITE_NOTADB: one JSON error line with --json, one clean line without, exit 1, no stack", async () => {
+    it("a listener's SQLITE_NOTADB: one JSON error line (INTERNAL, the detail beside it) with --json, one clean line without, exit 1, no stack", async () => {
         const {env, db} = hermeticCliEnv("stray-listener");
         const json = await runCliCapturing([...chat(true), "--db", db], {env, ...failingAudit});
         expect(json.stderr).not.toMatch(stackLine);
         expect(json.code).toBe(1);
         expect(JSON.parse(json.stdout)).toMatchObject({route: "local"}); // the reply was printed
         const lines = json.stderr.trim().split("\n");
-        expect(lines.map((line) => JSON.parse(line))).toEqual([{error: {code: "SQLITE_NOTADB", message: "file is not a database", details: {}}}]);
+        expect(lines.map((line) => JSON.parse(line))).toEqual([notADatabase]);
 
         const plain = await runCliCapturing([...chat(false), "--db", db], {env, ...failingAudit});
         expect(plain.stderr).not.toMatch(stackLine);
         expect(plain.code).toBe(1);
-        expect(plain.stderr).toContain("cleanroom: file is not a database [SQLITE_NOTADB]\n");
+        expect(plain.stderr).toContain(notADatabaseLine);
         expect(plain.stderr.match(/SQLITE_NOTADB/g)).toHaveLength(1);
     });
 
@@ -40,13 +47,13 @@ describe.skipIf(modelPath == null)("SQLite errors outside a command's await", ()
         expect(run.stderr).not.toMatch(stackLine);
         expect(run.code).toBe(1);
         for (const line of run.stderr.trim().split("\n"))
-            expect(JSON.parse(line)).toEqual({error: {code: "SQLITE_NOTADB", message: "file is not a database", details: {}}});
+            expect(JSON.parse(line)).toEqual(notADatabase);
     });
 
     it("the stack is there with CLEANROOM_DEBUG=1", async () => {
         const {env, db} = hermeticCliEnv("stray-debug", {CLEANROOM_DEBUG: "1"});
         const run = await runCliCapturing([...chat(false), "--db", db], {env, ...failingAudit});
-        expect(run.stderr).toContain("cleanroom: file is not a database [SQLITE_NOTADB]\n");
+        expect(run.stderr).toContain(notADatabaseLine);
         expect(run.stderr).toMatch(/SqliteError: file is not a database\n\s+at /);
     });
 });
@@ -58,7 +65,8 @@ describe.skipIf(modelPath == null)("an error no command awaits, thrown while a s
             "--max-tokens", "64", "--threads", "1", "--json"], {env, ...strayMidTurn});
         expect(run.stderr).not.toMatch(stackLine);
         expect(run.code).toBe(1);
-        expect(JSON.parse(run.stderr.trim().split("\n")[0]!)).toMatchObject({error: {message: "forced by the test: an error no command awaits, thrown mid-turn"}});
+        expect(JSON.parse(run.stderr.trim().split("\n")[0]!)).toEqual({error: {code: "INTERNAL", message: internalErrorMessage, details: {}},
+            internal: "Error: forced by the test: an error no command awaits, thrown mid-turn"});
 
         const events = JSON.parse(decryptedRows(db).find((table) => table.table === "audit_events")!.json) as Array<{kind: string, conversation_id: string | null, data_json: string}>;
         const scrubs = events.filter((event) => event.kind.startsWith("scrub.")).map((event) => [event.kind, event.conversation_id]);

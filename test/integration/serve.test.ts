@@ -328,3 +328,65 @@ describe.skipIf(modelPath == null)("cleanroom serve: an OpenAI-compatible local 
         expect(requestEvents(events, "scrub.verified").map((event) => event.data)).toEqual([expect.objectContaining({reason: "abort", nonZeroBytes: 0})]);
     });
 });
+
+describe.skipIf(modelPath == null)("cleanroom serve: cache_salt, reuse within one key and one salt only", () => {
+    const story = "Once upon a time there was a little dog named Max who lived in a big red house with a garden full of flowers. ".repeat(3);
+    function saltedBody(question: string, salt: string | null, extra: Record<string, unknown> = {}) {
+        return {
+            model: modelName, temperature: 0, max_tokens: 8, ...salt != null ? {cache_salt: salt} : {}, ...extra,
+            messages: [{role: "system" as const, content: story}, {role: "user" as const, content: question}]
+        } as OpenAI.ChatCompletionCreateParamsNonStreaming;
+    }
+    const cachedTokensOf = async (server: ServeProcess, key: string, body: OpenAI.ChatCompletionCreateParamsNonStreaming) =>
+        (await clientOf(server, key).chat.completions.create(body)).usage!.prompt_tokens_details!.cached_tokens;
+
+    it("the same key and salt reuse the shared prefix (cached_tokens reported, streamed and not); another salt, another key or no salt get 0; SIGTERM scrubs the kept caches", async () => {
+        const keyA = "tenant-a-key-1234";
+        const keyB = "tenant-b-key-5678";
+        const server = await serve(["--api-key", keyA, "--api-key", keyB]);
+        const first = await clientOf(server, keyA).chat.completions.create(saltedBody("What did Max do?", "salt-one"));
+        expect(first.usage!.prompt_tokens_details!.cached_tokens).toBe(0);
+
+        const second = await cachedTokensOf(server, keyA, saltedBody("Where did Max sleep?", "salt-one"));
+        expect(second).toBeGreaterThan(60); // the system prompt's story, at least
+        expect(second).toBeLessThan(first.usage!.prompt_tokens);
+        expect(await cachedTokensOf(server, keyA, saltedBody("Where did Max sleep?", "salt-two"))).toBe(0);
+        expect(await cachedTokensOf(server, keyB, saltedBody("Where did Max sleep?", "salt-one"))).toBe(0);
+        expect(await cachedTokensOf(server, keyA, saltedBody("Where did Max sleep?", null))).toBe(0);
+
+        let usage: OpenAI.CompletionUsage | undefined;
+        const stream = await clientOf(server, keyA).chat.completions.create({
+            ...saltedBody("Where did Max sleep?", "salt-one"), stream: true, stream_options: {include_usage: true}
+        } as OpenAI.ChatCompletionCreateParamsStreaming);
+        for await (const chunk of stream)
+            usage = chunk.usage ?? usage;
+        // The same prompt as the second request, whose reply is in the cache after it: all but the prompt's last token is reused.
+        expect(usage!.prompt_tokens_details!.cached_tokens).toBe(usage!.prompt_tokens - 1);
+
+        const empty = await fetch(`${server.baseUrl}/chat/completions`, {method: "POST", headers: {"content-type": "application/json", authorization: `Bearer ${keyA}`},
+            body: JSON.stringify(saltedBody("Hi", ""))});
+        expect(await empty.json()).toMatchObject({error: {param: "cache_salt", message: "cache_salt: cache_salt cannot be empty."}});
+
+        const stopping = server.output.output().length;
+        const {code, events} = await stopAndReadAudit(server);
+        expect(code).toBe(0);
+        // Three caches were kept (key A salt one, key A salt two, key B salt one); each scrubbed at shutdown, verified.
+        expect(server.output.output().slice(stopping).match(/api-cache-\w+ \((key 1|key 2)\): cache_salt cache ended \(the server is stopping\); context ctx-\S+ scrubbed, verified/g))
+            .toHaveLength(3);
+        const cacheScrubs = events.filter((event) => event.kind === "scrub.verified" && event.conversationId?.startsWith("api-cache-") === true);
+        expect(cacheScrubs.map((event) => event.data)).toEqual([1, 2, 3].map(() => expect.objectContaining({reason: "shutdown", nonZeroBytes: 0})));
+        expect(new Set(cacheScrubs.map((event) => event.conversationId)).size).toBe(3);
+        expect(JSON.stringify(events)).not.toMatch(/salt-one|salt-two/);
+    });
+
+    it("a cache_salt cache unused for --cache-idle is scrubbed, verified and reported; the next request with that salt starts clean", async () => {
+        const server = await serve(["--cache-idle", "0.5"]);
+        expect(await cachedTokensOf(server, "none", saltedBody("What did Max do?", "salt-idle"))).toBe(0);
+        await server.output.waitFor(/api-cache-\w+ \(loopback\): cache_salt cache ended \(idle\); context ctx-\S+ scrubbed, verified \(\d+ bytes checked, 0 non-zero\)/);
+        expect(await cachedTokensOf(server, "none", saltedBody("Where did Max sleep?", "salt-idle"))).toBe(0);
+
+        const {events} = await stopAndReadAudit(server);
+        const cacheScrubs = events.filter((event) => event.kind === "scrub.verified" && event.conversationId?.startsWith("api-cache-") === true);
+        expect(cacheScrubs.map((event) => event.data.reason)).toEqual(["idle", expect.stringMatching(/^(idle|shutdown)$/)]);
+    });
+});

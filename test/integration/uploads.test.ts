@@ -64,7 +64,7 @@ describe("web mode's uploads: chunked over the RPC, held per connection, read on
         expect(stranger.message).toContain(`no upload ${uploadId} on this connection`);
         expect(await ok(service.call("attachments.discard", {uploadId}, otherTab))).toEqual({discarded: false});
 
-        service.disconnected(tab);
+        service.disconnected!(tab);
         expect((await refusal(service.call("attachments.uploadFinish", {uploadId}, tab))).message).toContain("its connection closed");
     });
 
@@ -94,7 +94,7 @@ describe("web mode's uploads: chunked over the RPC, held per connection, read on
 
         expect(await ok(service.call("attachments.discard", first, tab))).toEqual({discarded: true});
         await ok(service.call("attachments.uploadBegin", {name: "three.txt", bytes: 1}, tab));
-        service.disconnected(tab);
+        service.disconnected!(tab);
     });
 
     it("an unreadable file is refused at finish with ATTACHMENT_UNREADABLE and its reason, and its upload is gone", async () => {

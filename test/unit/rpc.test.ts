@@ -4,16 +4,16 @@ import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {apiMethods, type ApiEventPayload} from "../../src/core/common/api/index.js";
 import {connectCoreClient, createInProcessChannelPair, RemoteCallError, type ConnectedCoreClient} from "../../src/core/common/rpc/index.js";
 import {type Core} from "../../src/core/node/Core.js";
-import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
-import {createCoreService, type CoreService} from "../../src/core/node/rpc/createCoreService.js";
+import {type CoreService} from "../../src/core/node/rpc/createCoreService.js";
 import {serveCoreOverChannel} from "../../src/core/node/rpc/serveCoreOverChannel.js";
+import {servicesOf} from "../helpers/coreServices.js";
 import {tempDir} from "../helpers/tempCore.js";
-import {openTestCore, servicesOf} from "../helpers/coreServices.js";
+import {openInProcessCoreClient, type InProcessCoreClient} from "../helpers/inProcessCoreClient.js";
 
+let opened: InProcessCoreClient;
 let core: Core;
 let service: CoreService;
 let client: ConnectedCoreClient;
-let closeChannel: () => void;
 
 /** Everything a call could change, read straight from the database. */
 function snapshot() {
@@ -37,19 +37,11 @@ async function expectRefused(method: string, input: unknown) {
 
 beforeAll(async () => {
     // No model: the contract and the door are tested without generation.
-    core = openTestCore(await loadLlama(), {database: path.join(tempDir("rpc"), "rpc.db")});
-    service = createCoreService(core);
-    const [coreSide, clientSide, close] = createInProcessChannelPair();
-    serveCoreOverChannel(service, coreSide);
-    client = connectCoreClient(clientSide);
-    closeChannel = close;
+    opened = await openInProcessCoreClient("rpc");
+    ({core, service, client} = opened);
 });
 
-afterAll(async () => {
-    closeChannel();
-    service.dispose();
-    await core.close();
-});
+afterAll(() => opened.close());
 
 describe("contract validation at the core's door", () => {
     it("refuses malformed input to each call with INVALID_INPUT and changes nothing", async () => {

@@ -3,6 +3,7 @@ import {z} from "zod";
 import {CloudContextLimitSchema, MaxTokensSchema, SeedSchema} from "../../src/core/common/api/limits.js";
 import {CleanroomError} from "../../src/core/common/errors.js";
 import type {AuditReport} from "../endpointAudit/auditEndpoint.js";
+import type {PrefixCacheProbeReport} from "../endpointAudit/prefixCacheProbe.js";
 import {cloudApiKeyFromEnvironment} from "../../src/cli/cloudApiKeyFromEnvironment.js";
 import {formatTable} from "../../src/cli/formatTable.js";
 import {numberOption} from "../../src/cli/optionParsers.js";
@@ -15,7 +16,7 @@ const ConcurrencySchema = z.number().int().min(1).max(256);
 
 type AuditOptions = {
     endpoint: string, model: string, tenants: number, requests: number, concurrency: number,
-    contextLimit?: number, maxTokens: number, seed?: number, json?: boolean
+    contextLimit?: number, maxTokens: number, seed?: number, json?: boolean, prefixCacheProbe: boolean
 };
 
 /**
@@ -34,6 +35,7 @@ export function registerAuditCommand(program: Command) {
         .option("--context-limit <n>", "the endpoint's context limit (default: as it reports)", numberOption("--context-limit", CloudContextLimitSchema))
         .option("--max-tokens <n>", "reply budget per request", numberOption("--max-tokens", MaxTokensSchema), 32)
         .option("--seed <s>", "seed for sizes and text", numberOption("--seed", SeedSchema))
+        .option("--no-prefix-cache-probe", "skip the prefix-cache probe (a victim's PIN, an attacker's guesses, the cached tokens it is told)")
         .option("--json", "JSON report on stdout")
         .action(async (options: AuditOptions) => {
             const json = options.json === true;
@@ -46,7 +48,7 @@ export function registerAuditCommand(program: Command) {
                 const report = await auditEndpoint({
                     baseURL: options.endpoint, model: options.model, apiKey: cloudApiKeyFromEnvironment(),
                     tenants: options.tenants, requests: options.requests, concurrency: options.concurrency,
-                    contextLimit: options.contextLimit ?? null, maxTokens: options.maxTokens, seed: options.seed,
+                    contextLimit: options.contextLimit ?? null, maxTokens: options.maxTokens, seed: options.seed, prefixCacheProbe: options.prefixCacheProbe,
                     onProgress: progress == null ? undefined : (done) => progress.update(done)
                 });
                 progress?.finish();
@@ -55,7 +57,7 @@ export function registerAuditCommand(program: Command) {
                 else
                     printReport(report);
 
-                if (report.leaks.length > 0 || report.oversizeAccepted > 0)
+                if (report.leaks.length > 0 || report.oversizeAccepted > 0 || report.prefixCache?.leak === true || report.prefixCacheSalted?.leak === true)
                     process.exitCode = exitCodes.leakFound;
                 else if (report.completed === 0)
                     reportError(new CleanroomError("CLOUD_REQUEST_FAILED",
@@ -79,8 +81,36 @@ function printReport(report: AuditReport) {
     if (report.leaks.length > 0)
         process.stdout.write(formatTable([{header: "REQUEST", align: "right"}, {header: "TENANT"}, {header: "KIND"}, {header: "DATA OF"}],
             report.leaks.map((leak) => [String(leak.request), leak.tenant, leak.kind, leak.from.join(", ")]), {indent: "  "}));
-    if (report.leaks.length > 0 || report.oversizeAccepted > 0)
+    if (report.prefixCache != null)
+        printPrefixCache(report.prefixCache, write);
+    if (report.prefixCacheSalted != null)
+        write(describeSaltHonoured(report.prefixCacheSalted));
+    if (report.leaks.length > 0 || report.oversizeAccepted > 0 || report.prefixCache?.leak === true || report.prefixCacheSalted?.leak === true)
         write("Result: NOT SAFE for shared use (exit 3).");
     else if (report.completed > 0)
         write("Result: no leak found, every oversize request refused.");
+}
+
+function printPrefixCache(probe: PrefixCacheProbeReport, write: (line: string) => void) {
+    write(`Prefix cache: a victim sends its bank PIN ${probe.secret}; an attacker sends the same opening with a guess ` +
+        `(cached tokens read from ${probe.measuredBy ?? "nowhere: the endpoint reports none"})`);
+    process.stdout.write(formatTable([{header: "GUESS"}, {header: "PROMPT", align: "right"}, {header: "CACHED", align: "right"}],
+        probe.rounds.map((round) => [round.guess, String(round.promptTokens ?? "?"), String(round.cachedTokens ?? "?")]), {indent: "  "}));
+    if (probe.error != null)
+        write(`  Probe stopped: ${probe.error}`);
+    write(probe.leak
+        ? `Prefix-cache leaks: another tenant was served up to ${probe.crossTenantCachedTokens} tokens of the victim's prompt from cache` +
+            `${probe.bestGuess != null ? `; the most went to the guess ${probe.bestGuess}` : ""}.`
+        : "Prefix-cache leaks: 0 (no token of the victim's prompt came back to another tenant).");
+}
+
+/** What the probe with a different `cache_salt` for victim and attacker found. */
+function describeSaltHonoured(salted: PrefixCacheProbeReport) {
+    if (salted.error != null)
+        return `cache_salt: not taken (${salted.error.slice(0, 160)}).`;
+    if (salted.measuredBy == null)
+        return "cache_salt: unknown (the endpoint reports no cached tokens).";
+    return salted.leak
+        ? `cache_salt: NOT honoured: with different salts, the attacker was still served up to ${salted.crossTenantCachedTokens} cached tokens of the victim's prompt.`
+        : "cache_salt: honoured (with different salts, 0 cached tokens).";
 }

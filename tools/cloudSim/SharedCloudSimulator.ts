@@ -41,7 +41,8 @@ type ParsedRequest = {
     messages: ChatMessage[],
     maxTokens: number,
     stream: boolean,
-    includeUsage: boolean
+    includeUsage: boolean,
+    cacheSalt: string | null
 };
 
 type PreparedReply = {
@@ -127,7 +128,8 @@ export class SharedCloudSimulator {
             modelName: options.modelName ?? defaultModelName,
             defaultMaxTokens: options.defaultMaxTokens ?? defaultMaxTokens,
             reply: options.reply ?? "generate",
-            otherTenants: options.otherTenants ?? defaultOtherTenants
+            otherTenants: options.otherTenants ?? defaultOtherTenants,
+            cacheSalt: options.cacheSalt ?? "accept"
         };
         this.poolTokens = this._options.poolTokens;
         this.modelName = this._options.modelName;
@@ -243,7 +245,7 @@ export class SharedCloudSimulator {
         const requestId = `req-${++this._requestCounter}`;
         const record: SimRequestRecord = {
             requestId, tenant, status: 200, stream: parsed.stream, promptTokens: 0, reportedPromptTokens: null,
-            maxTokens: parsed.maxTokens, overflowed: false, truncated: false, fault: null, leaks: []
+            maxTokens: parsed.maxTokens, overflowed: false, truncated: false, fault: null, leaks: [], cacheSalt: parsed.cacheSalt
         };
         this.requests.push(record);
 
@@ -298,7 +300,14 @@ export class SharedCloudSimulator {
         if (typeof maxTokens !== "number" || !Number.isInteger(maxTokens) || maxTokens < 1)
             throw new HttpFailure(400, "invalid_request_error", null, "max_tokens must be a positive integer.", "max_tokens");
         const streamOptions = request.stream_options as {include_usage?: unknown} | undefined;
-        return {messages, maxTokens, stream: request.stream === true, includeUsage: streamOptions?.include_usage === true};
+        if (request.cache_salt != null && this._options.cacheSalt === "reject")
+            throw new HttpFailure(400, "invalid_request_error", null, "Unrecognized request argument supplied: cache_salt", "cache_salt");
+        if (request.cache_salt != null && (typeof request.cache_salt !== "string" || request.cache_salt === ""))
+            throw new HttpFailure(400, "invalid_request_error", null, "cache_salt must be a non-empty string.", "cache_salt");
+        return {
+            messages, maxTokens, stream: request.stream === true, includeUsage: streamOptions?.include_usage === true,
+            cacheSalt: typeof request.cache_salt === "string" ? request.cache_salt : null
+        };
     }
 
     private async _prepareReply(tenant: string, requestId: string, request: ParsedRequest, record: SimRequestRecord): Promise<PreparedReply> {

@@ -65,7 +65,12 @@ export type SharedCloudSimulatorOptions = {
      * install (one per about 100 characters), so that any stale page of theirs that leaks is
      * recognisable. Defaults to `0` (the `sim-cloud` command uses 3 in the leaking modes).
      */
-    otherTenants?: number
+    otherTenants?: number,
+    /**
+     * `accept`: takes vLLM's `cache_salt` (recorded per request); `reject`: refuses it with HTTP 400
+     * as an endpoint that refuses unknown fields does (OpenAI's own wording). Defaults to `accept`.
+     */
+    cacheSalt?: "accept" | "reject"
 };
 
 /** A leaked fragment, for tests to check what leaked from whom. */
@@ -91,7 +96,9 @@ export type SimRequestRecord = {
     overflowed: boolean,
     truncated: boolean,
     fault: SimFault | null,
-    leaks: SimLeak[]
+    leaks: SimLeak[],
+    /** The request's `cache_salt`, null when it sent none. */
+    cacheSalt: string | null
 };
 
 /** Every HTTP request the simulator received, as it arrived: what a server on the other end would have seen. */

@@ -7,6 +7,7 @@ import type {CanaryBook, PlantedCanary} from "../../src/core/common/cloud/types.
 import {toWireError} from "../../src/core/common/errors.js";
 import {CloudClient, type CloudChatMessage} from "../../src/core/node/cloud/CloudClient.js";
 import {fillerText} from "./fillerText.js";
+import {probePrefixCache, type PrefixCacheProbeReport} from "./prefixCacheProbe.js";
 
 export type AuditEndpointOptions = {
     baseURL: string,
@@ -30,6 +31,8 @@ export type AuditEndpointOptions = {
     maxTokens?: number,
     timeoutMs?: number,
     seed?: number,
+    /** Runs the prefix-cache probe (`probePrefixCache`) after the leak probe, when the endpoint answered. Defaults to `true`. */
+    prefixCacheProbe?: boolean,
     onProgress?: (done: number, total: number) => void
 };
 
@@ -53,7 +56,11 @@ export type AuditReport = {
     oversizeAccepted: number,
     /** How requests were sized: characters per token, and who counted them. */
     sizing: {charsPerToken: number, countedBy: "endpoint" | "estimate" | "given"},
-    errors: Array<{request: number, code: string, message: string}>
+    errors: Array<{request: number, code: string, message: string}>,
+    /** Does a tenant's prompt prefix come back from another tenant's cache? Null when not probed. */
+    prefixCache: PrefixCacheProbeReport | null,
+    /** The same probe with a different `cache_salt` for victim and attacker: does the endpoint honour vLLM's field? Null when not probed. */
+    prefixCacheSalted: PrefixCacheProbeReport | null
 };
 
 const defaultCharsPerToken = 4;
@@ -114,7 +121,7 @@ export async function auditEndpoint(options: AuditEndpointOptions): Promise<Audi
             nearLimit: probes.filter((probe) => probe.size === "nearLimit").length,
             overLimit: probes.filter((probe) => probe.size === "overLimit").length
         },
-        leaks: [], oversizeRequests: 0, oversizeAccepted: 0, sizing, errors: []
+        leaks: [], oversizeRequests: 0, oversizeAccepted: 0, sizing, errors: [], prefixCache: null, prefixCacheSalted: null
     };
 
     // Fingerprints of every tenant's texts, to find canary-free leaks between tenants.
@@ -169,6 +176,12 @@ export async function auditEndpoint(options: AuditEndpointOptions): Promise<Audi
     await Promise.all(Array.from({length: concurrency}, worker));
     report.leaks.sort((a, b) => a.request - b.request);
     report.errors.sort((a, b) => a.request - b.request);
+    if (options.prefixCacheProbe !== false && report.completed > 0) {
+        const probe = {baseURL: options.baseURL, model: options.model, victimApiKey: options.apiKey ?? null, timeoutMs: options.timeoutMs};
+        report.prefixCache = await probePrefixCache(probe);
+        const salt = () => crypto.randomBytes(16).toString("hex");
+        report.prefixCacheSalted = await probePrefixCache({...probe, salts: {victim: salt(), attacker: salt()}});
+    }
     return report;
 }
 

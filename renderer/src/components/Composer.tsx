@@ -1,12 +1,11 @@
 import {useCallback, useEffect, useRef, useState, type ClipboardEvent, type KeyboardEvent} from "react";
 import {maxMessageTextLength} from "../../../src/core/common/api/index.js";
 import type {RouteRequest} from "../../../src/core/common/types.js";
+import {DraftSaver} from "../DraftSaver.js";
 import type {UploadedAttachment} from "../uploadAttachment.js";
 import {AttachmentChips, PaperclipIcon} from "./AttachmentChips.js";
 
 const formatCount = (count: number) => count.toLocaleString("en-US");
-/** How long typing pauses before the draft is saved in the core. */
-const draftSaveDelayMs = 300;
 
 /** A prompt being edited: Enter resends it as a new version (the old exchange is kept). */
 export type EditingMessage = {messageId: number, text: string};
@@ -38,10 +37,11 @@ export function Composer({conversationId, serverDraft, editing, disabled, genera
 }) {
     const [text, setText] = useState(serverDraft ?? "");
     const input = useRef<HTMLTextAreaElement>(null);
-    const pendingSave = useRef<ReturnType<typeof setTimeout> | null>(null);
+    const saveDraftNow = useRef(onSaveDraft);
+    saveDraftNow.current = onSaveDraft;
+    const drafts = useRef<DraftSaver | null>(null);
+    drafts.current ??= new DraftSaver((id, value) => void saveDraftNow.current(id, value));
     const textBeforeEdit = useRef("");
-    const latestText = useRef(text);
-    latestText.current = text;
     const overBy = text.length - maxMessageTextLength;
     const [attachments, setAttachments] = useState<ComposerAttachment[]>([]);
     const [attachProblem, setAttachProblem] = useState<string | null>(null);
@@ -130,23 +130,9 @@ export function Composer({conversationId, serverDraft, editing, disabled, genera
         attachFiles([...event.clipboardData.files]);
     };
 
-    const cancelPendingSave = () => {
-        if (pendingSave.current != null)
-            clearTimeout(pendingSave.current);
-        pendingSave.current = null;
-    };
-    const saveDraft = (value: string) => {
-        cancelPendingSave();
-        // A draft longer than a message can be is not kept (the composer says it cannot be sent either).
-        if (editing == null && value.length <= maxMessageTextLength)
-            pendingSave.current = setTimeout(() => {
-                pendingSave.current = null;
-                void onSaveDraft(conversationId, value);
-            }, draftSaveDelayMs);
-    };
     const change = (value: string) => {
         setText(value);
-        saveDraft(value);
+        drafts.current?.changed(conversationId, value, {editing: editing != null});
     };
 
     // The core gives a prompt back (a refused, failed or blocked turn): it returns to an empty composer.
@@ -166,12 +152,7 @@ export function Composer({conversationId, serverDraft, editing, disabled, genera
     }, [editing]);
     // A switch of conversation, a reload or a closed window saves what is pending at once.
     useEffect(() => {
-        const flush = () => {
-            if (pendingSave.current != null) {
-                cancelPendingSave();
-                void onSaveDraft(conversationId, latestText.current);
-            }
-        };
+        const flush = () => drafts.current?.flush();
         window.addEventListener("pagehide", flush);
         return () => {
             window.removeEventListener("pagehide", flush);
@@ -189,7 +170,7 @@ export function Composer({conversationId, serverDraft, editing, disabled, genera
         const sent = text;
         const edited = editing;
         const sentAttachments = edited != null ? [] : attachments;
-        cancelPendingSave();
+        drafts.current?.cancel();
         setText("");
         setAttachProblem(null);
         input.current?.focus();

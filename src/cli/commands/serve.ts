@@ -14,6 +14,7 @@ type ServeOptions = {
     model?: string,
     apiKey: string[],
     parallel?: number,
+    cacheIdle: number,
     db?: string,
     threads?: number,
     contextSize?: number,
@@ -22,6 +23,8 @@ type ServeOptions = {
 
 const PortSchema = z.number().int().min(0).max(65_535);
 const ParallelSchema = z.number().int().min(1).max(64);
+/** Seconds a `cache_salt` reuse cache is kept unused: at most the pool's own idle scrub (10 minutes). */
+const CacheIdleSchema = z.number().min(0.1).max(600);
 const ApiKeySchema = z.string().min(8, "a key has at least 8 characters").max(512, "a key has at most 512 characters")
     .regex(/^\S+$/, "a key cannot hold spaces");
 
@@ -38,6 +41,8 @@ export function registerServeCommand(program: Command) {
         .option("--api-key <key>", "a key clients send as `Authorization: Bearer <key>` (repeatable; each key a tenant)", apiKeyOption, [])
         .option("--parallel <n>", "requests served at once, more are answered 429 (default: 4, at most what the memory budget holds)",
             numberOption("--parallel", ParallelSchema))
+        .option("--cache-idle <seconds>", "how long a client's cache_salt cache (same key, same salt) is kept unused before it is scrubbed",
+            numberOption("--cache-idle", CacheIdleSchema), 300)
         .option("--db <file>", "SQLite database for the audit (default: the app's data folder)")
         .option("--threads <n>", "override the measured thread count", numberOption("--threads", ThreadsSchema))
         .option("--context-size <n>", "tokens per request context (rounded up to a multiple of 256)", numberOption("--context-size", ContextSizeSchema))
@@ -45,7 +50,7 @@ export function registerServeCommand(program: Command) {
         .action(async (options: ServeOptions) => {
             let core: Core | undefined;
             try {
-                const [{openCore, requireCliModel}, {startApiServer, checkListenAddress, defaultApiParallel}, {describeRequestEnd}] = await Promise.all([
+                const [{openCore, requireCliModel}, {startApiServer, checkListenAddress, defaultApiParallel}, {describeRequestEnd, describeCacheEnd}] = await Promise.all([
                     import("../openCore.js"), import("../../serve/startApiServer.js"), import("../../serve/describeRequestEnd.js")
                 ]);
                 checkListenAddress(options.host, options.apiKey);
@@ -59,9 +64,11 @@ export function registerServeCommand(program: Command) {
                         `--parallel ${options.parallel} is refused: the memory budget holds ${info.poolCapacity} contexts of this model at once.`,
                         {option: "--parallel", value: options.parallel, poolCapacity: info.poolCapacity});
 
+                core.onApiCacheEnd.createListener((end) => process.stderr.write(describeCacheEnd(end) + "\n"));
                 const server = await startApiServer({
                     core, modelName: path.basename(modelPath).replace(/\.gguf$/i, ""), host: options.host, port: options.port,
                     apiKeys: options.apiKey, parallel: options.parallel ?? Math.min(defaultApiParallel, info.poolCapacity),
+                    cacheIdleMs: options.cacheIdle * 1000,
                     onRequestEnd: (report) => process.stderr.write(describeRequestEnd(report) + "\n"),
                     onClientLeft: (requestId, tenant) => process.stderr.write(`${requestId} (${tenant}): the client disconnected; its generation is stopped.\n`)
                 });

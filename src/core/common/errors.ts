@@ -5,56 +5,70 @@ import type {SecretFinding} from "./secretScan/types.js";
  * Receivers on the other side of a process or socket branch on `code`, never on `instanceof`.
  * Messages say what happened and by how much; they never carry prompt text, canaries or
  * model output.
+ *
+ * This list is the one source of the codes: `ErrorCode` is derived from it, and `toWireError`
+ * lets only these cross a boundary. A new code is one more entry here.
  */
-export type ErrorCode =
-    | "MODEL_NOT_FOUND"
-    | "MODEL_FILE_MISSING"
-    | "MODEL_NOT_GGUF"
-    | "MODEL_TRUNCATED"
-    | "MODEL_UNSUPPORTED_ARCHITECTURE"
-    | "MODEL_TOO_LARGE_FOR_MEMORY"
-    | "MODEL_LOAD_FAILED"
-    | "MODEL_NOT_LOADED"
-    | "GPU_UNAVAILABLE"
-    | "CONTEXT_OVERFLOW"
-    | "CONTEXT_OWNERSHIP"
-    | "CONTEXT_DISPOSED"
-    | "POOL_BUDGET_TOO_SMALL"
-    | "SCRUB_UNVERIFIED"
-    | "CONVERSATION_NOT_FOUND"
-    | "GENERATION_ABORTED"
-    | "INVALID_INPUT"
-    | "CLOUD_DISABLED"
-    | "CLOUD_BLOCKED"
-    | "CLOUD_REQUEST_FAILED"
-    | "CLOUD_OVER_LIMIT"
-    | "CLOUD_BAD_RESPONSE"
-    | "CLOUD_KEY_NEEDED"
-    | "CLOUD_ENDPOINT_INSECURE"
-    | "SECRET_IN_CLOUD_REQUEST"
-    | "DOWNLOAD_FAILED"
-    | "DOWNLOAD_CHECKSUM_MISMATCH"
-    | "DOWNLOAD_SIZE_MISMATCH"
-    | "DOWNLOAD_CANCELLED"
-    | "DOWNLOAD_STALLED"
-    | "DOWNLOAD_URL_REFUSED"
-    | "DISK_FULL"
-    | "STORAGE_PATH_UNUSABLE"
-    | "WRONG_PASSPHRASE"
-    | "PASSPHRASE_REQUIRED"
-    | "STORE_KEY_UNAVAILABLE"
-    | "KEY_FILE_DAMAGED"
-    | "DATABASE_DAMAGED"
-    | "STORE_LOCKED"
-    | "UNLOCK_BACKOFF"
-    | "DATABASE_IN_USE"
-    | "MODEL_CATALOG_INVALID"
-    | "MODEL_REGISTRY_INVALID"
-    | "MODELS_UNAVAILABLE"
-    | "UNAUTHORIZED"
-    | "ATTACHMENT_UNREADABLE"
-    | "CLOUD_ATTACHMENTS_UNCONFIRMED"
-    | "INTERNAL";
+export const errorCodes = [
+    "MODEL_NOT_FOUND",
+    "MODEL_FILE_MISSING",
+    "MODEL_NOT_GGUF",
+    "MODEL_TRUNCATED",
+    "MODEL_UNSUPPORTED_ARCHITECTURE",
+    "MODEL_TOO_LARGE_FOR_MEMORY",
+    "MODEL_LOAD_FAILED",
+    "MODEL_NOT_LOADED",
+    "GPU_UNAVAILABLE",
+    "CONTEXT_OVERFLOW",
+    "CONTEXT_OWNERSHIP",
+    "CONTEXT_DISPOSED",
+    "POOL_BUDGET_TOO_SMALL",
+    "SCRUB_UNVERIFIED",
+    "CONVERSATION_NOT_FOUND",
+    "MESSAGE_NOT_FOUND",
+    "GENERATION_ABORTED",
+    "INVALID_INPUT",
+    "CLOUD_DISABLED",
+    "CLOUD_BLOCKED",
+    "CLOUD_REQUEST_FAILED",
+    "CLOUD_OVER_LIMIT",
+    "CLOUD_BAD_RESPONSE",
+    "CLOUD_KEY_NEEDED",
+    "CLOUD_ENDPOINT_INSECURE",
+    "SECRET_IN_CLOUD_REQUEST",
+    "DOWNLOAD_FAILED",
+    "DOWNLOAD_CHECKSUM_MISMATCH",
+    "DOWNLOAD_SIZE_MISMATCH",
+    "DOWNLOAD_CANCELLED",
+    "DOWNLOAD_STALLED",
+    "DOWNLOAD_URL_REFUSED",
+    "DISK_FULL",
+    "STORAGE_PATH_UNUSABLE",
+    "WRONG_PASSPHRASE",
+    "PASSPHRASE_REQUIRED",
+    "STORE_KEY_UNAVAILABLE",
+    "KEY_FILE_DAMAGED",
+    "DATABASE_DAMAGED",
+    "DATABASE_TOO_NEW",
+    "STORE_LOCKED",
+    "UNLOCK_BACKOFF",
+    "DATABASE_IN_USE",
+    "MODEL_CATALOG_INVALID",
+    "MODEL_REGISTRY_INVALID",
+    "MODELS_UNAVAILABLE",
+    "UNAUTHORIZED",
+    "ATTACHMENT_UNREADABLE",
+    "CLOUD_ATTACHMENTS_UNCONFIRMED",
+    "INTERNAL"
+] as const;
+
+export type ErrorCode = typeof errorCodes[number];
+
+const knownErrorCodes: ReadonlySet<string> = new Set(errorCodes);
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+    return typeof value === "string" && knownErrorCodes.has(value);
+}
 
 export type ErrorDetailValue = number | string | boolean | null;
 /** Flat values, or a list of flat records (e.g. the findings of `SecretInCloudRequestError`). */
@@ -196,21 +210,47 @@ export class InvalidInputError extends CleanroomError {
     }
 }
 
+/** A `CleanroomError`, or its wire form: an object whose `code` is one of `errorCodes`. */
 export function isCleanroomError<C extends ErrorCode>(error: unknown, code?: C): error is WireError & {code: C} {
     if (typeof error !== "object" || error === null)
         return false;
 
     const errorCode = (error as {code?: unknown}).code;
-    return typeof errorCode === "string" && (code == null || errorCode === code);
+    return isErrorCode(errorCode) && (code == null || errorCode === code);
 }
 
-export function toWireError(error: unknown): WireError {
-    if (error instanceof CleanroomError)
+/** What any error that is not a `CleanroomError` becomes on the other side of a boundary. */
+export const internalErrorMessage = "Cleanroom ran into an internal error. The details are in its local log; nothing more was sent here.";
+
+/**
+ * An error as the local log shows it: its class, its own code (an errno such as `ENOENT`, a
+ * `SQLITE_*` code) and its message, which may hold file paths. Never sent across a boundary.
+ */
+export function describeErrorLocally(error: unknown): string {
+    if (!(error instanceof Error))
+        return `a thrown ${error === null ? "null" : typeof error}: ${String(error)}`;
+    const ownCode = (error as {code?: unknown}).code;
+    return `${error.name}${typeof ownCode === "string" || typeof ownCode === "number" ? ` [${ownCode}]` : ""}: ${error.message}`;
+}
+
+/** The local log of the process at hand: the core's (or CLI's) stderr, the preload's console. */
+function logLocally(detail: string) {
+    console.error(`cleanroom: internal error, kept out of the reply: ${detail}`);
+}
+
+/**
+ * The form of `error` that may cross a process or socket boundary. Only the codes of `errorCodes`
+ * cross, with their message and details; anything else (an fs error with its path, a SQLite
+ * error, a plain `Error`) crosses as `INTERNAL` with `internalErrorMessage`, and its detail
+ * (`describeErrorLocally`) goes to `log`, by default the local log.
+ */
+export function toWireError(error: unknown, log: (detail: string) => void = logLocally): WireError {
+    if (error instanceof CleanroomError && isErrorCode(error.code))
         return error.toWire();
 
-    if (isCleanroomError(error))
+    if (isCleanroomError(error) && typeof error.message === "string")
         return {code: error.code, message: error.message, details: error.details ?? {}};
 
-    const message = error instanceof Error ? error.message : String(error);
-    return {code: "INTERNAL", message, details: {}};
+    log(describeErrorLocally(error));
+    return {code: "INTERNAL", message: internalErrorMessage, details: {}};
 }

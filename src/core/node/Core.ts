@@ -235,9 +235,9 @@ export class Core {
     /** Takes `messageId` (a prompt) and what follows off the shown branch, kept; returns their ids for `restoreBranch`. */
     public branchBefore(conversationId: ConversationId, messageId: number): number[] {
         const {store} = this._at(conversationId);
-        const message = store.getMessage(messageId);
-        if (message.conversationId !== conversationId || message.role !== "user")
-            throw new CleanroomError("INVALID_INPUT", "Only a prompt of this conversation can be edited and resent.", {conversationId, messageId});
+        const message = store.getMessage(messageId, conversationId);
+        if (message.role !== "user")
+            throw new CleanroomError("INVALID_INPUT", "Only a prompt can be edited and resent.", {conversationId, messageId});
         return store.branchBefore(messageId);
     }
 
@@ -249,8 +249,7 @@ export class Core {
     /** Shows another version of a message an edit kept, and returns the shown branch. */
     public showVersion(conversationId: ConversationId, messageId: number): Message[] {
         const {store} = this._at(conversationId);
-        if (store.getMessage(messageId).conversationId !== conversationId)
-            throw new CleanroomError("INVALID_INPUT", "That message belongs to another conversation.", {conversationId, messageId});
+        store.getMessage(messageId, conversationId);
         store.showVersion(messageId);
         return store.messages(conversationId);
     }
@@ -409,6 +408,16 @@ export class Core {
     /** Runs a prepared API request in a context of its own, ended (scrubbed and verified) with it. */
     public async runApiRequest(request: PreparedApiRequest, callbacks: {signal?: AbortSignal, onText?: (text: string) => void} = {}): Promise<ApiRequestResult> {
         return await this._apiRequests.run(request, callbacks);
+    }
+
+    /** Scrubs every `cache_salt` reuse cache of the API server now (it is stopping). */
+    public async endApiCaches(): Promise<void> {
+        await this._apiRequests.endCaches();
+    }
+
+    /** Hears each `cache_salt` reuse cache of the API server end (idle, or at shutdown), with its scrub. */
+    public get onApiCacheEnd() {
+        return this._apiRequests.onCacheEnd;
     }
 
     /**

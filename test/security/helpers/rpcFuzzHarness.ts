@@ -1,10 +1,10 @@
-import fs from "node:fs";
 import path from "node:path";
 import fc from "fast-check";
 import type Database from "better-sqlite3-multiple-ciphers";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import type {z} from "zod";
 import {coreCalls, type ApiMethod} from "../../../src/core/common/api/index.js";
+import {errorCodes} from "../../../src/core/common/errors.js";
 import {connectCoreClient, createInProcessChannelPair, RemoteCallError, type ConnectedCoreClient} from "../../../src/core/common/rpc/index.js";
 import type {SecretVault} from "../../../src/core/common/secrets.js";
 import {type Core} from "../../../src/core/node/Core.js";
@@ -12,7 +12,6 @@ import {loadLlama} from "../../../src/core/node/engine/loadLlama.js";
 import {createCoreService, type CoreService} from "../../../src/core/node/rpc/createCoreService.js";
 import {serveCoreOverChannel} from "../../../src/core/node/rpc/serveCoreOverChannel.js";
 import {tempDir} from "../../helpers/tempCore.js";
-import {repoRoot} from "../../helpers/testModel.js";
 import {
     clearlyWrongFor, isObjectLike, isOptional, isStrictObject, nested, objectShape, prototypeKeys, validArbitrary, withJsonKey, withOwnKey, wrongValue
 } from "./contractArbitraries.js";
@@ -44,9 +43,8 @@ export const runsPerCall = Number(process.env.CLEANROOM_RPC_FUZZ_RUNS ?? 10_000)
 const longestAcceptedString = (method: ApiMethod) => method === "conversations.import" ? 2_000_000 : 100_000;
 const callTimeoutMs = 10_000;
 
-/** Every code a WireError may carry, read from the ErrorCode union so the list cannot drift. */
-const knownCodes = new Set([...fs.readFileSync(path.join(repoRoot, "src/core/common/errors.ts"), "utf8")
-    .match(/export type ErrorCode =([\s\S]*?);/)![1]!.matchAll(/"([A-Z_]+)"/g)].map((match) => match[1]!));
+/** Every code a WireError may carry: the one list the ErrorCode type comes from. */
+const knownCodes: ReadonlySet<string> = new Set(errorCodes);
 
 type Sample = {input: unknown, category: string, mustRefuse: boolean, why?: string, direct?: boolean};
 
@@ -99,9 +97,9 @@ let modelState: string;
 
 /** Every row of every table (sqlite_sequence included) and the vault, as one string; and how to put the baseline back. */
 function databaseState(db: Database.Database) {
-    // The full-text index (messages_fts and its shadow tables) follows messages through its triggers: it is restored with them.
+    // The full-text indexes (messages_fts, attachment_chunks_fts and their shadow tables) follow their tables through triggers: restored with them.
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{name: string}>).map((row) => row.name)
-        .filter((name) => !name.startsWith("messages_fts"));
+        .filter((name) => !name.startsWith("messages_fts") && !name.startsWith("attachment_chunks_fts"));
     const reads = tables.map((table) => [table, db.prepare(`SELECT * FROM "${table}" ORDER BY rowid`)] as const);
     const take = () => Object.fromEntries(reads.map(([table, statement]) => [table, statement.all() as Array<Record<string, unknown>>]));
     const state = () => JSON.stringify({tables: take(), vault: [...vault.secrets]});

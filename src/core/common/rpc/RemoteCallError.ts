@@ -1,11 +1,11 @@
-import {CleanroomError, type ErrorCode, type WireError} from "../errors.js";
+import {CleanroomError, isErrorCode, type WireError} from "../errors.js";
 
-/** A core error rebuilt on the caller's side from its wire form; branch on `code`. */
+/** A core error rebuilt on the caller's side from its wire form; branch on `code` (INTERNAL for a code this side does not know). */
 export class RemoteCallError extends CleanroomError {
     public readonly method: string;
 
     public constructor(method: string, wire: WireError) {
-        super(wire.code as ErrorCode, wire.message, wire.details);
+        super(isErrorCode(wire.code) ? wire.code : "INTERNAL", wire.message, wire.details);
         this.name = "RemoteCallError";
         this.method = method;
     }

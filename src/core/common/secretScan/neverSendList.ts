@@ -1,5 +1,6 @@
 import {maxNeverSendPhrases, NeverSendPhraseSchema} from "../api/limits.js";
 import {CleanroomError} from "../errors.js";
+import {describeZodIssues} from "../describeZodIssues.js";
 
 /**
  * Edits of the "Never send these" list, the same in Settings and the CLI. The scan matches a phrase
@@ -16,7 +17,7 @@ function comparable(phrase: string) {
 export function addNeverSendPhrase(list: readonly string[], phrase: string): {list: string[], added: boolean} {
     const parsed = NeverSendPhraseSchema.safeParse(phrase);
     if (!parsed.success)
-        throw new CleanroomError("INVALID_INPUT", `This phrase cannot be added: ${parsed.error.issues[0]!.message}.`);
+        throw new CleanroomError("INVALID_INPUT", `This phrase cannot be added: ${describeZodIssues(parsed.error.issues, {limit: 1})[0]}.`);
     if (list.some((entry) => comparable(entry) === comparable(parsed.data)))
         return {list: [...list], added: false};
     if (list.length >= maxNeverSendPhrases)

@@ -2,6 +2,7 @@ import OpenAI from "openai";
 import {z} from "zod";
 import {cloudEndpointProblem} from "../../common/cloud/cloudEndpointProblem.js";
 import {CleanroomError, InsecureCloudEndpointError} from "../../common/errors.js";
+import {EndpointCacheSaltSupport} from "./EndpointCacheSaltSupport.js";
 import {EndpointTokenizerCache} from "./EndpointTokenizerCache.js";
 import {estimateCloudTokens} from "./estimateCloudTokens.js";
 
@@ -25,7 +26,9 @@ export type CloudClientOptions = {
      * What is known of each endpoint's tokenizer. Pass one that outlives the client (the core
      * holds one) so that an endpoint is probed once. Defaults to a new, empty one.
      */
-    tokenizers?: EndpointTokenizerCache
+    tokenizers?: EndpointTokenizerCache,
+    /** Which endpoints take `cache_salt`, learnt as `tokenizers` is. Defaults to a new, empty one. */
+    cacheSalts?: EndpointCacheSaltSupport
 };
 
 /** A token count, and whose: the endpoint's own tokenizer, or our estimate (`estimateCloudTokens`). */
@@ -56,8 +59,9 @@ export class CloudClient {
     private readonly _timeoutMs: number;
     private readonly _fetch: typeof fetch;
     private readonly _tokenizers: EndpointTokenizerCache;
+    private readonly _cacheSalts: EndpointCacheSaltSupport;
 
-    public constructor(endpoint: CloudEndpoint, {timeoutMs = defaultTimeoutMs, retries = defaultRetries, fetch, tokenizers}: CloudClientOptions = {}) {
+    public constructor(endpoint: CloudEndpoint, {timeoutMs = defaultTimeoutMs, retries = defaultRetries, fetch, tokenizers, cacheSalts}: CloudClientOptions = {}) {
         const problem = cloudEndpointProblem(endpoint.baseURL);
         if (problem != null)
             throw new InsecureCloudEndpointError(problem);
@@ -66,6 +70,7 @@ export class CloudClient {
         this._timeoutMs = timeoutMs;
         this._fetch = fetch ?? globalThis.fetch;
         this._tokenizers = tokenizers ?? new EndpointTokenizerCache();
+        this._cacheSalts = cacheSalts ?? new EndpointCacheSaltSupport();
         this._openai = new OpenAI({
             baseURL: endpoint.baseURL,
             // Some local servers need no key; the SDK insists on a non-empty string.
@@ -157,9 +162,15 @@ export class CloudClient {
         }
     }
 
-    /** Streams one chat completion. */
-    public async *streamChat(messages: CloudChatMessage[], {maxTokens, signal}: {maxTokens: number, signal?: AbortSignal}): AsyncGenerator<CloudStreamEvent> {
+    /**
+     * Streams one chat completion. `cacheSalt` (vLLM's field: a shared server keeps prefixes of
+     * different salts apart in its cache) is sent unless the endpoint is known to refuse it; an
+     * endpoint that refuses it with HTTP 400 is asked again at once without it, and remembered.
+     */
+    public async *streamChat(messages: CloudChatMessage[], {maxTokens, signal, cacheSalt}: {maxTokens: number, signal?: AbortSignal, cacheSalt?: string}): AsyncGenerator<CloudStreamEvent> {
         let received = false;
+        const baseURL = this.endpoint.baseURL;
+        let sendSalt = cacheSalt != null && this._cacheSalts.acceptsCacheSalt(baseURL) !== false;
         for (let attempt = 0; ; attempt++) {
             try {
                 const stream = await this._openai.chat.completions.create({
@@ -167,8 +178,11 @@ export class CloudClient {
                     messages,
                     max_tokens: maxTokens,
                     stream: true,
-                    stream_options: {include_usage: true}
-                }, {signal});
+                    stream_options: {include_usage: true},
+                    ...sendSalt ? {cache_salt: cacheSalt} : {}
+                } as OpenAI.ChatCompletionCreateParamsStreaming, {signal});
+                if (sendSalt)
+                    this._cacheSalts.remember(baseURL, true);
 
                 let finishReason: string | null = null;
                 let model: string | null = null;
@@ -194,12 +208,24 @@ export class CloudClient {
             } catch (error) {
                 if (signal?.aborted === true)
                     throw new CleanroomError("GENERATION_ABORTED", "The cloud request was stopped.");
+                if (sendSalt && !received && refusesCacheSalt(error)) {
+                    this._cacheSalts.remember(baseURL, false);
+                    sendSalt = false;
+                    attempt--; // the same try again, without the field: not a retry
+                    continue;
+                }
                 if (received || attempt >= this._retries || !isRetryable(error))
                     throw toCloudError(error, received);
                 await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** attempt));
             }
         }
     }
+}
+
+/** HTTP 400 (or 422) naming `cache_salt`: an endpoint that refuses fields it does not know (OpenAI: "Unrecognized request argument supplied"). */
+function refusesCacheSalt(error: unknown) {
+    return error instanceof OpenAI.APIError && (error.status === 400 || error.status === 422) &&
+        (error.param === "cache_salt" || /cache_salt/i.test(error.message));
 }
 
 function isRetryable(error: unknown) {

@@ -14,6 +14,8 @@ export type GuardedCloudTurnInput = {
     requestId: string,
     messages: CloudChatMessage[],
     maxTokens: number,
+    /** The conversation's `cache_salt`, sent to endpoints that take it. Defaults to none. */
+    cacheSalt?: string,
     fingerprints?: FingerprintMatcher,
     /** One more canary per this many characters of long messages. Defaults to `1500`. */
     charsPerCanary?: number,
@@ -93,7 +95,7 @@ export async function runGuardedCloudTurn(input: GuardedCloudTurnInput): Promise
     };
 
     try {
-        for await (const event of input.client.streamChat(messages, {maxTokens: input.maxTokens, signal})) {
+        for await (const event of input.client.streamChat(messages, {maxTokens: input.maxTokens, signal, cacheSalt: input.cacheSalt})) {
             if (event.type === "end") {
                 end = event;
                 break;

@@ -23,6 +23,40 @@ export type PoolBeforeScrub = (conversationId: ConversationId, reason: SessionEn
 
 export const defaultIdleTimeoutMs = 10 * 60 * 1000;
 
+/** What the pool needs of a context: `ConversationContext`, or a test's fake. */
+export type PooledContext = {
+    readonly id: string,
+    /** In use or waiting to be: never evicted, and its idle time starts again. */
+    readonly busy: boolean,
+    readonly ended: boolean,
+    /** Scrubs and frees; never rejects (see `ConversationContext.end`). `beforeScrub` runs first (a resume snapshot). */
+    end(reason: SessionEndReason, beforeScrub?: BeforeScrub): Promise<SessionEnd>
+};
+
+/** Makes a conversation's own context; the pool calls it once there is room. */
+export type PooledContextFactory<Context extends PooledContext> = (conversationId: ConversationId) => Promise<Context>;
+
+/**
+ * The factory of real contexts: a new llama.cpp context of one sequence, checked against the
+ * scrubber's learned layout (relearned once if the context refutes a cached one).
+ */
+export function conversationContextFactory(model: LlamaModel, contextOptions: LlamaContextOptions, scrubber: KvScrubber): PooledContextFactory<ConversationContext> {
+    return async (conversationId) => {
+        const llamaContext = await model.createContext({...contextOptions, sequences: 1});
+        try {
+            if (llamaContext.contextSize !== scrubber.kvCells) // a cached layout this context refutes is learned again
+                await scrubber.relearnCached(`a new context has ${llamaContext.contextSize} cells, the cached layout ${scrubber.kvCells}`);
+            if (llamaContext.contextSize !== scrubber.kvCells)
+                throw new CleanroomError("INTERNAL", `A new context has ${llamaContext.contextSize} cells, the scrubber was learned for ${scrubber.kvCells}.`);
+        } catch (error) {
+            // Never used (zero-filled when allocated, nothing evaluated): freed, with nothing to scrub.
+            await llamaContext.dispose();
+            throw error;
+        }
+        return ConversationContext._create(llamaContext, conversationId, scrubber);
+    };
+}
+
 export function defaultPoolBudgetBytes() {
     return Math.floor(os.freemem() / 2);
 }
@@ -32,14 +66,12 @@ export function defaultPoolBudgetBytes() {
  * conversation that does not fit ends the least recently used idle sessions first.
  * Every way a session ends goes through `ConversationContext.end`, which scrubs.
  */
-export class ContextPool {
+export class ContextPool<Context extends PooledContext = ConversationContext> {
     public readonly budgetBytes: number;
     public readonly contextBytes: number;
-    private readonly _model: LlamaModel;
-    private readonly _contextOptions: LlamaContextOptions;
-    private readonly _scrubber: KvScrubber;
+    private readonly _createContext: PooledContextFactory<Context>;
     private readonly _idleTimeoutMs: number;
-    private readonly _contexts = new Map<ConversationId, ConversationContext>();
+    private readonly _contexts = new Map<ConversationId, Context>();
     private readonly _idleTimers = new Map<ConversationId, NodeJS.Timeout>();
     /** A session starts to end (its context has left the pool; the scrub is about to run). */
     public readonly onSessionEnding = new EventRelay<PooledSessionEnding>();
@@ -50,12 +82,10 @@ export class ContextPool {
     /** Set by the engine when resume snapshots are kept (a stored database with a key). */
     public beforeScrub: PoolBeforeScrub | null = null;
 
-    public constructor(model: LlamaModel, contextOptions: LlamaContextOptions, scrubber: KvScrubber, contextBytes: number, {
+    public constructor(createContext: PooledContextFactory<Context>, contextBytes: number, {
         budgetBytes = defaultPoolBudgetBytes(), idleTimeoutMs = defaultIdleTimeoutMs
     }: ContextPoolOptions = {}) {
-        this._model = model;
-        this._contextOptions = contextOptions;
-        this._scrubber = scrubber;
+        this._createContext = createContext;
         this.contextBytes = contextBytes;
         this.budgetBytes = budgetBytes;
         this._idleTimeoutMs = idleTimeoutMs;
@@ -73,12 +103,12 @@ export class ContextPool {
         return [...this._contexts.keys()];
     }
 
-    public peek(conversationId: ConversationId): ConversationContext | undefined {
+    public peek(conversationId: ConversationId): Context | undefined {
         return this._contexts.get(conversationId);
     }
 
     /** The conversation's own context, created (after evicting as needed) when it has none. */
-    public async open(conversationId: ConversationId): Promise<{context: ConversationContext, created: boolean, evicted: ConversationId[]}> {
+    public async open(conversationId: ConversationId): Promise<{context: Context, created: boolean, evicted: ConversationId[]}> {
         const existing = this._contexts.get(conversationId);
         if (existing != null && !existing.ended) {
             this._touch(conversationId, existing);
@@ -161,18 +191,7 @@ export class ContextPool {
             await this.end(victim, "evict");
         }
 
-        const llamaContext = await this._model.createContext({...this._contextOptions, sequences: 1});
-        try {
-            if (llamaContext.contextSize !== this._scrubber.kvCells) // a cached layout this context refutes is learned again
-                await this._scrubber.relearnCached(`a new context has ${llamaContext.contextSize} cells, the cached layout ${this._scrubber.kvCells}`);
-            if (llamaContext.contextSize !== this._scrubber.kvCells)
-                throw new CleanroomError("INTERNAL", `A new context has ${llamaContext.contextSize} cells, the scrubber was learned for ${this._scrubber.kvCells}.`);
-        } catch (error) {
-            // Never used (zero-filled when allocated, nothing evaluated): freed, with nothing to scrub.
-            await llamaContext.dispose();
-            throw error;
-        }
-        const context = ConversationContext._create(llamaContext, conversationId, this._scrubber);
+        const context = await this._createContext(conversationId);
         this._contexts.set(conversationId, context);
         this._touch(conversationId, context);
         return {context, created: true, evicted};
@@ -188,7 +207,7 @@ export class ContextPool {
     }
 
     /** Marks use (LRU order follows insertion order of the map) and restarts the idle timer. */
-    private _touch(conversationId: ConversationId, context: ConversationContext) {
+    private _touch(conversationId: ConversationId, context: Context) {
         this._contexts.delete(conversationId);
         this._contexts.set(conversationId, context);
         this._clearIdleTimer(conversationId);

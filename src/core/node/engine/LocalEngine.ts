@@ -9,7 +9,7 @@ import type {ConversationId, ConversationSettings, DroppedHistory, SessionEndRea
 import type {AuditLog} from "../audit/AuditLog.js";
 import {settingKeys} from "../settings/settingKeys.js";
 import type {SettingsStore} from "../store/SettingsStore.js";
-import {ContextPool, type ContextPoolOptions} from "./ContextPool.js";
+import {ContextPool, conversationContextFactory, type ContextPoolOptions} from "./ContextPool.js";
 import type {ConversationContext, GenerateResult, SessionEnd} from "./ConversationContext.js";
 import {KvLayoutCache} from "./KvLayoutCache.js";
 import {KvScrubber} from "./KvScrubber.js";
@@ -182,7 +182,7 @@ export class LocalEngine {
             }
             const estimate = model.fileInsights.estimateContextResourceRequirements({contextSize: scrubber.kvCells, sequences: 1, modelGpuLayers: model.gpuLayers});
             const contextBytes = Math.max(estimate.cpuRam, scrubber.kvBytes);
-            const pool = new ContextPool(model, contextOptions, scrubber, contextBytes, this._options.pool);
+            const pool = new ContextPool(conversationContextFactory(model, contextOptions, scrubber), contextBytes, this._options.pool);
             pool.onSessionEnding.createListener(({conversationId, contextId, reason}) =>
                 this._audit.record({kind: "scrub.started", conversationId, data: {contextId, reason}}));
             pool.onSessionEnd.createListener((end) => this._recordSessionEnd(end.conversationId, end));

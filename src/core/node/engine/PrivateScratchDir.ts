@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import crypto from "node:crypto";
+import {CleanroomError} from "../../common/errors.js";
 
 /**
  * A private folder (mode 0700) for the scrub's transient files: under `$CLEANROOM_SCRATCH_DIR`
@@ -35,7 +36,7 @@ export class PrivateScratchDir {
                 // try the next candidate
             }
         }
-        throw new Error(`No writable folder for scrub files among ${candidates.join(", ")}.`);
+        throw new CleanroomError("STORAGE_PATH_UNUSABLE", `No writable folder for scrub files among ${candidates.join(", ")}.`, {candidates: candidates.length});
     }
 
     public newFilePath(label: string) {

@@ -11,6 +11,7 @@ import {DatabaseLock} from "../store/lock/DatabaseLock.js";
 import type {CoreHost} from "./openCoreHost.js";
 import {currentKeyFor, passphraseOperation, rekeyOpenDatabase, type KeyWithoutPassphrase} from "./rekeyOpenDatabase.js";
 import {UnlockBackoff} from "../store/keys/UnlockBackoff.js";
+import {describeZodIssues} from "../../common/describeZodIssues.js";
 
 export type LockingCoreServiceOptions = {
     /** The database file (re-keyed by `app.setPassphrase`). */
@@ -125,7 +126,7 @@ export class LockingCoreService implements CoreService {
 
     /** A client's connection closed: what it held in the open core (uploads) goes. */
     public disconnected(connection: ClientConnection) {
-        this._host?.service.disconnected(connection);
+        this._host?.service.disconnected?.(connection);
     }
 
     /** Locks now (see the class); a second call while locked does nothing, and so does a call without a passphrase. */
@@ -178,7 +179,7 @@ export class LockingCoreService implements CoreService {
     private async _unlock(input: unknown): Promise<{locked: false}> {
         const parsed = coreCalls["app.unlock"].input.safeParse(input);
         if (!parsed.success)
-            throw new InvalidInputError("app.unlock", parsed.error.issues.map((issue) => issue.message));
+            throw new InvalidInputError("app.unlock", describeZodIssues(parsed.error.issues));
         await this._serialize(async () => {
             if (this._disposed)
                 throw new CleanroomError("STORE_LOCKED", "Cleanroom is locked and this core is closing: unlock again once the page has reconnected.", {method: "app.unlock"});
@@ -206,7 +207,7 @@ export class LockingCoreService implements CoreService {
     private async _setPassphrase(input: unknown): Promise<{passphraseSet: boolean}> {
         const parsed = coreCalls["app.setPassphrase"].input.safeParse(input);
         if (!parsed.success)
-            throw new InvalidInputError("app.setPassphrase", parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`));
+            throw new InvalidInputError("app.setPassphrase", describeZodIssues(parsed.error.issues));
         await this._serialize(async () => {
             const host = this._host;
             if (host == null)

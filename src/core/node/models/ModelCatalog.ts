@@ -3,6 +3,7 @@ import path from "node:path";
 import {fileURLToPath} from "node:url";
 import {CleanroomError} from "../../common/errors.js";
 import {ModelCatalogSchema, type CatalogEntry} from "../../common/models.js";
+import {describeZodIssues} from "../../common/describeZodIssues.js";
 
 /**
  * `models/catalog.json` at the repository root: the nearest folder above this file that has one
@@ -43,7 +44,7 @@ export class ModelCatalog {
         const parsed = ModelCatalogSchema.safeParse(raw);
         if (!parsed.success)
             throw new CleanroomError("MODEL_CATALOG_INVALID", `The model catalog ${catalogPath} is invalid: ` +
-                parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; "), {path: catalogPath});
+                describeZodIssues(parsed.error.issues, {whole: "the catalog"}).join("; "), {path: catalogPath});
 
         const ids = new Set<string>();
         for (const entry of parsed.data.entries) {

@@ -4,6 +4,7 @@ import {CleanroomError} from "../../common/errors.js";
 import {ModelRegistryFileSchema, type ModelRegistryFile, type RegisteredModel} from "../../common/models.js";
 import {ensureDirectory} from "../storage/ensureDirectory.js";
 import {writeFileDurably} from "../store/keys/durableFiles.js";
+import {describeZodIssues} from "../../common/describeZodIssues.js";
 
 export type NewRegisteredModel = Omit<RegisteredModel, "id" | "addedAt"> & {
     /** Defaults to a slug of `catalogId` or `name`, made unique. */
@@ -116,7 +117,7 @@ export class ModelRegistry {
         const parsed = ModelRegistryFileSchema.safeParse(raw);
         if (!parsed.success)
             throw new CleanroomError("MODEL_REGISTRY_INVALID", `The model registry ${this.path} is invalid: ` +
-                parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; "), {path: this.path});
+                describeZodIssues(parsed.error.issues, {whole: "the registry"}).join("; "), {path: this.path});
         return parsed.data;
     }
 

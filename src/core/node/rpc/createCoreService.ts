@@ -9,6 +9,7 @@ import {MemorySecretVault} from "../secrets/MemorySecretVault.js";
 import {CoreEventEmitter} from "./CoreEventEmitter.js";
 import {ModelStatusTracker} from "./ModelStatusTracker.js";
 import {TurnRunner} from "./TurnRunner.js";
+import {describeZodIssues} from "../../common/describeZodIssues.js";
 
 export type CoreServiceOptions = {
     /** Where the cloud API key is kept. Defaults to process memory (`MemorySecretVault`). */
@@ -38,7 +39,7 @@ export type CoreService = {
     /** Validates `input` against the contract, runs the handler, and returns the outcome as data. */
     call(method: string, input: unknown, connection?: ClientConnection): Promise<CallResult>,
     /** The client of `connection` is gone: its uploads are dropped. */
-    disconnected(connection: ClientConnection): void,
+    disconnected?(connection: ClientConnection): void,
     readonly events: CoreEventEmitter,
     readonly models: ModelStatusTracker,
     /** Stops replies in progress and detaches from the core (the core itself is closed by its owner). */
@@ -217,8 +218,7 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
 
             const parsed = coreCalls[method].input.safeParse(input);
             if (!parsed.success) {
-                const problems = parsed.error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join(".") + ": " : ""}${issue.message}`);
-                return {ok: false, error: new InvalidInputError(method, problems).toWire()};
+                return {ok: false, error: new InvalidInputError(method, describeZodIssues(parsed.error.issues)).toWire()};
             }
             try {
                 const handler = handlers[method] as (input: unknown, connection: ClientConnection) => Promise<unknown>;

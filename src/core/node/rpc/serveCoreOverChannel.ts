@@ -36,7 +36,7 @@ export function serveCoreOverChannel(service: CoreService, channel: RpcChannel):
             return;
 
         detached = true;
-        service.disconnected(connection);
+        service.disconnected?.(connection);
         stopEvents.dispose();
         stopOnClose();
         close();

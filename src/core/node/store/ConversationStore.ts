@@ -1,5 +1,6 @@
 import crypto from "node:crypto";
 import type Database from "better-sqlite3-multiple-ciphers";
+import {describeZodIssues} from "../../common/describeZodIssues.js";
 import {CleanroomError, InvalidInputError} from "../../common/errors.js";
 import {isWellFormed} from "../../common/titleFromText.js";
 import {AuditLog} from "../audit/AuditLog.js";
@@ -86,7 +87,7 @@ export class ConversationStore {
             checkTitle(title);
         const checkedId = id == null ? undefined : ConversationIdSchema.safeParse(id);
         if (checkedId?.success === false)
-            throw new InvalidInputError("conversations.create", checkedId.error.issues.map((issue) => `id: ${issue.message}`));
+            throw new InvalidInputError("conversations.create", describeZodIssues(checkedId.error.issues, {whole: "id"}));
         const now = Date.now();
         return {
             id: id ?? crypto.randomUUID(),
@@ -297,10 +298,13 @@ export class ConversationStore {
         this.purger.afterWrite();
     }
 
-    public getMessage(messageId: number): Message {
+    /** The message; MESSAGE_NOT_FOUND when there is none with this id (in `conversationId`, when given). */
+    public getMessage(messageId: number, conversationId?: ConversationId): Message {
         const row = this._db.prepare("SELECT * FROM messages WHERE id = ?").get(messageId) as MessageRow | undefined;
-        if (row == null)
-            throw new CleanroomError("INVALID_INPUT", `No message with id ${messageId}.`, {messageId});
+        if (row == null || (conversationId != null && row.conversation_id !== conversationId))
+            throw new CleanroomError("MESSAGE_NOT_FOUND", conversationId != null
+                ? `Conversation ${conversationId} holds no message with id ${messageId}.`
+                : `No message with id ${messageId}.`, {messageId, ...(conversationId != null ? {conversationId} : {})});
 
         return messageFromRow(row);
     }

@@ -2,6 +2,7 @@ import {InvalidInputError} from "../../common/errors.js";
 import {ConversationExportFileSchema} from "../../common/api/schemas.js";
 import type {ConversationExportFile} from "../../common/api/types.js";
 import type {Conversation, Message} from "../../common/types.js";
+import {describeZodIssues} from "../../common/describeZodIssues.js";
 import type {AttachmentWithText} from "../documents/AttachmentStore.js";
 import {pagesFromText} from "../documents/documentPrompt.js";
 
@@ -62,7 +63,7 @@ export function parseConversationExport(text: string): ConversationExportFile {
     }
     const parsed = ConversationExportFileSchema.safeParse(json);
     if (!parsed.success)
-        throw new InvalidInputError("the import file", parsed.error.issues.slice(0, 5).map((issue) => `${issue.path.join(".") || "file"}: ${issue.message}`));
+        throw new InvalidInputError("the import file", describeZodIssues(parsed.error.issues, {whole: "file"}));
     return parsed.data;
 }
 

@@ -166,7 +166,8 @@ function createDatabaseFile(file: string) {
 function migrationsPending(db: Database.Database): boolean {
     const current = db.pragma("user_version", {simple: true}) as number;
     if (current > migrations.length)
-        throw new Error(`The database was written by a newer Cleanroom (schema ${current}, this build knows ${migrations.length}).`);
+        throw new CleanroomError("DATABASE_TOO_NEW", `The database was written by a newer Cleanroom (schema ${current}, this build knows ${migrations.length}): update Cleanroom to open it.`,
+            {schema: current, known: migrations.length});
     return current < migrations.length;
 }
 

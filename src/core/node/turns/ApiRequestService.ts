@@ -1,4 +1,5 @@
 import crypto from "node:crypto";
+import {EventRelay} from "lifecycle-utils";
 import {ContextOverflowError, CleanroomError} from "../../common/errors.js";
 import {MaxTokensSchema} from "../../common/api/limits.js";
 import type {ConversationSettings, ScrubReport} from "../../common/types.js";
@@ -23,12 +24,20 @@ export type ApiRequestInput = {
     /** Texts that end the reply. Defaults to none. */
     stop?: string[],
     /** The reply must be JSON (`{schema: null}`), or JSON matching `schema`. Defaults to free text. */
-    json?: {schema: Record<string, unknown> | null}
+    json?: {schema: Record<string, unknown> | null},
+    /**
+     * Opt-in reuse (the client's `cache_salt`): requests of the same tenant with the same salt run in
+     * one context, kept between them and scrubbed once none came for `idleMs`. Defaults to none:
+     * the request's context ends with it.
+     */
+    reuse?: {salt: string, idleMs: number}
 };
 
 /** A request accepted: its prompt fits the context, with its reply budget. */
 export type PreparedApiRequest = {
     requestId: string,
+    /** The session the request runs in: its own (`requestId`), or its tenant and salt's reuse cache. */
+    sessionId: string,
     input: ApiRequestInput,
     settings: ConversationSettings,
     turn: Pick<ChatTurnInput, "history" | "userText" | "grammar">,
@@ -41,11 +50,25 @@ export type ApiRequestResult = {
     finishReason: "stop" | "length" | "aborted",
     promptTokens: number,
     completionTokens: number,
-    /** Prompt tokens found already evaluated: always 0, since every request starts in a fresh context. */
+    /** Prompt tokens found already evaluated: 0 unless an earlier request of the same tenant and salt left them. */
     cachedTokens: number,
-    /** The scrub of the request's context, which ended with it. */
-    scrub: ScrubReport
+    /** The scrub of the request's context, which ended with it; null when it was kept for the reuse cache. */
+    scrub: ScrubReport | null,
+    /** The reuse cache the request's context was kept in, and when it is scrubbed unless used again. */
+    cache: {sessionId: string, idleMs: number} | null
 };
+
+/** A reuse cache (tenant and `cache_salt`) ended: idle, at shutdown, or dropped by the pool. */
+export type ApiCacheEnd = {
+    sessionId: string,
+    tenant: string,
+    reason: "idle" | "shutdown",
+    /** Null when the context was already gone (evicted, or ended by a failed request). */
+    scrub: ScrubReport | null,
+    error: unknown
+};
+
+type ReuseCache = {tenant: string, users: number, timer: NodeJS.Timeout | null, lock: Promise<void>};
 
 /** Top-k is not an OpenAI parameter: llama-server's default. */
 const apiTopK = 40;
@@ -59,6 +82,10 @@ const apiTopK = 40;
 export class ApiRequestService {
     private readonly _engine: LocalEngine;
     private readonly _audit: AuditLog;
+    /** Names the reuse caches without writing down any salt: an HMAC under a key of this process only. */
+    private readonly _cacheNameKey = crypto.randomBytes(32);
+    private readonly _caches = new Map<string, ReuseCache>();
+    public readonly onCacheEnd = new EventRelay<ApiCacheEnd>();
 
     public constructor(engine: LocalEngine, audit: AuditLog) {
         this._engine = engine;
@@ -98,44 +125,113 @@ export class ApiRequestService {
             throw error;
         }
         const grammar = input.json == null ? undefined : await this._engine.createJsonGrammar(input.json.schema);
-        return {requestId, input, settings, turn: {history, userText: last.content, grammar}, prompt};
+        const sessionId = input.reuse == null ? requestId : this._cacheSessionId(input.tenant, input.reuse.salt);
+        return {requestId, sessionId, input, settings, turn: {history, userText: last.content, grammar}, prompt};
     }
 
-    /** Runs the request in its own context, then ends that context's session (scrubbed); `ScrubUnverifiedError` if the scrub could not be verified. */
-    public async run(request: PreparedApiRequest, {signal, onText}: {signal?: AbortSignal, onText?: (text: string) => void} = {}): Promise<ApiRequestResult> {
-        const {requestId, input} = request;
+    /**
+     * Runs the request in its own context, then ends that context's session (scrubbed);
+     * `ScrubUnverifiedError` if the scrub could not be verified. A request with a `reuse` salt runs
+     * in its tenant and salt's cache instead (one request at a time), kept until it idles out.
+     */
+    public async run(request: PreparedApiRequest, callbacks: {signal?: AbortSignal, onText?: (text: string) => void} = {}): Promise<ApiRequestResult> {
+        const {reuse} = request.input;
+        if (reuse == null)
+            return await this._run(request, callbacks);
+        const cache = this._caches.get(request.sessionId) ?? {tenant: request.input.tenant, users: 0, timer: null, lock: Promise.resolve()};
+        this._caches.set(request.sessionId, cache);
+        cache.users++;
+        if (cache.timer != null)
+            clearTimeout(cache.timer);
+        cache.timer = null;
+        const previous = cache.lock;
+        let release!: () => void;
+        cache.lock = new Promise((resolve) => release = resolve);
+        try {
+            await previous;
+            return await this._run(request, callbacks);
+        } finally {
+            release();
+            if (--cache.users === 0)
+                cache.timer = setTimeout(() => void this._endCache(request.sessionId, "idle"), reuse.idleMs);
+        }
+    }
+
+    /** Scrubs every reuse cache now (the server is stopping), each reported on `onCacheEnd`. */
+    public async endCaches(): Promise<void> {
+        await Promise.all([...this._caches.keys()].map((sessionId) => this._endCache(sessionId, "shutdown")));
+    }
+
+    private async _run(request: PreparedApiRequest, {signal, onText}: {signal?: AbortSignal, onText?: (text: string) => void}): Promise<ApiRequestResult> {
+        const {requestId, sessionId, input} = request;
+        const kept = input.reuse != null;
         let end: SessionEnd | null = null;
+        let answered = false;
         const pool = this._engine.pool;
         if (pool == null)
             throw new CleanroomError("MODEL_NOT_LOADED", "No local model is loaded.");
         // The engine ends a cancelled or failed request's session itself: its scrub report is caught here.
         const endListener = pool.onSessionEnd.createListener((ended) => {
-            if (ended.conversationId === requestId)
+            if (ended.conversationId === sessionId)
                 end = ended;
         });
-        this._audit.record({kind: "api.request", conversationId: requestId, data: {tenant: input.tenant, promptTokens: request.prompt.tokens.length, maxTokens: request.prompt.maxTokens}});
+        this._audit.record({kind: "api.request", conversationId: requestId, data: {
+            tenant: input.tenant, promptTokens: request.prompt.tokens.length, maxTokens: request.prompt.maxTokens, ...kept ? {cacheSession: sessionId} : {}
+        }});
         try {
             const result = await this._engine.runTurn({
-                conversationId: requestId, settings: request.settings, ...request.turn,
+                conversationId: sessionId, settings: request.settings, ...request.turn,
                 maxTokens: request.prompt.maxTokens, stopTexts: input.stop, signal, onText
             }, request.prompt);
-            end ??= await this._engine.endSession(requestId, "request");
+            if (!kept)
+                end ??= await this._engine.endSession(sessionId, "request");
+            answered = true;
             const finishReason = result.finishReason === "maxTokens" ? "length" : result.finishReason;
             this._audit.record({kind: "api.answered", conversationId: requestId, data: {
                 tenant: input.tenant, finishReason, promptTokens: request.prompt.tokens.length, completionTokens: result.tokens.length,
-                cachedTokens: result.reusedPromptTokens
+                cachedTokens: result.reusedPromptTokens, ...kept ? {cacheSession: sessionId} : {}
             }});
             // A JSON reply is complete at its closing brace: the whitespace its grammar allows after it is not part of it.
             const text = request.turn.grammar?.trimWhitespaceSuffix === true ? result.text.trimEnd() : result.text;
+            const ended = end as SessionEnd | null;
             return {
                 requestId, text, finishReason, promptTokens: request.prompt.tokens.length,
-                completionTokens: result.tokens.length, cachedTokens: result.reusedPromptTokens, scrub: toScrubReport(end!)
+                completionTokens: result.tokens.length, cachedTokens: result.reusedPromptTokens,
+                scrub: ended == null ? null : toScrubReport(ended),
+                cache: kept && ended == null ? {sessionId, idleMs: input.reuse!.idleMs} : null
             };
         } finally {
-            // Whatever happened, the request's context does not outlive it.
-            if (end == null)
-                await this._engine.endSession(requestId, "request").catch(() => undefined);
+            // Whatever happened, the request's context does not outlive it (unless kept for reuse, and then only after an answer).
+            if (end == null && (!kept || !answered))
+                await this._engine.endSession(sessionId, kept ? "fault" : "request").catch(() => undefined);
             endListener.dispose();
         }
+    }
+
+    private _cacheSessionId(tenant: string, salt: string) {
+        return `api-cache-${crypto.createHmac("sha256", this._cacheNameKey).update(tenant).update("\0").update(salt).digest("hex").slice(0, 24)}`;
+    }
+
+    private async _endCache(sessionId: string, reason: ApiCacheEnd["reason"]) {
+        const cache = this._caches.get(sessionId);
+        if (cache == null)
+            return;
+        if (cache.timer != null)
+            clearTimeout(cache.timer);
+        cache.timer = null;
+        // After the request using it, if one is: a cache is never scrubbed under a running request.
+        await cache.lock;
+        if (reason === "idle" && cache.users > 0)
+            return;
+        this._caches.delete(sessionId);
+        let scrub: ScrubReport | null = null;
+        let error: unknown = null;
+        try {
+            const end = await this._engine.endSession(sessionId, reason);
+            scrub = end == null ? null : toScrubReport(end);
+        } catch (caught) {
+            error = caught;
+        }
+        this.onCacheEnd.dispatchEvent({sessionId, tenant: cache.tenant, reason, scrub, error});
     }
 }

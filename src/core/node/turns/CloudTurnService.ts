@@ -5,6 +5,7 @@ import type {CloudTurnResult, ConversationId} from "../../common/types.js";
 import type {AuditLog} from "../audit/AuditLog.js";
 import type {CanaryLedger} from "../cloud/CanaryLedger.js";
 import {CloudClient, type CloudChatMessage, type CloudClientOptions} from "../cloud/CloudClient.js";
+import {EndpointCacheSaltSupport} from "../cloud/EndpointCacheSaltSupport.js";
 import {EndpointTokenizerCache} from "../cloud/EndpointTokenizerCache.js";
 import {runGuardedCloudTurn} from "../cloud/runGuardedCloudTurn.js";
 import {SecretScanner} from "../cloud/secrets/SecretScanner.js";
@@ -69,7 +70,10 @@ export class CloudTurnService {
     private readonly _fingerprintStores: () => ConversationStore[];
     /** Which cloud endpoints count tokens for us (`/tokenize`), learnt once per endpoint. */
     private readonly _tokenizers = new EndpointTokenizerCache();
+    /** Which cloud endpoints take `cache_salt`, learnt once per endpoint. */
+    private readonly _cacheSalts = new EndpointCacheSaltSupport();
     private readonly _processKey = new Uint8Array(crypto.randomBytes(32));
+    private readonly _cacheSaltKey = crypto.randomBytes(32);
     /** Scans every request before it leaves (secretlint's preset and our own rules). */
     private readonly _secrets = new SecretScanner();
 
@@ -103,7 +107,7 @@ export class CloudTurnService {
         const client = new CloudClient({
             baseURL: cloud.endpoint!, model: cloud.model!, contextLimit: cloud.contextLimit,
             apiKey: (await this._access.apiKey?.(cloud.endpoint!)) ?? null
-        }, {tokenizers: this._tokenizers, ...this._access.clientOptions});
+        }, {tokenizers: this._tokenizers, cacheSalts: this._cacheSalts, ...this._access.clientOptions});
         const maxTokens = request.maxTokens ?? settings.sampling.maxTokens;
         const requestId = crypto.randomUUID();
         // The documents this turn brings go in whole (the endpoint's context limit refuses one too large, before anything is sent);
@@ -147,6 +151,7 @@ export class CloudTurnService {
                 requestId,
                 messages,
                 maxTokens,
+                cacheSalt: this._cacheSaltOf(conversationId),
                 fingerprints: fingerprints.excluding(messages.map((message) => message.content)),
                 charsPerCanary: this._access.charsPerCanary,
                 holdBackChars: this._access.holdBackChars,
@@ -250,6 +255,15 @@ export class CloudTurnService {
                 }});
             throw error;
         }
+    }
+
+    /**
+     * The conversation's `cache_salt`: the same for each of its turns (a shared server may reuse its
+     * own prefix), unlike any other conversation's, and unguessable (an HMAC of its id under a key of
+     * this process; a restart only costs a cache miss).
+     */
+    private _cacheSaltOf(conversationId: ConversationId) {
+        return crypto.createHmac("sha256", this._cacheSaltKey).update(conversationId).digest("base64url");
     }
 
     /** Fingerprints of the user's other conversations (those still undoably deleted too), their documents' text included: it must never come back in this one. */

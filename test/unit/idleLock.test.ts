@@ -1,0 +1,160 @@
+import {beforeEach, describe, expect, it, vi} from "vitest";
+import type {CallResult} from "../../src/core/common/api/index.js";
+import {LockingCoreService} from "../../src/core/node/host/LockingCoreService.js";
+import type {CoreHost} from "../../src/core/node/host/openCoreHost.js";
+import {CoreEventEmitter} from "../../src/core/node/rpc/CoreEventEmitter.js";
+
+const minute = 60_000;
+
+/**
+ * A core host without a database or model: every call answers at once, except the ones the test
+ * holds (`holdNextCall`); `settings.get` answers the saved `lockAfterMinutes`.
+ */
+function fakeHost({lockAfterMinutes = 15}: {lockAfterMinutes?: number} = {}) {
+    const events = new CoreEventEmitter();
+    let held: ((result: CallResult) => void) | null = null;
+    let holdNext = false;
+    const host = {
+        closed: false as boolean,
+        savedModelPath: null,
+        modelsDir: "/nonexistent",
+        core: null as never,
+        service: {
+            events,
+            models: null as never,
+            dispose: () => undefined,
+            call: (method: string): Promise<CallResult> => {
+                if (method === "settings.get")
+                    return Promise.resolve({ok: true, value: {lockAfterMinutes}});
+                if (holdNext) {
+                    holdNext = false;
+                    return new Promise((resolve) => {
+                        held = resolve;
+                    });
+                }
+                return Promise.resolve({ok: true, value: []});
+            }
+        },
+        async close() {
+            host.closed = true;
+        }
+    } satisfies CoreHost & {closed: boolean};
+    return {
+        host,
+        events,
+        holdNextCall: () => {
+            holdNext = true;
+        },
+        releaseHeldCall: () => held?.({ok: true, value: []})
+    };
+}
+
+/** A service with a passphrase, unlocked on `host`, and a promise of its next lock. */
+function unlockedService(host: CoreHost, idleLockMs?: number | null) {
+    let locked: () => void = () => undefined;
+    const nextLock = new Promise<void>((resolve) => {
+        locked = resolve;
+    });
+    const service = new LockingCoreService({
+        database: "/nonexistent/fake.db",
+        open: async () => host,
+        passphraseSet: true,
+        withoutPassphrase: {} as never,
+        unlocked: host,
+        onLocked: () => locked(),
+        ...(idleLockMs !== undefined ? {idleLockMs} : {})
+    });
+    return {service, nextLock};
+}
+
+/** Lets `idleMs` of fake time pass and checks the app locks at its very end, not a millisecond before. */
+async function expectLockAfter(service: LockingCoreService, nextLock: Promise<void>, idleMs: number) {
+    await vi.advanceTimersByTimeAsync(idleMs - 1);
+    expect(service.locked).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    await nextLock;
+    expect(service.locked).toBe(true);
+}
+
+beforeEach(() => {
+    vi.useFakeTimers();
+    return () => vi.useRealTimers();
+});
+
+describe("the idle lock", () => {
+    it("locks the app after the idle time, not before: the core is closed and calls are refused with STORE_LOCKED", async () => {
+        const {host} = fakeHost();
+        const {service, nextLock} = unlockedService(host, 5 * minute);
+
+        await vi.advanceTimersByTimeAsync(5 * minute - 1);
+        expect(service.locked).toBe(false);
+        expect(host.closed).toBe(false);
+
+        await vi.advanceTimersByTimeAsync(1);
+        await nextLock;
+        expect(service.locked).toBe(true);
+        expect(host.closed).toBe(true);
+        expect(await service.call("conversations.list", {})).toMatchObject({ok: false, error: {code: "STORE_LOCKED"}});
+    });
+
+    it("a call resets the idle time", async () => {
+        const {host} = fakeHost();
+        const {service, nextLock} = unlockedService(host, 5 * minute);
+
+        await vi.advanceTimersByTimeAsync(4 * minute);
+        await service.call("conversations.list", {});
+        await expectLockAfter(service, nextLock, 5 * minute);
+    });
+
+    it("never locks during a slow call: the idle time counts from when it ends", async () => {
+        const fake = fakeHost();
+        const {service, nextLock} = unlockedService(fake.host, 5 * minute);
+
+        fake.holdNextCall();
+        const slowCall = service.call("models.list", {});
+        await vi.advanceTimersByTimeAsync(30 * minute);
+        expect(service.locked).toBe(false);
+
+        fake.releaseHeldCall();
+        await expect(slowCall).resolves.toMatchObject({ok: true});
+        await expectLockAfter(service, nextLock, 5 * minute);
+    });
+
+    it("never cuts a streaming reply: the idle time counts from the reply's end", async () => {
+        const fake = fakeHost();
+        const {service, nextLock} = unlockedService(fake.host, 5 * minute);
+
+        fake.events.emit("turn.started", {conversationId: "story", assistantMessageId: 7} as never);
+        await vi.advanceTimersByTimeAsync(30 * minute);
+        expect(service.locked).toBe(false);
+
+        fake.events.emit("turn.finished", {conversationId: "story"} as never);
+        await expectLockAfter(service, nextLock, 5 * minute);
+    });
+
+    it("uses the saved 'lock after' minutes when none is forced, and a change to 0 turns the idle lock off", async () => {
+        const {host} = fakeHost({lockAfterMinutes: 2});
+        const {service, nextLock} = unlockedService(host);
+        await vi.advanceTimersByTimeAsync(2 * minute);
+        await nextLock;
+        expect(service.locked).toBe(true);
+
+        const neverLocks = fakeHost({lockAfterMinutes: 0});
+        const second = unlockedService(neverLocks.host);
+        await vi.advanceTimersByTimeAsync(24 * 60 * minute);
+        expect(second.service.locked).toBe(false);
+        expect(await second.service.call("app.lockState", {})).toMatchObject({ok: true, value: {locked: false, idleLockMs: null}});
+    });
+
+    it("locking while a reply streams tells the client that reply stopped because the app locked", async () => {
+        const fake = fakeHost();
+        const {service, nextLock} = unlockedService(fake.host, null);
+        const errors: unknown[] = [];
+        service.events.on("turn.error", (payload) => errors.push(payload));
+
+        fake.events.emit("turn.started", {conversationId: "story", assistantMessageId: 7} as never);
+        await service.call("app.lock", {});
+        await nextLock;
+        expect(errors).toEqual([{conversationId: "story", messageId: 7, error: expect.objectContaining({code: "STORE_LOCKED"})}]);
+    });
+});

@@ -1,0 +1,124 @@
+import {spawn, type ChildProcess} from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import {Command} from "commander";
+import {z} from "zod";
+import {cliCommand} from "../../src/cli/cliCommand.js";
+import {numberOption} from "../../src/cli/optionParsers.js";
+import {coreProcessEnv} from "../../src/core/common/coreProcessEnv.js";
+import {benchEndpoint, type EndpointBenchResult} from "./benchEndpoint.js";
+import {freePort} from "../freePort.js";
+
+/**
+ * `npm run bench:serve`: aggregate tokens per second and time to first token of `cleanroom serve`
+ * (a context per request, scrubbed at its end) against llama-server (one shared batch, prompt
+ * cache) on the same model and threads, at 1, 4 and 8 concurrent clients. JSON report.
+ */
+
+type Options = {model: string, threads: number, concurrency: string, requestsPerClient: number, maxTokens: number, out: string, llamaServer?: string};
+
+const program = new Command()
+    .option("--model <gguf>", "model to serve", process.env.CLEANROOM_TEST_MODEL ?? path.resolve("../shared/models/stories260K.gguf"))
+    .option("--threads <n>", "threads for both servers", numberOption("--threads", z.number().int().min(1).max(256)), 1)
+    .option("--concurrency <list>", "concurrent clients, comma-separated", "1,4,8")
+    .option("--requests-per-client <n>", "requests each client sends in turn", numberOption("--requests-per-client", z.number().int().min(1).max(1000)), 4)
+    .option("--max-tokens <n>", "reply tokens per request", numberOption("--max-tokens", z.number().int().min(1).max(4096)), 64)
+    .option("--llama-server <path>", "llama-server binary (default: $CLEANROOM_LLAMA_SERVER, else the one scripts/build-llama.ts builds)")
+    .option("--out <file>", "also write the JSON report here", "bench-results/serve-bench.json");
+program.parse();
+const options = program.opts<Options>();
+
+const levels = options.concurrency.split(",").map((level) => Number(level.trim()));
+if (levels.some((level) => !Number.isInteger(level) || level < 1 || level > 64))
+    throw new Error(`--concurrency ${options.concurrency}: give whole numbers from 1 to 64, comma-separated.`);
+const binary = options.llamaServer ?? process.env.CLEANROOM_LLAMA_SERVER ??
+    path.join(process.env.CLEANROOM_LLAMA_CPP_DIR ?? path.join(os.homedir(), ".cache", "cleanroom", "llama.cpp"), "build", "bin", "llama-server");
+if (!fs.existsSync(binary))
+    throw new Error(`llama-server is not at ${binary}: build it with npm run build:llama, or pass --llama-server.`);
+const parallel = Math.max(...levels);
+const modelName = path.basename(options.model).replace(/\.gguf$/i, "");
+
+const children: ChildProcess[] = [];
+const stopAll = () => {
+    for (const child of children)
+        if (child.exitCode == null && child.signalCode == null)
+            child.kill("SIGTERM");
+};
+process.on("exit", stopAll);
+
+try {
+    const cleanroomUrl = await startCleanroomServe();
+    const contextSize = await contextLengthOf(cleanroomUrl);
+    const llamaUrl = await startLlamaServer(contextSize);
+    const cleanroom: EndpointBenchResult[] = [];
+    const llamaServer: EndpointBenchResult[] = [];
+    const run = (baseURL: string, concurrency: number, requestsPerClient = options.requestsPerClient) =>
+        benchEndpoint({baseURL, model: modelName, concurrency, requestsPerClient, maxTokens: options.maxTokens});
+    // Warm-up: one request each, not measured.
+    await run(cleanroomUrl, 1, 1);
+    await run(llamaUrl, 1, 1);
+    for (const concurrency of levels) {
+        cleanroom.push(await run(cleanroomUrl, concurrency));
+        llamaServer.push(await run(llamaUrl, concurrency));
+        process.stderr.write(`${concurrency} client(s): cleanroom ${cleanroom.at(-1)!.aggregateTokensPerSecond} tok/s, llama-server ${llamaServer.at(-1)!.aggregateTokensPerSecond} tok/s\n`);
+    }
+    const report = {
+        model: options.model, threads: options.threads, cpus: os.cpus().length, contextPerRequest: contextSize,
+        maxTokens: options.maxTokens, requestsPerClient: options.requestsPerClient,
+        cleanroom, llamaServer,
+        comparison: levels.map((concurrency, index) => ({
+            concurrency,
+            throughputRatio: Math.round(cleanroom[index]!.aggregateTokensPerSecond / llamaServer[index]!.aggregateTokensPerSecond * 1000) / 1000,
+            ttftMedianMs: {cleanroom: cleanroom[index]!.ttftMs.median, llamaServer: llamaServer[index]!.ttftMs.median}
+        }))
+    };
+    fs.mkdirSync(path.dirname(path.resolve(options.out)), {recursive: true});
+    fs.writeFileSync(options.out, JSON.stringify(report, null, 2) + "\n");
+    process.stdout.write(JSON.stringify(report, null, 2) + "\n");
+} finally {
+    stopAll();
+}
+
+async function startCleanroomServe(): Promise<string> {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), "cleanroom-serve-bench-"));
+    const {command, args} = cliCommand(["serve", "--port", "0", "--model", options.model, "--threads", String(options.threads),
+        "--parallel", String(parallel), "--db", path.join(home, "bench.db")]);
+    const child = spawn(command, args, {env: {...coreProcessEnv, ...process.env, CLEANROOM_HOME: home}, stdio: ["ignore", "pipe", "inherit"]});
+    children.push(child);
+    return await new Promise((resolve, reject) => {
+        let stdout = "";
+        child.stdout!.on("data", (chunk: Buffer) => {
+            stdout += chunk.toString("utf8");
+            const line = /^(http:\/\/\S+\/v1)\n/.exec(stdout);
+            if (line != null)
+                resolve(line[1]!);
+        });
+        child.once("exit", (code) => reject(new Error(`cleanroom serve exited with ${code} before serving`)));
+    });
+}
+
+async function startLlamaServer(contextPerSlot: number): Promise<string> {
+    const port = await freePort();
+    const child = spawn(binary, ["-m", options.model, "--host", "127.0.0.1", "--port", String(port), "--parallel", String(parallel),
+        "-c", String(contextPerSlot * parallel), "-t", String(options.threads), "--threads-http", String(parallel + 2), "--no-webui"], {stdio: "ignore"});
+    children.push(child);
+    const base = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+        if (child.exitCode != null)
+            throw new Error(`llama-server exited with ${child.exitCode}`);
+        const healthy = await fetch(`${base}/health`).then((response) => response.status === 200, () => false);
+        if (healthy)
+            return `${base}/v1`;
+        if (Date.now() > deadline)
+            throw new Error("llama-server did not become healthy in 2 minutes");
+        await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+}
+
+async function contextLengthOf(baseURL: string): Promise<number> {
+    const models = z.object({data: z.array(z.object({context_length: z.number()}))}).parse(await (await fetch(`${baseURL}/models`)).json());
+    return models.data[0]!.context_length;
+}
+
