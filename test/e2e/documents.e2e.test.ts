@@ -22,6 +22,8 @@ let reportPdf: FilePayload;
 let minutesDocx: FilePayload;
 let harbourTs: FilePayload;
 let scannedPdf: FilePayload;
+/** Larger than one upload chunk (72 KiB): the page sends it in several. */
+let serverLog: FilePayload;
 
 let app: E2eApp;
 let page: Page;
@@ -51,6 +53,15 @@ async function openConversationId() {
     return [...list].sort((a, b) => b.updatedAt - a.updatedAt).find((conversation) => conversation.title === title)!.id;
 }
 
+/** Pastes `file` into the message box, as after copying it in a file manager: a paste event carrying it. */
+async function pasteIntoComposer(file: FilePayload) {
+    await composer().evaluate((box, {name, mimeType, text}) => {
+        const transfer = new DataTransfer();
+        transfer.items.add(new File([text], name, {type: mimeType}));
+        box.dispatchEvent(new ClipboardEvent("paste", {clipboardData: transfer, bubbles: true, cancelable: true}));
+    }, {name: file.name, mimeType: file.mimeType, text: file.buffer.toString("utf8")});
+}
+
 /** Drops `file` on the chat as a file manager would: a drop event carrying it in its DataTransfer. */
 async function dropOnChat(file: FilePayload) {
     await page.evaluate(({name, mimeType, bytes}) => {
@@ -76,6 +87,8 @@ describe.skipIf(!runnable)("documents in the real UI (#23): attach by file picke
         minutesDocx = {name: "minutes.docx", mimeType: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
             buffer: Buffer.from(await docxFile(["Minutes of the harbour meeting.", docxSentence]))};
         harbourTs = {name: "harbour.ts", mimeType: "video/mp2t", buffer: Buffer.from(tsSource)};
+        serverLog = {name: "server.log", mimeType: "text/plain",
+            buffer: Buffer.from(Array.from({length: 4000}, (_, line) => `2026-12-05 04:00:${String(line % 60).padStart(2, "0")} request ${line} served in 12 ms`).join("\n"))};
         scannedPdf = {name: "scan.pdf", mimeType: "application/pdf", buffer: Buffer.from(await imageOnlyPdf())};
         sim = await SharedCloudSimulator.start({mode: "honest", reply: "echo"});
         app = await openE2eApp({label: "e2e-documents-home", args: ["--model", modelPath!], screenshotPrefix: "documents-"});
@@ -142,7 +155,7 @@ describe.skipIf(!runnable)("documents in the real UI (#23): attach by file picke
         expect(await sentChips.first().textContent()).toContain("report.pdf");
     });
 
-    it("a file dropped on the chat is attached; an image-only PDF is refused by name and reason, and the draft and the other chip stay", async () => {
+    it("a file dropped on the chat or pasted is attached; an image-only PDF is refused by name and reason, and the draft and the other chip stay", async () => {
         await newConversation();
         await composer().fill("Keep this draft.");
         await dropOnChat(harbourTs);
@@ -157,6 +170,15 @@ describe.skipIf(!runnable)("documents in the real UI (#23): attach by file picke
         await app.screenshot("03-scanned-refused");
 
         await page.getByRole("button", {name: "Remove harbour.ts"}).click();
+        await waitUntilRead(0);
+
+        // A pasted file larger than one upload chunk arrives whole.
+        expect(serverLog.buffer.byteLength).toBeGreaterThan(2 * 72 * 1024);
+        await pasteIntoComposer(serverLog);
+        await waitUntilRead(1);
+        expect(await chip("server.log").textContent()).toBe(`server.log1 page · ${formatBytes(serverLog.buffer.byteLength)}×`);
+        expect(await composer().inputValue()).toBe("Keep this draft.");
+        await page.getByRole("button", {name: "Remove server.log"}).click();
         await waitUntilRead(0);
     });
 
