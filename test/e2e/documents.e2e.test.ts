@@ -73,12 +73,12 @@ async function dropOnChat(file: FilePayload) {
     }, {name: file.name, mimeType: file.mimeType, bytes: [...file.buffer]});
 }
 
+/** A new conversation, open once its own empty composer and message list are on screen (the one before may be titled the same). */
 async function newConversation() {
-    const before = await page.getByRole("heading", {level: 1}).textContent();
     await page.getByRole("button", {name: "New conversation", exact: true}).click();
     await expect.poll(() => page.getByRole("heading", {level: 1}).textContent()).toBe("New conversation");
-    if (before === "New conversation")
-        await expect.poll(() => page.getByRole("article").count()).toBe(0);
+    await expect.poll(() => page.getByRole("article").count()).toBe(0);
+    await expect.poll(() => composer().inputValue()).toBe("");
 }
 
 describe.skipIf(!runnable)("documents in the real UI (#23): attach by file picker and drop, chips, an unreadable file, the cloud's question", () => {
