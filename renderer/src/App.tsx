@@ -12,6 +12,9 @@ import {LoadProgress} from "./components/LoadProgress.js";
 import {IsolationPanel, type PreviousSession} from "./components/IsolationPanel.js";
 import {ModelsView} from "./components/models/ModelsView.js";
 import {localAnswerUnavailable, SecretsFoundDialog} from "./components/SecretsFoundDialog.js";
+import {CloudDocumentsDialog} from "./components/CloudDocumentsDialog.js";
+import {useCloudDocumentsReview} from "./hooks/useCloudDocumentsReview.js";
+import {uploadAttachment, type UploadedAttachment} from "./uploadAttachment.js";
 import {SettingsDialog} from "./components/SettingsDialog.js";
 import {Sidebar} from "./components/Sidebar.js";
 import {useBanners} from "./hooks/useBanners.js";
@@ -58,7 +61,10 @@ export function App({client}: {client: AppCoreClient}) {
     const list = useConversationList(client, showError);
     const [openId, setOpenId] = useState<string | null>(null);
     const secretReview = useSecretReview();
-    const chat = useOpenConversation(client, openId, showError, secretReview.review);
+    const cloudDocumentsReview = useCloudDocumentsReview();
+    const chat = useOpenConversation(client, openId, showError, secretReview.review, cloudDocumentsReview.review);
+    const upload = useCallback((file: File) => uploadAttachment(client, file), [client]);
+    const discardUpload = useCallback((uploadId: string) => void client.call("attachments.discard", {uploadId}).catch(() => undefined), [client]);
     const isolation = useIsolationReport(client, openId);
     const [previous, setPrevious] = useState<PreviousSession | null>(null);
     const [settingsOpen, setSettingsOpen] = useState(false);
@@ -165,9 +171,9 @@ export function App({client}: {client: AppCoreClient}) {
         }
     }, [list, switchTo, showError]);
 
-    const send = useCallback(async (text: string, route: RouteRequest) => {
+    const send = useCallback(async (text: string, route: RouteRequest, attachments: UploadedAttachment[]) => {
         const untitled = chat.conversation != null && chat.messages.length === 0 && chat.conversation.title === defaultTitle;
-        const sent = await chat.send(text, route);
+        const sent = await chat.send(text, route, attachments);
         if (sent && untitled && openId != null)
             await list.rename(openId, titleFromText(text, {maxGraphemes: sidebarTitleGraphemes})).then(() => chat.refresh()).catch(showError);
         return sent;
@@ -386,7 +392,7 @@ export function App({client}: {client: AppCoreClient}) {
                 <ChatView conversation={chat.conversation} messages={chat.messages} draft={chat.draft} generating={chat.generating} modelReady={modelReady}
                     cloud={cloudAccessOf(models.settings)} onSend={send} onResend={chat.editAndResend} onStop={() => void chat.stop()}
                     onRegenerate={(route) => void chat.regenerate(route)} onSetPolicy={setPolicy} onShowVersion={(id) => void chat.showVersion(id)}
-                    onSaveDraft={chat.saveDraft}
+                    onSaveDraft={chat.saveDraft} onUpload={upload} onDiscardUpload={discardUpload}
                     headerStart={toggle("sidebar", "Conversations", <MenuIcon />)}
                     headerEnd={<>
                         {chat.conversation != null && <ExportMenu label="Export" onExport={(format) => void exportConversations(chat.conversation!.id, format)} />}
@@ -408,6 +414,7 @@ export function App({client}: {client: AppCoreClient}) {
             {secretReview.pending != null && (
                 <SecretsFoundDialog findings={secretReview.pending} localUnavailable={localAnswerUnavailable(models.model)} onChoose={secretReview.answer} />
             )}
+            {cloudDocumentsReview.pending != null && <CloudDocumentsDialog documents={cloudDocumentsReview.pending} onAnswer={cloudDocumentsReview.answer} />}
         </div>
     );
 }

@@ -1,6 +1,7 @@
 import type {Page} from "playwright-core";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {SharedCloudSimulator} from "../../tools/cloudSim/SharedCloudSimulator.js";
+import {setCloudSimulatorInSettings} from "../helpers/cloudSettingsUi.js";
 import {openE2eApp, type E2eApp} from "../helpers/e2eApp.js";
 import {requireChromium} from "../helpers/launchChromium.js";
 import {secretVectors} from "../helpers/secretCorpus.js";
@@ -73,17 +74,7 @@ describe.skipIf(!runnable)("secrets in a cloud turn, in the real UI: the Secrets
         await page.goto(app.web.url);
         await page.getByRole("button", {name: "New conversation", exact: true}).waitFor({timeout: 180_000});
 
-        await page.getByRole("navigation", {name: "Conversations"}).getByRole("button", {name: "Settings"}).click();
-        const settings = page.getByRole("dialog", {name: "Settings"});
-        await settings.getByRole("textbox", {name: "Cloud endpoint"}).fill(sim.url);
-        await settings.getByRole("textbox", {name: "Cloud model"}).fill(sim.modelName);
-        await settings.getByLabel("API key").fill("tenant-secrets");
-        await settings.getByRole("button", {name: "Save"}).click();
-        await expect.poll(() => settings.getByLabel("API key").getAttribute("placeholder")).toContain("stored");
-        const fallback = settings.getByRole("switch", {name: "Cloud fallback"});
-        await fallback.click();
-        await expect.poll(() => fallback.getAttribute("aria-checked")).toBe("true");
-        await page.getByRole("button", {name: "Close settings"}).click();
+        await setCloudSimulatorInSettings(page, sim, "tenant-secrets");
         await newCloudAllowedConversation();
     });
 

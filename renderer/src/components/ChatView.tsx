@@ -2,6 +2,7 @@ import {useEffect, useRef, useState, type ReactNode} from "react";
 import type {Message} from "../../../src/core/common/types.js";
 import type {Conversation, ConversationPolicy, RouteRequest} from "../../../src/core/common/types.js";
 import {cloudUsable, type CloudAccess} from "../cloudAccess.js";
+import type {UploadedAttachment} from "../uploadAttachment.js";
 import {Composer, type EditingMessage} from "./Composer.js";
 import {MessageItem} from "./MessageItem.js";
 import {PolicyControl} from "./PolicyControl.js";
@@ -12,14 +13,16 @@ import {IncognitoIcon} from "./Sidebar.js";
  * messages (following the stream) and the composer, which keeps the conversation's draft.
  */
 export function ChatView({conversation, messages, draft, generating, modelReady, cloud, headerStart, headerEnd,
-    onSend, onResend, onStop, onRegenerate, onSetPolicy, onShowVersion, onSaveDraft}: {
+    onSend, onResend, onStop, onRegenerate, onSetPolicy, onShowVersion, onSaveDraft, onUpload, onDiscardUpload}: {
     conversation: Conversation | null, messages: Message[], draft: string | null, generating: boolean, modelReady: boolean, cloud: CloudAccess,
     headerStart?: ReactNode, headerEnd?: ReactNode,
-    onSend: (text: string, route: RouteRequest) => Promise<boolean>,
+    onSend: (text: string, route: RouteRequest, attachments: UploadedAttachment[]) => Promise<boolean>,
     onResend: (messageId: number, text: string, route: RouteRequest) => Promise<boolean>,
     onStop: () => void, onRegenerate: (route: RouteRequest) => void,
     onSetPolicy: (policy: ConversationPolicy) => void, onShowVersion: (messageId: number) => void,
-    onSaveDraft: (conversationId: string, text: string) => Promise<void>
+    onSaveDraft: (conversationId: string, text: string) => Promise<void>,
+    onUpload: (file: File) => Promise<UploadedAttachment>,
+    onDiscardUpload: (uploadId: string) => void
 }) {
     const scroller = useRef<HTMLDivElement>(null);
     const [editing, setEditing] = useState<EditingMessage | null>(null);
@@ -86,7 +89,7 @@ export function ChatView({conversation, messages, draft, generating, modelReady,
             </div>
             <Composer key={conversation.id} conversationId={conversation.id} serverDraft={draft} editing={editing}
                 disabled={!modelReady && !canSendToCloud} generating={generating} canSendToCloud={canSendToCloud}
-                onSend={onSend} onStop={onStop} onSaveDraft={onSaveDraft}
+                onSend={onSend} onStop={onStop} onSaveDraft={onSaveDraft} onUpload={onUpload} onDiscardUpload={onDiscardUpload}
                 onResend={async (messageId, text, route) => {
                     setEditing(null);
                     return await onResend(messageId, text, route);

@@ -4,6 +4,7 @@ import {copyText} from "../copyText.js";
 import {BlockedNotice} from "./BlockedNotice.js";
 import {Markdown} from "./Markdown.js";
 import {MessageMeta} from "./MessageMeta.js";
+import {AttachmentChips} from "./AttachmentChips.js";
 
 /**
  * One chat message as an article: Markdown for replies, plain text for prompts. Every message can
@@ -38,6 +39,7 @@ export function MessageItem({message, canRegenerate, canEdit, onRegenerate, onRe
                         ? <p className="typing" role="status"><span className="typing-dots" aria-hidden="true"><span /><span /><span /></span> Waiting for the first token…</p>
                         : <Markdown text={message.content} />
                     : <p className="prompt-text">{message.content}</p>}
+            <AttachmentChips label="Attached documents" attachments={(message.attachments ?? []).map(({id, name, bytes, pages, tokens}) => ({key: String(id), name, bytes, pages, tokens}))} />
             {flagged && <p className="flag-detail">{message.verdict!.detail}</p>}
             {!streaming && message.status !== "blocked" && (
                 <footer className="message-actions">

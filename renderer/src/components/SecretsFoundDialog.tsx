@@ -1,7 +1,8 @@
-import {useEffect, useRef, type KeyboardEvent} from "react";
+import {useCallback} from "react";
 import type {ModelStatus} from "../../../src/core/common/api/index.js";
 import type {SecretFinding} from "../../../src/core/common/secretScan/types.js";
 import type {SecretsChoice} from "../hooks/useSecretReview.js";
+import {useModalDialog} from "../hooks/useModalDialog.js";
 
 /**
  * A cloud turn held back because it would send secrets: what was found (kind, place, a masked
@@ -16,23 +17,7 @@ export function SecretsFoundDialog({findings, localUnavailable, onChoose}: {
     localUnavailable: string | null,
     onChoose: (choice: SecretsChoice) => void
 }) {
-    const dialog = useRef<HTMLDivElement>(null);
-    const cancel = useRef<HTMLButtonElement>(null);
-    useEffect(() => {
-        const previous = document.activeElement as HTMLElement | null;
-        cancel.current?.focus();
-        return () => previous?.focus();
-    }, []);
-    useEffect(() => {
-        const onKey = (event: globalThis.KeyboardEvent) => {
-            if (event.key === "Escape") {
-                event.preventDefault();
-                onChoose("cancel");
-            }
-        };
-        window.addEventListener("keydown", onKey);
-        return () => window.removeEventListener("keydown", onKey);
-    }, [onChoose]);
+    const {dialog, initialFocus: cancel, onKeyDown} = useModalDialog<HTMLButtonElement>(useCallback(() => onChoose("cancel"), [onChoose]));
 
     const count = findings.length === 1 ? "a likely secret" : `${findings.length} likely secrets`;
     const example = `[${findings[0]!.kind} 1]`;
@@ -40,7 +25,7 @@ export function SecretsFoundDialog({findings, localUnavailable, onChoose}: {
         // A click beside the dialog leaves the focus in it: the choice is made with its buttons.
         <div className="dialog-backdrop" onMouseDown={(event) => event.target === event.currentTarget && event.preventDefault()}>
             <div ref={dialog} className="dialog secrets-dialog" role="dialog" aria-modal="true" aria-labelledby="secrets-title"
-                aria-describedby="secrets-summary" onKeyDown={(event) => event.key === "Tab" && keepFocusInside(dialog.current!, event)}>
+                aria-describedby="secrets-summary" onKeyDown={onKeyDown}>
                 <header className="dialog-header">
                     <h2 id="secrets-title">Not sent: secrets found</h2>
                 </header>
@@ -101,20 +86,4 @@ function placeOf(finding: SecretFinding) {
 
 function capitalized(text: string) {
     return text.charAt(0).toUpperCase() + text.slice(1);
-}
-
-/** Tab from the last control goes to the first, Shift+Tab from the first to the last: a modal dialog keeps the focus. */
-function keepFocusInside(container: HTMLElement, event: KeyboardEvent) {
-    const focusable = [...container.querySelectorAll<HTMLElement>("button:not(:disabled), [href], input:not(:disabled), [tabindex]:not([tabindex='-1'])")];
-    const first = focusable[0];
-    const last = focusable.at(-1);
-    if (first == null || last == null)
-        return;
-    if (event.shiftKey && document.activeElement === first) {
-        event.preventDefault();
-        last.focus();
-    } else if (!event.shiftKey && document.activeElement === last) {
-        event.preventDefault();
-        first.focus();
-    }
 }

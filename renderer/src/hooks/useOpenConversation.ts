@@ -6,18 +6,22 @@ import type {CloudSecretsOptions} from "../../../src/core/common/secretScan/type
 import type {AppCoreClient} from "../transport/AppCoreClient.js";
 import {useCoreEvent} from "./useCoreEvent.js";
 import {secretFindingsOf, type ReviewSecrets} from "./useSecretReview.js";
+import {cloudDocumentsOf, type ReviewCloudDocuments} from "./useCloudDocumentsReview.js";
+import type {UploadedAttachment} from "../uploadAttachment.js";
 
 type OpenConversation = ApiOutput<"conversations.get">;
 /** Where a turn goes and, for a cloud turn, what it does with the secrets the scan finds. */
-type TurnRouting = {route: RouteRequest, secrets?: CloudSecretsOptions};
+type TurnRouting = {route: RouteRequest, secrets?: CloudSecretsOptions, sendAttachments?: boolean};
 
 /**
  * The open conversation: its messages, the reply streaming into it, and the chat actions.
  * Streamed text is appended as it arrives; the stored version replaces it when the turn ends.
  * A cloud turn the core holds back for the secrets it would send goes to `reviewSecrets`, and
- * runs again as the user chooses: redacted, locally, or not at all.
+ * runs again as the user chooses: redacted, locally, or not at all. A cloud turn that would send
+ * documents goes to `reviewCloudDocuments` first, and runs again only if the user agrees.
  */
-export function useOpenConversation(client: AppCoreClient, conversationId: string | null, onError: (error: unknown) => void, reviewSecrets: ReviewSecrets) {
+export function useOpenConversation(client: AppCoreClient, conversationId: string | null, onError: (error: unknown) => void, reviewSecrets: ReviewSecrets,
+    reviewCloudDocuments: ReviewCloudDocuments) {
     const [open, setOpen] = useState<OpenConversation | null>(null);
     const [generating, setGenerating] = useState(false);
 
@@ -87,23 +91,40 @@ export function useOpenConversation(client: AppCoreClient, conversationId: strin
             return true;
         } catch (error) {
             setGenerating(false);
-            const findings = secretFindingsOf(error);
+            const documents = cloudDocumentsOf(error);
+            let routing: TurnRouting = {route};
+            let refusal = error;
+            if (documents != null) {
+                if (!await reviewCloudDocuments(documents))
+                    return false;
+                routing = {route, sendAttachments: true};
+                setGenerating(true);
+                try {
+                    await call(routing);
+                    return true;
+                } catch (secondError) {
+                    setGenerating(false);
+                    refusal = secondError;
+                }
+            }
+            const findings = secretFindingsOf(refusal);
             if (findings == null)
-                throw error;
+                throw refusal;
             const choice = await reviewSecrets(findings);
             if (choice === "cancel")
                 return false;
             setGenerating(true);
-            await call(choice === "redact" ? {route, secrets: {redact: true}} : {route: "local"});
+            await call(choice === "redact" ? {...routing, secrets: {redact: true}} : {route: "local"});
             return true;
         }
-    }, [reviewSecrets]);
+    }, [reviewSecrets, reviewCloudDocuments]);
 
-    const send = useCallback(async (text: string, route: RouteRequest = "auto") => {
+    const send = useCallback(async (text: string, route: RouteRequest = "auto", attachments: UploadedAttachment[] = []) => {
         if (conversationId == null)
             return false;
+        const uploads = attachments.map(({uploadId}) => ({uploadId}));
         try {
-            return await startTurn((routing) => client.call("chat.send", {conversationId, text, ...routing}), route);
+            return await startTurn((routing) => client.call("chat.send", {conversationId, text, ...routing, ...uploads.length > 0 ? {uploads} : {}}), route);
         } catch (error) {
             setGenerating(false);
             onError(error);

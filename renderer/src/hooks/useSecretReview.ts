@@ -1,6 +1,6 @@
-import {useCallback, useRef, useState} from "react";
 import {z} from "zod";
 import {isCleanroomError} from "../../../src/core/common/errors.js";
+import {useQuestion} from "./useQuestion.js";
 import {SecretFindingSchema, type SecretFinding} from "../../../src/core/common/secretScan/types.js";
 
 /** What the user does with a cloud turn held back for its secrets. */
@@ -24,21 +24,6 @@ export function secretFindingsOf(error: unknown): SecretFinding[] | null {
  * the user's choice once they make it; `pending` is what the dialog shows while it is open.
  */
 export function useSecretReview() {
-    const [pending, setPending] = useState<SecretFinding[] | null>(null);
-    const answerRef = useRef<((choice: SecretsChoice) => void) | null>(null);
-
-    const review = useCallback<ReviewSecrets>((findings) => new Promise((resolve) => {
-        answerRef.current?.("cancel"); // one question at a time: an older one still open is cancelled
-        answerRef.current = resolve;
-        setPending(findings);
-    }), []);
-
-    const answer = useCallback((choice: SecretsChoice) => {
-        const resolve = answerRef.current;
-        answerRef.current = null;
-        setPending(null);
-        resolve?.(choice);
-    }, []);
-
-    return {pending, review, answer};
+    const {pending, ask, answer} = useQuestion<SecretFinding[], SecretsChoice>("cancel");
+    return {pending, review: ask satisfies ReviewSecrets, answer};
 }

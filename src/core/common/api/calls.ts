@@ -5,11 +5,11 @@ import {ConversationIdSchema, ConversationPolicySchema, RouteRequestSchema} from
 import {
     AppSettingsSchema, AuditEventSchema, CloudEndpointSchema, ContextSizeSettingSchema, ConversationSchema, GpuSettingSchema,
     ConversationSummarySchema, DetectedModelsSchema, DownloadIdSchema, IsolationReportSchema, MessageSchema, ModelLibrarySchema,
-    ModelStatusSchema, ScrubReportSchema, DeleteEverythingReportSchema, SearchHitSchema, ThreadsSettingSchema, TurnStartedSchema, ExportFormatSchema
+    MessageAttachmentSchema, ModelStatusSchema, ScrubReportSchema, DeleteEverythingReportSchema, SearchHitSchema, ThreadsSettingSchema, TurnStartedSchema, ExportFormatSchema
 } from "./schemas.js";
 import {
     GivenPassphraseSchema, LockAfterMinutesSchema, MaxTokensSchema, MessageTextSchema, NeverSendListSchema, NewPassphraseSchema, SearchTextSchema,
-    maxMessageTextLength
+    maxMessageTextLength, maxUploadChunkBytes
 } from "./limits.js";
 
 export type CallDefinition = {input: z.ZodType, output: z.ZodType};
@@ -20,6 +20,10 @@ const filePathSchema = z.string().min(1).max(4096);
 /** A document attached by its path on the core's machine (#23). */
 const AttachmentPathSchema = z.strictObject({path: filePathSchema.refine((path) => !path.includes("\0"), "a path without NUL characters")});
 const maxAttachmentsPerTurn = 20;
+/** An upload's id, as `attachments.uploadBegin` gave it. */
+const UploadIdSchema = z.string().length(36).regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, "an upload id from attachments.uploadBegin");
+const uploadRef = z.strictObject({uploadId: UploadIdSchema});
+const maxUploadChunkBase64 = 4 * Math.ceil(maxUploadChunkBytes / 3);
 const downloadUrlSchema = z.string().max(4096).regex(/^(https?:\/\/|hf:)\S+$/i, "an https:// or http:// URL, or an hf: URI");
 /** A composer's unsent text, kept up to the longest message that can be sent. */
 const draftTextSchema = z.string().max(maxMessageTextLength);
@@ -175,11 +179,31 @@ export const coreCalls = {
             /** Documents for this turn (#23), by path on this machine: the desktop app only (web mode refuses them). */
             attachments: z.array(AttachmentPathSchema).max(maxAttachmentsPerTurn).optional(),
             /** A cloud turn may send the conversation's documents (the user said yes when asked, naming each). */
-            sendAttachments: z.boolean().optional()
+            sendAttachments: z.boolean().optional(),
+            /** Documents for this turn uploaded on this connection (`attachments.upload*`): web mode's way to attach. */
+            uploads: z.array(uploadRef).max(maxAttachmentsPerTurn).optional()
         }),
         output: TurnStartedSchema
     },
     /** Stops the conversation's reply in progress; what was produced is kept, marked interrupted. */
+    /** Web mode's attachments (#23): a file sent in chunks, read once whole; held in the core's memory for this connection until sent or discarded. */
+    "attachments.uploadBegin": {
+        input: z.strictObject({name: z.string().trim().min(1, "a file name").max(1000), bytes: z.number().int().positive("a file that is not empty").max(Number.MAX_SAFE_INTEGER)}),
+        output: z.object({uploadId: z.string()})
+    },
+    "attachments.uploadChunk": {
+        input: z.strictObject({
+            uploadId: UploadIdSchema,
+            offset: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+            base64: z.string().min(1).max(maxUploadChunkBase64, `at most ${maxUploadChunkBytes} bytes a chunk`).regex(/^[A-Za-z0-9+/]*={0,2}$/, "base64")
+        }),
+        output: z.object({received: z.number().int()})
+    },
+    "attachments.uploadFinish": {
+        input: uploadRef,
+        output: z.object({uploadId: z.string(), name: z.string(), format: MessageAttachmentSchema.shape.format, bytes: z.number().int(), pages: z.number().int()})
+    },
+    "attachments.discard": {input: uploadRef, output: z.object({discarded: z.boolean()})},
     "chat.stop": {
         input: conversationRef,
         output: z.object({stopped: z.boolean()})

@@ -64,3 +64,10 @@ export const NeverSendPhraseSchema = z.string().trim().min(1, "a phrase cannot b
 
 /** The user's "Never send these" list: words and phrases a cloud request must not carry. */
 export const NeverSendListSchema = z.array(NeverSendPhraseSchema).max(maxNeverSendPhrases);
+
+/**
+ * Most bytes one `attachments.uploadChunk` carries (#23): 72 KiB, 98,304 characters of base64,
+ * under the 100,000 characters any string of a call may hold (the RPC fuzz test's rule), and
+ * far within the WebSocket's message limit (`maxRpcMessageBytes`).
+ */
+export const maxUploadChunkBytes = 72 * 1024;

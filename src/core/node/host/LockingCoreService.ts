@@ -2,7 +2,7 @@ import type {EventRelayListenerHandle} from "lifecycle-utils";
 import {CleanroomError, InvalidInputError, toWireError} from "../../common/errors.js";
 import {coreCalls, defaultLockAfterMinutes, type AppSettings, type CallResult} from "../../common/api/index.js";
 import {CoreEventEmitter} from "../rpc/CoreEventEmitter.js";
-import type {CoreService} from "../rpc/createCoreService.js";
+import type {ClientConnection, CoreService} from "../rpc/createCoreService.js";
 import type {ModelStatusTracker} from "../rpc/ModelStatusTracker.js";
 import {forgetDerivedKeys} from "../store/keys/deriveKey.js";
 import {StoreLockedError} from "../store/keys/StoreLockedError.js";
@@ -100,7 +100,7 @@ export class LockingCoreService implements CoreService {
         return this._host.service.models;
     }
 
-    public async call(method: string, input: unknown): Promise<CallResult> {
+    public async call(method: string, input: unknown, connection?: ClientConnection): Promise<CallResult> {
         try {
             if (method === "app.lockState")
                 return {ok: true, value: this._lockState()};
@@ -115,13 +115,18 @@ export class LockingCoreService implements CoreService {
             const host = this._host;
             if (host == null)
                 throw new StoreLockedError(typeof method === "string" && method.length <= 100 ? method : "the call");
-            const result = await this._whileBusy(() => host.service.call(method, input));
+            const result = await this._whileBusy(() => host.service.call(method, input, connection));
             if (method === "settings.set" && result.ok)
                 this._rememberIdleSetting(result.value as AppSettings);
             return result;
         } catch (error) {
             return {ok: false, error: toWireError(error)};
         }
+    }
+
+    /** A client's connection closed: what it held in the open core (uploads) goes. */
+    public disconnected(connection: ClientConnection) {
+        this._host?.service.disconnected?.(connection);
     }
 
     /** Locks now (see the class); a second call while locked does nothing, and so does a call without a passphrase. */

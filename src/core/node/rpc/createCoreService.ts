@@ -1,6 +1,7 @@
 import {DisposeAggregator} from "lifecycle-utils";
 import {CleanroomError, InvalidInputError, toWireError} from "../../common/errors.js";
-import {coreCalls, isApiMethod, type ApiHandlers, type AppSettings, type CallResult, type GpuSetting, type ModelStatus} from "../../common/api/index.js";
+import {coreCalls, isApiMethod, type ApiMethod, type ApiOutput, type ApiParsedInput, type AppSettings, type CallResult, type GpuSetting, type ModelStatus} from "../../common/api/index.js";
+import {PendingUploads} from "../documents/PendingUploads.js";
 import type {SecretVault} from "../../common/secrets.js";
 import type {Core} from "../Core.js";
 import {ModelLibrary, type ModelLibraryOptions} from "../models/ModelLibrary.js";
@@ -31,9 +32,14 @@ export type CoreServiceOptions = {
     attachByPath?: boolean
 };
 
+/** One client's connection (a web mode socket): what it holds in the core (uploads) is its own. Absent: the core's own callers. */
+export type ClientConnection = object;
+
 export type CoreService = {
     /** Validates `input` against the contract, runs the handler, and returns the outcome as data. */
-    call(method: string, input: unknown): Promise<CallResult>,
+    call(method: string, input: unknown, connection?: ClientConnection): Promise<CallResult>,
+    /** The client of `connection` is gone: its uploads are dropped. */
+    disconnected?(connection: ClientConnection): void,
     readonly events: CoreEventEmitter,
     readonly models: ModelStatusTracker,
     /** Stops replies in progress and detaches from the core (the core itself is closed by its owner). */
@@ -45,11 +51,17 @@ export type CoreService = {
  * `Core` facade. Every input is checked with the contract's schema first: a refused
  * input becomes INVALID_INPUT and nothing runs. Errors leave as `WireError` data.
  */
+/** The contract's handlers; those that keep something per client (uploads) also take the caller's connection. */
+type ConnectionHandlers = {[M in ApiMethod]: (input: ApiParsedInput<M>, connection: ClientConnection) => Promise<ApiOutput<M>>};
+
 export function createCoreService(core: Core, options: CoreServiceOptions = {}): CoreService {
     const events = new CoreEventEmitter();
     const settings = core.openAppSettings(options.vault ?? new MemorySecretVault());
     const runningEngine = {gpu: "auto" as GpuSetting, ...options.runningEngine ?? {threads: null, contextSize: null}};
     const turns = new TurnRunner(core, events);
+    const uploads = new PendingUploads();
+    // Calls without a connection (the core's own callers, in-process tests) share one owner.
+    const ownCalls: ClientConnection = {};
 
     const pendingRestart = (current: AppSettings) => [
         ...(current.threads !== runningEngine.threads ? ["threads"] : []),
@@ -64,6 +76,7 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
     // What `dispose` undoes, in this order: replies stopped, downloads cancelled, the audit relay detached.
     const teardown = new DisposeAggregator();
     teardown.add(() => turns.stopAll());
+    teardown.add(() => uploads.clear());
     teardown.add(() => library?.cancelAll());
     teardown.add(core.onAuditEvent((event) => events.emit("audit.event", event)));
     // Conversations a closed window left in the trash (its undo never ran out here) are deleted now.
@@ -82,7 +95,7 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
         return status;
     };
 
-    const handlers: ApiHandlers = {
+    const handlers: ConnectionHandlers = {
         // A core without a passphrase is never locked; with one, `LockingCoreService` answers these before they reach here.
         "app.lockState": async () => ({locked: false, passphraseSet: false, idleLockMs: null}),
         "app.unlock": async () => ({locked: false as const}),
@@ -129,11 +142,26 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
             turns.stop(conversationId);
             return await core.deleteConversation(conversationId);
         },
-        "chat.send": async ({conversationId, text, maxTokens, route, secrets, attachments, sendAttachments}) => {
+        "chat.send": async ({conversationId, text, maxTokens, route, secrets, attachments, sendAttachments, uploads: uploaded = []}, connection) => {
             if (attachments != null && attachments.length > 0 && options.attachByPath !== true)
                 throw new InvalidInputError("chat.send", ["attachments: files are attached by path only in the desktop app"]);
-            return await turns.start(conversationId, text, {maxTokens, route, secrets, attachments: attachments?.map(({path}) => ({kind: "path", path})), sendAttachments});
+            const uploadIds = uploaded.map(({uploadId}) => uploadId);
+            // Uploaded documents stay pending until the turn starts: a refused turn (a cloud turn not yet confirmed) keeps them.
+            const readAttachments = uploads.documents(connection, uploadIds, "chat.send");
+            const started = await turns.start(conversationId, text, {
+                maxTokens, route, secrets, attachments: attachments?.map(({path}) => ({kind: "path", path})), sendAttachments,
+                ...readAttachments.length > 0 ? {readAttachments} : {}
+            });
+            uploads.release(connection, uploadIds);
+            return started;
         },
+        "attachments.uploadBegin": async ({name, bytes}, connection) => ({uploadId: uploads.begin(connection, name, bytes)}),
+        "attachments.uploadChunk": async ({uploadId, offset, base64}, connection) => uploads.chunk(connection, uploadId, offset, Buffer.from(base64, "base64")),
+        "attachments.uploadFinish": async ({uploadId}, connection) => {
+            const {name, format, bytes, pages} = await uploads.finish(connection, uploadId);
+            return {uploadId, name, format, bytes, pages: pages.length};
+        },
+        "attachments.discard": async ({uploadId}, connection) => ({discarded: uploads.discard(connection, uploadId)}),
         "chat.stop": async ({conversationId}) => ({stopped: turns.stop(conversationId)}),
         "chat.regenerate": async ({conversationId, maxTokens, route, secrets}) => await turns.regenerate(conversationId, {maxTokens, route, secrets}),
         "chat.editAndResend": async ({conversationId, messageId, text, maxTokens, route, secrets}) =>
@@ -181,7 +209,8 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
     return {
         events,
         models,
-        async call(method, input) {
+        disconnected: (connection) => uploads.discardOwner(connection),
+        async call(method, input, connection = ownCalls) {
             if (!isApiMethod(method))
                 return {ok: false, error: new InvalidInputError("call", [typeof method === "string"
                     ? `unknown method "${method.length > 100 ? method.slice(0, 100) + "…" : method}"`
@@ -192,8 +221,8 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
                 return {ok: false, error: new InvalidInputError(method, describeZodIssues(parsed.error.issues)).toWire()};
             }
             try {
-                const handler = handlers[method] as (input: unknown) => Promise<unknown>;
-                return {ok: true, value: await handler(parsed.data)};
+                const handler = handlers[method] as (input: unknown, connection: ClientConnection) => Promise<unknown>;
+                return {ok: true, value: await handler(parsed.data, connection)};
             } catch (error) {
                 return {ok: false, error: toWireError(error)};
             }

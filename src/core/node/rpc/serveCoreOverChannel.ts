@@ -15,8 +15,10 @@ export const coreToClientTimeoutMs = 30_000;
  * the channel closes.
  */
 export function serveCoreOverChannel(service: CoreService, channel: RpcChannel): () => void {
+    // This channel's own identity in the core: what it uploads is its own, and goes when it closes.
+    const connection = {};
     const functions: CoreSideFunctions = {
-        call: (method, input) => service.call(method, input)
+        call: (method, input) => service.call(method, input, connection)
     };
     const {rpc, close} = createChannelBirpc<ClientSideFunctions, CoreSideFunctions>(functions, channel, {
         refuse: (name) => ({ok: false, error: new InvalidInputError("the RPC", [`no function "${name}"; only "call" is answered`]).toWire()}),
@@ -34,6 +36,7 @@ export function serveCoreOverChannel(service: CoreService, channel: RpcChannel):
             return;
 
         detached = true;
+        service.disconnected?.(connection);
         stopEvents.dispose();
         stopOnClose();
         close();
