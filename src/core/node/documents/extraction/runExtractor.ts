@@ -18,6 +18,7 @@ const memoryCheckIntervalMs = 100;
 /** Resident memory allowed beyond the heap limit: Node itself, pdf.js's and zlib's buffers. */
 const residentAllowanceMb = 512;
 const pageSize = 4096;
+const outOfMemoryReport = /heap out of memory|Reached heap limit|process out of memory|Allocation failed/i;
 /** The extractor entry's file: its source, or a chunk of its own in an esbuild bundle split as the CLI's is (bin/cliBundle.mjs). */
 const extractorEntryFile = /^(?:extractorEntry\.(?:ts|m?js)|chunk-\w+\.m?js)$/;
 
@@ -47,9 +48,14 @@ export async function runExtractor(request: ExtractionRequest, limits: Extractor
         stdio: ["ignore", "ignore", "pipe", "ipc"],
         serialization: "advanced"
     });
+    // V8's out-of-memory report comes first and a native stack trace of any length after it: look at every chunk as it comes.
     let stderrTail = "";
+    let ranOutOfMemory = false;
     child.stderr?.setEncoding("utf8");
-    child.stderr?.on("data", (data: string) => stderrTail = (stderrTail + data).slice(-4096));
+    child.stderr?.on("data", (data: string) => {
+        stderrTail = stderrTail.slice(-128) + data; // the report may be split between two chunks
+        ranOutOfMemory ||= outOfMemoryReport.test(stderrTail);
+    });
 
     return await new Promise<ExtractedPage[]>((resolve, reject) => {
         let settled = false;
@@ -98,15 +104,22 @@ export async function runExtractor(request: ExtractionRequest, limits: Extractor
             });
         });
         child.on("error", (error) => crashed(`could not be read: the extractor process failed (${error.message})`));
-        child.on("exit", (code, signal) => {
-            if (/heap out of memory|Reached heap limit/i.test(stderrTail))
+        let handOverError: Error | null = null;
+        // "close", not "exit": only once its stderr has ended is V8's out-of-memory report surely read.
+        child.on("close", (code, signal) => {
+            if (ranOutOfMemory)
                 crashed(`needed more than ${limits.heapMb} MB of memory to read and was stopped; it may be damaged or built to exhaust memory`);
+            else if (handOverError != null)
+                crashed(`could not be handed to the extractor process (${handOverError.message})`);
             else
                 crashed(`could not be read: the extractor process ended unexpectedly (${code != null ? `status ${code}` : `signal ${signal}`})`);
         });
         child.send(request, (error) => {
-            if (error != null)
-                crashed(`could not be handed to the extractor process (${error.message})`);
+            if (error == null)
+                return;
+            // A child that died while taking the file (out of memory) fails the send first: "close" says why.
+            handOverError = error;
+            child.kill("SIGKILL");
         });
     });
 }
