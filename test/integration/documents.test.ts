@@ -261,6 +261,28 @@ describe.skipIf(modelPath == null)("documents stay in their conversation (core, 
         }
     });
 
+    it("edit and resend keeps the prompt's documents: the edited prompt is asked with them, and the older version keeps its own", async () => {
+        const recipe = writeDocument(documents, "pantry.txt", "The pantry holds QUINCEJAM and oats.");
+        const {id: conversationId} = core.createConversation({title: "Edit"});
+        await core.sendMessage({conversationId, text: "What is in the pantry?", attachments: [{kind: "path", path: recipe}], maxTokens: 8, temperature: 0});
+        const service = createCoreService(core);
+        try {
+            const firstPrompt = core.getConversation(conversationId).messages.find((message) => message.role === "user")!;
+            expect(await service.call("chat.editAndResend", {conversationId, messageId: firstPrompt.id, text: "List the pantry.", maxTokens: 8})).toMatchObject({ok: true});
+            await expect.poll(async () => {
+                const got = await service.call("conversations.get", {conversationId});
+                return got.ok ? (got.value as {generating: boolean}).generating : true;
+            }).toBe(false);
+            const prompts = core.getConversation(conversationId).messages.filter((message) => message.role === "user");
+            expect(prompts.map((message) => [message.content, message.attachments?.map((attachment) => attachment.name)]))
+                .toEqual([["List the pantry.", ["pantry.txt"]]]);
+            expect(core.auditEvents({conversationId, kinds: ["turn.documents"]}).at(-1)?.data).toMatchObject({attached: 1, whole: 1});
+            expect(core.documentsOfMessage(conversationId, firstPrompt.id).map((document) => document.name)).toEqual(["pantry.txt"]);
+        } finally {
+            service.dispose();
+        }
+    });
+
     it("export and import carry a conversation's documents: the imported copy lists them, retrieves from them, and search finds their words", async () => {
         const big = writeDocument(documents, "handbook.txt", longText(400, "The fire exit is behind the TANGERINEHERON poster.", 200, 4));
         const turn = asLocalTurn(await core.startConversation({title: "Handbook"}, {text: "Where is the fire exit?", attachments: [{kind: "path", path: big}], maxTokens: 8, temperature: 0}));
