@@ -299,11 +299,15 @@ describe.skipIf(modelPath == null)("documents stay in their conversation (core, 
         expect(later.retrieved!.some((passage) => passage.name === "handbook.txt" && passage.startLine <= 200 && 200 <= passage.endLine)).toBe(true);
     });
 
-    it("the cloud: a document is sent only with sendAttachments; a reply carrying another conversation's document text is blocked (fingerprints)", async () => {
+    it("the cloud: a document is sent only with sendAttachments; a reply carrying another conversation's document text is blocked (fingerprints), and was not before that conversation held it", async () => {
         const leaked = "The merger closes on the ninth of March at a price of forty two dollars per share, and the board will announce it after the markets close on Friday evening.";
         const cloud = await fakeCloud(leaked);
         try {
             core.setCloudSettings({endpoint: cloud.url, model: "fake", fallback: true, contextLimit: 100_000});
+            // The control: before any conversation holds the document, the same reply is an ordinary one.
+            const before = core.createConversation({title: "Cloud before", policy: "cloud-allowed"});
+            expect(await core.sendMessage({conversationId: before.id, route: "cloud", text: "Tell me a story", maxTokens: 64}))
+                .toMatchObject({route: "cloud", status: "complete"});
             // Conversation A, local only, holds the document; its messages do not hold the text.
             const memo = writeDocument(documents, "memo.txt", leaked);
             const a = asLocalTurn(await core.startConversation({title: "Memo"}, {text: "Read the memo", attachments: [{kind: "path", path: memo}], maxTokens: 8, temperature: 0}));
