@@ -4,6 +4,7 @@ import type {AddressInfo} from "node:net";
 import path from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import type {Core} from "../../src/core/node/Core.js";
+import {maxPassagesPerTurn} from "../../src/core/node/documents/planDocumentTurn.js";
 import {createCoreService} from "../../src/core/node/rpc/createCoreService.js";
 import {runCliCapturing} from "../../tools/spawnCli.js";
 import {hermeticCliEnv} from "../helpers/cliEnv.js";
@@ -117,6 +118,22 @@ describe.skipIf(modelPath == null)("chat --attach (real CLI, real model, real st
         const [attachment] = (JSON.parse(run.stdout) as ChatJson).attachments;
         expect(attachment).toMatchObject({name: "report.pdf", pages: 40, mode: "retrieved"});
         expect(attachment!.passages[0]!.page).toBe(27);
+    });
+
+    it("two attachments with the same name keep their own passages: each lists pages of its own document only", async () => {
+        const first = writeDocument(fs.mkdtempSync(path.join(documents, "a-")), "report.pdf", await textPdf(40, {27: "The audit found the OSPREYLEDGER account."}));
+        const second = writeDocument(fs.mkdtempSync(path.join(documents, "b-")), "report.pdf", await textPdf(60, {52: "The audit found the OSPREYLEDGER account too."}));
+        const run = await chat("--context-size", "512", "--conversation", "same-name-1", "--attach", first, "--attach", second,
+            "--prompt", "Which account did the audit find? OSPREYLEDGER");
+        expect(run.code, run.stderr).toBe(0);
+        const attachments = (JSON.parse(run.stdout) as ChatJson).attachments;
+        expect(attachments.map((attachment) => [attachment.name, attachment.pages, attachment.mode]))
+            .toEqual([["report.pdf", 40, "retrieved"], ["report.pdf", 60, "retrieved"]]);
+        const [fromFirst, fromSecond] = attachments.map((attachment) => attachment.passages.map((passage) => passage.page));
+        expect(fromFirst, "the 40-page report's sentence is on its page 27").toContain(27);
+        expect(fromSecond, "the 60-page report's sentence is on its page 52").toContain(52);
+        expect(fromFirst!.every((page) => page <= 40), `the 40-page report cites pages ${fromFirst!.join(", ")}`).toBe(true);
+        expect(fromFirst!.length + fromSecond!.length, "each passage given is reported once").toBeLessThanOrEqual(maxPassagesPerTurn);
     });
 
     it("/attach in interactive chat: the document goes with the next message only, and the CLI says how it was given", async () => {
