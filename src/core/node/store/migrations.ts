@@ -185,5 +185,18 @@ export const migrations: ReadonlyArray<(db: Database.Database) => void> = [
                 INSERT INTO attachment_chunks_fts (attachment_chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
             END;
         `);
+    },
+    // --- #29 (the app's local API server): its API keys, stored hashed. Appended after #23's. ---
+    (db) => {
+        // A key is 256 random bits shown once when it is made; only its SHA-256 is kept (a hash of that much entropy
+        // cannot be reversed or guessed), so neither this table nor a copy of the database gives a key back.
+        db.exec(`
+            CREATE TABLE api_keys (
+                id TEXT PRIMARY KEY,
+                label TEXT NOT NULL UNIQUE,
+                sha256 BLOB NOT NULL,
+                created_at INTEGER NOT NULL
+            );
+        `);
     }
 ];
