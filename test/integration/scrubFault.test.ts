@@ -2,7 +2,7 @@ import path from "node:path";
 import {fileURLToPath} from "node:url";
 import {afterEach, describe, expect, it} from "vitest";
 import {isCleanroomError, ScrubUnverifiedError} from "../../src/core/common/errors.js";
-import type {AuditEvent} from "../../src/core/common/types.js";
+import type {AuditEventOf} from "../../src/core/common/api/auditEvents.js";
 import {createCoreService} from "../../src/core/node/rpc/createCoreService.js";
 import {cliEntry, runCliCapturing} from "../../tools/spawnCli.js";
 import {hermeticCliEnv} from "../helpers/cliEnv.js";
@@ -67,7 +67,7 @@ describe.skipIf(modelPath == null)("forced scrub fault (every scrub reported unv
         const {core} = await createTestCore(modelPath!);
         const service = createCoreService(core);
         try {
-            const relayed: AuditEvent[] = [];
+            const relayed: Array<AuditEventOf<"security.fault">> = [];
             service.events.on("audit.event", (event) => void (event.kind === "security.fault" && relayed.push(event)));
             restore = forceScrubFaults();
 
