@@ -9,6 +9,7 @@ import type {
     CloudTurnResult, LocalTurnResult, Message, ScrubReport, SearchHit, SessionEndReason, TurnOutcome
 } from "../common/types.js";
 import type {AuditDataOf, AuditEventOf, AuditKind} from "../common/api/auditEvents.js";
+import type {BackgroundScrubFault} from "../common/api/events.js";
 import type {ExportFormat, IsolationReport, ModelLoadStep} from "../common/api/types.js";
 import type {AuditQuery} from "./audit/AuditLog.js";
 import type {SessionEnd} from "./engine/ConversationContext.js";
@@ -462,6 +463,13 @@ export class Core {
     public auditEvents(query?: AuditQuery): AuditEvent[];
     public auditEvents(query: AuditQuery = {}): AuditEvent[] {
         return (query.conversationId != null ? this._at(query.conversationId) : this._services).audit.events(query);
+    }
+
+    /** A session that ended with no call waiting for it could not be verified scrubbed (incognito ones too); dispose the handle to stop listening. */
+    public onBackgroundScrubFault(listener: (fault: BackgroundScrubFault) => void): Disposable & {dispose(): void} {
+        const handle = this._services.engine.onBackgroundScrubFault.createListener(listener);
+        const dispose = () => handle.dispose();
+        return {dispose, [Symbol.dispose]: dispose};
     }
 
     /** Every audit event as it is recorded, incognito conversations' too; dispose the handle to stop listening. */
