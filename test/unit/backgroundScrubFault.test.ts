@@ -1,4 +1,4 @@
-import {beforeEach, describe, expect, it, vi} from "vitest";
+import {afterEach, describe, expect, it, vi} from "vitest";
 import type {BackgroundScrubFault} from "../../src/core/common/api/events.js";
 import type {SessionEndReason} from "../../src/core/common/types.js";
 import {backgroundScrubFault} from "../../src/core/node/engine/backgroundScrubFault.js";
@@ -25,8 +25,9 @@ class UnverifiableContext implements PooledContext {
 
 const minute = 60_000;
 
-/** A pool of two contexts whose session ends go through `backgroundScrubFault`, as the engine's do. */
+/** A pool of two contexts, on fake timers, whose session ends go through `backgroundScrubFault` as the engine's do. */
 function poolReportingFaults() {
+    vi.useFakeTimers();
     const pool = new ContextPool(async () => new UnverifiableContext(), 1000, {budgetBytes: 2000, idleTimeoutMs: 10 * minute});
     const faults: BackgroundScrubFault[] = [];
     pool.onSessionEnd.createListener((end) => {
@@ -37,9 +38,8 @@ function poolReportingFaults() {
     return {pool, faults};
 }
 
-beforeEach(() => {
-    vi.useFakeTimers();
-    return () => vi.useRealTimers();
+afterEach(() => {
+    vi.useRealTimers();
 });
 
 describe("a session that ends with no call waiting for it, and whose scrub cannot be verified", () => {
