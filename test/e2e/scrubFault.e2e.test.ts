@@ -5,6 +5,7 @@ import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {openE2eApp, type E2eApp} from "../helpers/e2eApp.js";
 import {forcedScrubFailure} from "../helpers/forceScrubFault.js";
 import {requireChromium} from "../helpers/launchChromium.js";
+import {newConversationTurn} from "../helpers/newConversationTurn.js";
 import {askWebMode} from "../helpers/startWebMode.js";
 import {requireTestModel} from "../helpers/testModel.js";
 
@@ -28,13 +29,7 @@ describe.skipIf(!runnable)("a scrub fault of a session no call waited for, in th
 
     it("forced fault: a session ended by another model load (not by the page) shows the security fault banner", async () => {
         await page.goto(app.web.url);
-        await page.getByRole("button", {name: "New conversation", exact: true}).click();
-        const composer = page.getByRole("textbox", {name: "Message"});
-        await expect.poll(() => composer.isEnabled()).toBe(true);
-        await composer.fill("Tell me a story about a brave little dragon.");
-        await composer.press("Enter");
-        const reply = page.getByRole("article", {name: "Assistant message"}).last();
-        await expect.poll(() => reply.getAttribute("data-status"), {timeout: 60_000}).toBe("complete");
+        await newConversationTurn(page, "Tell me a story about a brave little dragon.");
         const banner = page.getByRole("alert").filter({hasText: "Security fault: a scrub could not be verified"});
         expect(await banner.count()).toBe(0);
 
