@@ -70,7 +70,9 @@ const examples: AuditDataByKind = {
     "deletion.purged": {trigger: "timer", deletions: 1, pendingMs: 2500},
     "api.refused": {tenant: "key 1", ...overflow},
     "api.request": {tenant: "key 1", promptTokens: 12, maxTokens: 16, cacheSession: "api-cache-1"},
-    "api.answered": {tenant: "key 1", finishReason: "stop", promptTokens: 12, completionTokens: 16, cachedTokens: 0}
+    "api.answered": {tenant: "key 1", finishReason: "stop", promptTokens: 12, completionTokens: 16, cachedTokens: 0},
+    "api.keyCreated": {keyId: "4f1c2b9e-0000-4000-8000-000000000001", label: "my editor"},
+    "api.keyRevoked": {keyId: "4f1c2b9e-0000-4000-8000-000000000001", label: "my editor"}
 };
 
 const kinds = Object.keys(examples) as AuditKind[];

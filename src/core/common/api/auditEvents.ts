@@ -181,6 +181,9 @@ export const AuditEventSchema = z.discriminatedUnion("kind", [
         tenant: z.string(), finishReason: z.string(), promptTokens: z.number().int(), completionTokens: z.number().int(),
         cachedTokens: z.number().int(), cacheSession: z.string().optional()
     })),
+    /** An API key made or revoked in the app: its id and label, never the key. */
+    auditEvent("api.keyCreated", z.object({keyId: z.string(), label: z.string()})),
+    auditEvent("api.keyRevoked", z.object({keyId: z.string(), label: z.string()})),
 
     UnrecognisedAuditEventSchema
 ]);
