@@ -9,6 +9,7 @@ import {
 } from "../types.js";
 import {SecretFindingSchema} from "../secretScan/types.js";
 import {ContextSizeSchema, LockAfterMinutesSchema, NeverSendListSchema, ThreadsSchema} from "./limits.js";
+import {CitationSchema, IsolationDocumentSchema} from "./documentSchemas.js";
 
 /**
  * Shapes of the values that cross the API: what calls return and what events carry.
@@ -103,6 +104,8 @@ export const MessageSchema = z.object({
     verdict: CloudVerdictSchema.nullable().optional(),
     /** The documents a user message brought (absent when none). */
     attachments: z.array(MessageAttachmentSchema).optional(),
+    /** What a reply was given of the conversation's documents: retrieved passages and documents given whole (absent when none). */
+    citations: z.array(CitationSchema).optional(),
     createdAt: z.number(),
     updatedAt: z.number()
 });
@@ -169,6 +172,8 @@ export const IsolationReportSchema = z.object({
     routes: z.object({local: z.number().int(), cloud: z.number().int()}),
     turns: z.array(TurnRouteSchema),
     canaries: CanaryCountsSchema,
+    /** The conversation's documents and what of them was sent where (#23 item 7). */
+    documents: z.array(IsolationDocumentSchema),
     events: z.array(AuditEventSchema)
 });
 
