@@ -6,7 +6,7 @@ import {createCoreService} from "../../src/core/node/rpc/createCoreService.js";
 import {SharedCloudSimulator} from "../../tools/cloudSim/SharedCloudSimulator.js";
 import {testFingerprintKey} from "../helpers/cloudFixtures.js";
 import {textPdf} from "../helpers/documentFixtures.js";
-import {asLocalTurn} from "../helpers/coreServices.js";
+import {asLocalTurn, servicesOf} from "../helpers/coreServices.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {createTestCore, tempDir} from "../helpers/tempCore.js";
 
@@ -24,10 +24,23 @@ function citationsOf(core: Core, conversationId: string) {
     return core.getConversation(conversationId).messages.filter((message) => message.role === "assistant").map((message) => message.citations);
 }
 
+/** The first citation under a reply, which must be a passage. */
+function firstPassageCited(core: Core, conversationId: string) {
+    const cited = citationsOf(core, conversationId)[0]![0]!;
+    if (cited.kind !== "passage")
+        throw new Error(`a passage was expected, not ${JSON.stringify(cited)}`);
+    return cited;
+}
+
 describe.skipIf(modelPath == null)("citations and what each document sent where (#23 items 4, 7; real model, real store)", () => {
     let core: Core;
     let sim: SharedCloudSimulator;
     const documents = tempDir("citations");
+    /** A new conversation whose first turn brings a 40-page PDF with `sentence` on page `page`, and asks `question` about it. */
+    const askAboutPdf = async (name: string, page: number, sentence: string, question: string) => {
+        const pdf = writeDocument(documents, name, await textPdf(40, {[page]: sentence}));
+        return asLocalTurn(await core.startConversation({title: name}, {text: question, attachments: [{kind: "path", path: pdf}], maxTokens: 8, temperature: 0}));
+    };
     beforeAll(async () => {
         sim = await SharedCloudSimulator.start({mode: "honest", reply: "echo"});
         ({core} = await createTestCore(modelPath!, {contextSize: 512}, {cloud: {apiKey: () => "test-key", fingerprintKey: () => testFingerprintKey}}));
@@ -38,18 +51,13 @@ describe.skipIf(modelPath == null)("citations and what each document sent where 
     });
 
     it("a reply given retrieved passages cites each (document, page, lines); the cited passage is read back with its text, and a later reply cites its own", async () => {
-        const report = writeDocument(documents, "report.pdf", await textPdf(40, {27: sentence}));
-        const turn = asLocalTurn(await core.startConversation({title: "Audit"}, {
-            text: "Which account did the audit find? OSPREYLEDGER", attachments: [{kind: "path", path: report}], maxTokens: 8, temperature: 0
-        }));
+        const turn = await askAboutPdf("report.pdf", 27, sentence, "Which account did the audit find? OSPREYLEDGER");
         expect(turn.attachments![0]).toMatchObject({name: "report.pdf", pages: 40, mode: "retrieved"});
         const [citations] = citationsOf(core, turn.conversationId);
         expect(citations!.length).toBe(turn.attachments![0]!.passages.length);
         expect(citations!.every((citation) => citation.kind === "passage" && citation.name === "report.pdf")).toBe(true);
-        const first = citations![0]!;
+        const first = firstPassageCited(core, turn.conversationId);
         expect(first).toMatchObject({kind: "passage", name: "report.pdf", page: 27});
-        if (first.kind !== "passage")
-            throw new Error("a passage was expected");
         const passage = core.citedPassage(turn.conversationId, first.chunkId);
         expect(passage).toMatchObject({chunkId: first.chunkId, name: "report.pdf", page: 27, startLine: first.startLine, endLine: first.endLine});
         expect(passage.text).toContain(sentence);
@@ -63,18 +71,13 @@ describe.skipIf(modelPath == null)("citations and what each document sent where 
         expect(laterCitations![0]).toMatchObject({kind: "passage", chunkId: first.chunkId});
 
         const [isolation] = core.isolationReport(turn.conversationId).documents;
-        expect(isolation).toMatchObject({name: "report.pdf", pages: 40, mode: "retrieved", bytes: fs.statSync(report).size,
+        expect(isolation).toMatchObject({name: "report.pdf", pages: 40, mode: "retrieved", bytes: fs.statSync(path.join(documents, "report.pdf")).size,
             local: {repliesGivenWhole: 0, passagesGiven: citations!.length + laterCitations!.length, repliesGivenPassages: 2}, cloud: []});
     });
 
     it("over RPC, documents.passage reads only the asking conversation's chunks: another conversation's chunk id is PASSAGE_NOT_FOUND, bad input INVALID_INPUT", async () => {
-        const secret = writeDocument(documents, "secret.pdf", await textPdf(40, {12: "The vault opens with KESTRELCIPHER."}));
-        const owner = asLocalTurn(await core.startConversation({title: "Owner"}, {
-            text: "How does the vault open? KESTRELCIPHER", attachments: [{kind: "path", path: secret}], maxTokens: 8, temperature: 0
-        }));
-        const cited = citationsOf(core, owner.conversationId)[0]![0]!;
-        if (cited.kind !== "passage")
-            throw new Error("a passage was expected");
+        const owner = await askAboutPdf("secret.pdf", 12, "The vault opens with KESTRELCIPHER.", "How does the vault open? KESTRELCIPHER");
+        const cited = firstPassageCited(core, owner.conversationId);
         const other = core.createConversation({title: "Other"});
         const service = createCoreService(core);
         try {
@@ -124,5 +127,15 @@ describe.skipIf(modelPath == null)("citations and what each document sent where 
         expect(document!.cloud).toEqual([{endpointHost: host, at: expect.any(Number)}, {endpointHost: host, at: expect.any(Number)}]);
         expect(document!.cloud[0]!.at).toBeGreaterThanOrEqual(before);
         expect(citationsOf(core, conversation.id)).toEqual([[{kind: "document", attachmentId: document!.attachmentId, name: "terms.txt", pages: 1}], undefined]);
+    });
+
+    it("deleting a conversation removes the record of what its replies were given, and its cited passages can no longer be read", async () => {
+        const turn = await askAboutPdf("manual.pdf", 5, "Reset the pump with the HERONVALVE lever.", "How is the pump reset? HERONVALVE");
+        const cited = firstPassageCited(core, turn.conversationId);
+        const recorded = () => (servicesOf(core).database.prepare("SELECT count(*) AS n FROM reply_sources WHERE conversation_id = ?").get(turn.conversationId) as {n: number}).n;
+        expect(recorded()).toBeGreaterThan(0);
+        await core.deleteConversation(turn.conversationId);
+        expect(recorded()).toBe(0);
+        expect(() => core.citedPassage(turn.conversationId, cited.chunkId)).toThrow(expect.objectContaining({code: "CONVERSATION_NOT_FOUND"}));
     });
 });

@@ -469,7 +469,6 @@ export class Core {
         return {dispose, [Symbol.dispose]: dispose};
     }
 
-    /** What the Isolation panel shows: the live context, the last scrub, counters, each turn's route, the audit trail. */
     /** A passage of the conversation's documents (#23 item 4); PASSAGE_NOT_FOUND for one of another conversation. */
     public citedPassage(conversationId: ConversationId, chunkId: number): CitedPassage {
         const services = this._at(conversationId);
@@ -484,6 +483,7 @@ export class Core {
         return services.replySources.document(conversationId, attachmentId);
     }
 
+    /** What the Isolation panel shows: the live context, the last scrub, counters, each turn's route, the audit trail. */
     public isolationReport(conversationId: ConversationId): IsolationReport {
         const services = this._at(conversationId);
         services.store.get(conversationId);
