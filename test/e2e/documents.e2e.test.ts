@@ -249,7 +249,15 @@ describe.skipIf(!runnable)("documents in the real UI (#23): attach by file picke
         const entry = isolation().getByLabel("Documents", {exact: true}).getByRole("listitem", {name: "report.pdf"});
         await expect.poll(() => entry.textContent(), {timeout: 10_000}).toContain(`Sent whole to the cloud: ${new URL(sim.url).host},`);
         expect(await entry.textContent()).toContain("Not sent to the local model yet");
-        expect(await lastReply().getByRole("navigation", {name: "Sources"}).getByRole("button").allTextContents()).toEqual(["report.pdf, whole (3 pages)"]);
+        // The reply cites the document given whole; the citation opens it page by page, the sentence on its page 2.
+        const wholeCitation = lastReply().getByRole("navigation", {name: "Sources"}).getByRole("button");
+        expect(await wholeCitation.allTextContents()).toEqual(["report.pdf, whole (3 pages)"]);
+        await wholeCitation.click();
+        const wholeDialog = page.getByRole("dialog", {name: "report.pdf, whole (3 pages)"});
+        await expect.poll(() => wholeDialog.getByRole("region", {name: "Page 2"}).textContent()).toContain(sentence);
+        expect(await wholeDialog.getByRole("region", {name: "Page 1"}).textContent()).not.toContain(sentence);
+        await page.keyboard.press("Escape");
+        await wholeDialog.waitFor({state: "detached"});
     });
 
     it("a 60-page PDF is attached and asked about: the reply cites page 37, and the citation opens that passage's lines (keyboard, Escape closes)", async () => {
