@@ -442,6 +442,11 @@ export class Core {
         return {prompt: lastPrompt.content, removed, documents};
     }
 
+    /** The documents stored with the message `messageId`, with their text. */
+    public documentsOfMessage(conversationId: ConversationId, messageId: number): AttachmentWithText[] {
+        return this._at(conversationId).attachments.ofConversation(conversationId).filter((document) => document.messageId === messageId);
+    }
+
     /** Appends `messages` again, as new messages with their content, status, route and verdict, and `documents` with the message they belonged to. */
     public restoreMessages(conversationId: ConversationId, messages: Message[], documents: readonly AttachmentWithText[] = []) {
         const {store, attachments} = this._at(conversationId);
