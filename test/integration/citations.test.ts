@@ -75,6 +75,20 @@ describe.skipIf(modelPath == null)("citations and what each document sent where 
             local: {repliesGivenWhole: 0, passagesGiven: citations!.length + laterCitations!.length, repliesGivenPassages: 2}, cloud: []});
     });
 
+    it("two documents of the same name brought by one turn: each passage is cited as a chunk of its own document", async () => {
+        const first = writeDocument(tempDir("citations-first"), "scan.pdf", await textPdf(40, {8: "The first scan names MARBLEFINCH."}));
+        const second = writeDocument(tempDir("citations-second"), "scan.pdf", await textPdf(40, {31: "The second scan names COPPERLYNX."}));
+        const turn = asLocalTurn(await core.startConversation({title: "Two scans"}, {text: "MARBLEFINCH COPPERLYNX",
+            attachments: [{kind: "path", path: first}, {kind: "path", path: second}], maxTokens: 8, temperature: 0}));
+        expect(turn.attachments!.map((attachment) => attachment.mode)).toEqual(["retrieved", "retrieved"]);
+        const [firstId, secondId] = servicesOf(core).attachments.ofConversation(turn.conversationId).map((attachment) => attachment.id);
+        const cited = citationsOf(core, turn.conversationId)[0]!.flatMap((citation) => citation.kind === "passage" ? [citation] : []);
+        const ownerOf = (word: string) => cited.filter((citation) => core.citedPassage(turn.conversationId, citation.chunkId).text.includes(word))
+            .map((citation) => [citation.attachmentId, citation.page]);
+        expect(ownerOf("MARBLEFINCH")).toEqual([[firstId, 8]]);
+        expect(ownerOf("COPPERLYNX")).toEqual([[secondId, 31]]);
+    });
+
     it("over RPC, documents.passage reads only the asking conversation's chunks: another conversation's chunk id is PASSAGE_NOT_FOUND, bad input INVALID_INPUT", async () => {
         const owner = await askAboutPdf("secret.pdf", 12, "The vault opens with KESTRELCIPHER.", "How does the vault open? KESTRELCIPHER");
         const cited = firstPassageCited(core, owner.conversationId);

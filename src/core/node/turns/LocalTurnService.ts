@@ -161,10 +161,10 @@ export class LocalTurnService {
     private _sourcesOf(conversationId: ConversationId, documents: DocumentTurnPlan, broughtIds: readonly number[]): ReplySource[] {
         const sources: ReplySource[] = documents.attachments.flatMap((attachment, index) =>
             attachment.mode === "whole" ? [{attachmentId: broughtIds[index]!, chunkId: null, cited: true}] : []);
+        // A passage of a document this turn brought was retrieved before the document was stored: `pendingIndex` is its place among the turn's retrieved documents.
+        const broughtRetrievedIds = broughtIds.filter((_, index) => documents.attachments[index]!.mode === "retrieved");
         for (const passage of documents.passages) {
-            // A passage of a document this turn brought was retrieved before the document was stored: its document is found by name.
-            const attachmentId = passage.attachmentId ?? broughtIds[documents.attachments.findIndex((attachment) =>
-                attachment.mode === "retrieved" && attachment.document.name === passage.name)];
+            const attachmentId = passage.attachmentId ?? (passage.pendingIndex == null ? undefined : broughtRetrievedIds[passage.pendingIndex]);
             const chunkId = attachmentId == null ? null : this._replySources.chunkIdOf(conversationId, attachmentId, passage);
             if (attachmentId != null && chunkId != null)
                 sources.push({attachmentId, chunkId, cited: true});
