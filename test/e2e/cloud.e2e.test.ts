@@ -53,7 +53,7 @@ async function coreHolds(conversationId: string) {
 async function configureCloud(target: SharedCloudSimulator, {apiKey}: {apiKey: string}) {
     await page.getByRole("navigation", {name: "Conversations"}).getByRole("button", {name: "Settings"}).click();
     const dialog = page.getByRole("dialog", {name: "Settings"});
-    const keyField = dialog.getByLabel("API key");
+    const keyField = dialog.getByLabel("API key", {exact: true});
     const hadKey = (await keyField.getAttribute("placeholder"))?.includes("stored") === true;
     await dialog.getByRole("textbox", {name: "Cloud endpoint"}).fill(target.url);
     await dialog.getByRole("textbox", {name: "Cloud model"}).fill(target.modelName);

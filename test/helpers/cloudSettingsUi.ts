@@ -8,9 +8,9 @@ export async function setCloudSimulatorInSettings(page: Page, sim: SharedCloudSi
     const settings = page.getByRole("dialog", {name: "Settings"});
     await settings.getByRole("textbox", {name: "Cloud endpoint"}).fill(sim.url);
     await settings.getByRole("textbox", {name: "Cloud model"}).fill(sim.modelName);
-    await settings.getByLabel("API key").fill(apiKey);
+    await settings.getByLabel("API key", {exact: true}).fill(apiKey);
     await settings.getByRole("button", {name: "Save"}).click();
-    await expect.poll(() => settings.getByLabel("API key").getAttribute("placeholder")).toContain("stored");
+    await expect.poll(() => settings.getByLabel("API key", {exact: true}).getAttribute("placeholder")).toContain("stored");
     const fallback = settings.getByRole("switch", {name: "Cloud fallback"});
     await fallback.click();
     await expect.poll(() => fallback.getAttribute("aria-checked")).toBe("true");

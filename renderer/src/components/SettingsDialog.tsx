@@ -117,7 +117,7 @@ export function SettingsDialog({client, settings, model, pendingRestart, convers
                     </label>
                     <label className="field">
                         <span>API key</span>
-                        <input {...field("cloudApiKey")} type="password" autoComplete="off"
+                        <input {...field("cloudApiKey")} type="password" autoComplete="off" aria-label="API key"
                             placeholder={settings.cloud.apiKeyStored ? "stored (type to replace)" : settings.cloud.apiKeyReentry != null ? "enter the key again" : "not set"} />
                         <small>Kept in: {settings.cloud.keyStorage}{settings.cloud.apiKeyStored ? " · a key is stored for this endpoint" : ""}</small>
                         {settings.cloud.apiKeyReentry != null && <small className="warning-text" role="status">{settings.cloud.apiKeyReentry}</small>}
