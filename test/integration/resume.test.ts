@@ -8,6 +8,7 @@ import {requireTestModel} from "../helpers/testModel.js";
 import {createTestCore, tempDir} from "../helpers/tempCore.js";
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
 import {decryptedCopy} from "../security/helpers/decryptedCopy.js";
+import {MemorySecretVault} from "../../src/core/node/secrets/MemorySecretVault.js";
 
 const modelPath = requireTestModel();
 const turn = {maxTokens: 24, temperature: 0} as const;
@@ -80,7 +81,8 @@ describe.skipIf(modelPath == null)("resume snapshots (#25)", () => {
             const b = core.createConversation({title: "other"}).id;
             await core.sendMessage({conversationId: b, text: "Once upon a time", ...turn}); // evicts a
 
-            expect(kinds(core, a, "kv.saved").map((event) => event.data.reason)).toEqual(["evict"]);
+            // Sealed and written after the evicting turn's session end, which waits only for the read.
+            await expect.poll(() => kinds(core, a, "kv.saved").map((event) => event.data.reason)).toEqual(["evict"]);
             expect(kinds(core, a, "scrub.verified").map((event) => event.data.reason)).toEqual(["evict"]); // the live KV is still zeroed and verified
             expect(snapshotRow(core, a)).toBeDefined();
 
@@ -131,6 +133,31 @@ describe.skipIf(modelPath == null)("resume snapshots (#25)", () => {
             expect(resumed.tokens.evaluated).toBeLessThan(resumed.tokens.prompt / 4);
         } finally {
             await next.close();
+        }
+    });
+
+    it("turned off in the settings, or larger than the size cap, a quit saves no snapshot and the next turn evaluates the history", async () => {
+        for (const change of [{resumeSnapshots: false}, {resumeSnapshotMaxMiB: 1}] as const) {
+            const database = path.join(tempDir("resume-settings"), "test.db");
+            let core = await openCore(database, {contextSize: 2048});
+            const a = core.createConversation({title: "a"}).id;
+            try {
+                await core.openAppSettings(new MemorySecretVault()).set(change);
+                // Over the 1 MiB cap: about 1,900 tokens, at 640 bytes of KV state per token with the test model.
+                seedHistory(core, a, "resumeSnapshotMaxMiB" in change ? 64 : 3);
+                await core.sendMessage({conversationId: a, text: "What did the girl find?", ...turn});
+            } finally {
+                await core.close();
+            }
+            core = await openCore(database, {contextSize: 2048});
+            try {
+                expect(snapshotRow(core, a)).toBeUndefined();
+                // Over the cap: skipped, and said so; off: nothing at all.
+                expect(kinds(core, a, "kv.save.skipped").map((event) => event.data.maxBytes)).toEqual("resumeSnapshotMaxMiB" in change ? [2 ** 20] : []);
+                await expectFullEvaluation(core, a);
+            } finally {
+                await core.close();
+            }
         }
     });
 

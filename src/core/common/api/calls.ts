@@ -8,7 +8,7 @@ import {
     MessageAttachmentSchema, ModelStatusSchema, ScrubReportSchema, DeleteEverythingReportSchema, SearchHitSchema, ThreadsSettingSchema, TurnStartedSchema, ExportFormatSchema
 } from "./schemas.js";
 import {
-    GivenPassphraseSchema, LockAfterMinutesSchema, MaxTokensSchema, MessageTextSchema, NeverSendListSchema, NewPassphraseSchema, SearchTextSchema,
+    GivenPassphraseSchema, LockAfterMinutesSchema, ResumeSnapshotMaxMiBSchema, MaxTokensSchema, MessageTextSchema, NeverSendListSchema, NewPassphraseSchema, SearchTextSchema,
     maxMessageTextLength, maxUploadChunkBytes
 } from "./limits.js";
 
@@ -258,7 +258,11 @@ export const coreCalls = {
             /** "Never send these" words and phrases (replaces the list; `[]` empties it). */
             cloudNeverSend: NeverSendListSchema.optional(),
             /** Minutes of idleness before the app locks with a passphrase (0 never); null back to the default. */
-            lockAfterMinutes: LockAfterMinutesSchema.nullable().optional()
+            lockAfterMinutes: LockAfterMinutesSchema.nullable().optional(),
+            /** Resume snapshots on or off; null back to the default (on). */
+            resumeSnapshots: z.boolean().nullable().optional(),
+            /** The resume snapshot size cap in MiB; null back to the default. */
+            resumeSnapshotMaxMiB: ResumeSnapshotMaxMiBSchema.nullable().optional()
         }),
         output: AppSettingsSchema
     },

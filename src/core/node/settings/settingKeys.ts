@@ -11,7 +11,9 @@ export const settingKeys = {
         threads: "app.threads",
         contextSize: "app.contextSize",
         gpu: "app.gpu",
-        lockAfterMinutes: "app.lockAfterMinutes"
+        lockAfterMinutes: "app.lockAfterMinutes",
+        resumeSnapshots: "app.resumeSnapshots",
+        resumeSnapshotMaxMiB: "app.resumeSnapshotMaxMiB"
     },
     /** Where the shared cloud is (CloudSettingsStore, and the app's settings dialog through AppSettingsStore). */
     cloud: {
