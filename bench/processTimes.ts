@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
 import {freshCliBundle} from "../bin/cliBundle.mjs";
-import {median, round} from "./stats.js";
+import {loadAverage1m, median, round} from "./stats.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const launcher = path.join(repoRoot, "bin", "cleanroom.cjs");
@@ -22,7 +22,8 @@ export type ProcessTimesOptions = {
     log: (line: string) => void
 };
 
-type Timing = {medianMs: number, runsMs: number[]};
+/** `loadAverage1m`: the 1-minute load average once its runs were done (the machine may be shared). */
+type Timing = {medianMs: number, runsMs: number[], loadAverage1m?: number};
 export type ProcessTimesReport = {
     help: {compiled: Timing, source: Timing, goalMs: number},
     turns: Record<string, {
@@ -30,7 +31,7 @@ export type ProcessTimesReport = {
         /** Tokens each generated in its last run: both stop at the budget or at the end of the reply. */
         generatedTokens: {cleanroom: number | null, plainScript: number | null}
     }>,
-    /** One turn on the first model with `--gpu auto` (the default) against `--gpu off`: what looking for a GPU costs a process, and where auto ran. */
+    /** One turn on the first model with `--gpu auto` (the default) against `--gpu off`: what looking for a GPU costs a process (after the first, which remembers the answer in CLEANROOM_HOME), and where auto ran. */
     gpuAuto: {auto: Timing, off: Timing, extraMs: number, autoRanOn: string | null} | null,
     commands: Record<string, string>
 };
@@ -62,7 +63,7 @@ export async function measureProcessTimes(options: ProcessTimesOptions): Promise
         const parsed = JSON.parse(outputs.at(-1) ?? "null") as {tokens?: number | {generated?: number}} | null;
         return typeof parsed?.tokens === "number" ? parsed.tokens : parsed?.tokens?.generated ?? null;
     };
-    const timing = (runsMs: number[]): Timing => ({medianMs: round(median(runsMs), 1), runsMs: runsMs.map((ms) => round(ms, 1))});
+    const timing = (runsMs: number[]): Timing => ({medianMs: round(median(runsMs), 1), runsMs: runsMs.map((ms) => round(ms, 1)), loadAverage1m: loadAverage1m()});
     const alternate = (left: () => number, right: () => number) => {
         const lefts: number[] = [];
         const rights: number[] = [];
@@ -112,7 +113,7 @@ export async function measureProcessTimes(options: ProcessTimesOptions): Promise
                     return ms;
                 }
             );
-            turns[model.name] = {cleanroom, plainScript, generatedTokens: generated, ratio: round(cleanroom.medianMs / plainScript.medianMs, 3), goalRatio: 1.3};
+            turns[model.name] = {cleanroom, plainScript, generatedTokens: generated, ratio: round(cleanroom.medianMs / plainScript.medianMs, 3), goalRatio: 1.15};
             commands[`turn ${model.name}`] = `node bin/cleanroom.cjs ${chatArgs.map((arg) => (arg === database ? "<app.db>" : /\s/.test(arg) ? JSON.stringify(arg) : arg)).join(" ")}` +
                 `  vs  node bench/plainTurn.mjs ${model.path} ${JSON.stringify(options.prompt)} ${common.join(" ")}`;
         }
@@ -146,13 +147,14 @@ export async function measureProcessTimes(options: ProcessTimesOptions): Promise
 /** The whole-process figures as `npm run bench` prints them. */
 export function formatProcessTimes(times: ProcessTimesReport, runs: number) {
     const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+    const load = (timing: Timing) => (timing.loadAverage1m == null ? "" : `  [load ${timing.loadAverage1m.toFixed(2)}]`);
     return [
         "", `whole processes, median of ${runs} alternating runs (after a warm-up)`,
-        `  cleanroom --help (goal < ${seconds(times.help.goalMs)})  compiled ${seconds(times.help.compiled.medianMs)}; from source under tsx ${seconds(times.help.source.medianMs)}`,
+        `  cleanroom --help (goal < ${seconds(times.help.goalMs)})  compiled ${seconds(times.help.compiled.medianMs)}; from source under tsx ${seconds(times.help.source.medianMs)}${load(times.help.source)}`,
         ...Object.entries(times.turns).map(([name, turn]) =>
             `  one turn, ${name}, up to 200 tokens (goal <= ${turn.goalRatio}x)  Cleanroom ${seconds(turn.cleanroom.medianMs)} (${turn.generatedTokens.cleanroom} tokens), ` +
-            `plain node-llama-cpp script ${seconds(turn.plainScript.medianMs)} (${turn.generatedTokens.plainScript} tokens): ${turn.ratio}x`),
+            `plain node-llama-cpp script ${seconds(turn.plainScript.medianMs)} (${turn.generatedTokens.plainScript} tokens): ${turn.ratio}x${load(turn.plainScript)}`),
         ...(times.gpuAuto == null ? [] : [`  one turn, --gpu auto (ran on: ${times.gpuAuto.autoRanOn ?? "?"}) ${seconds(times.gpuAuto.auto.medianMs)} ` +
-            `against --gpu off ${seconds(times.gpuAuto.off.medianMs)}: looking for a GPU adds ${seconds(times.gpuAuto.extraMs)} per process`])
+            `against --gpu off ${seconds(times.gpuAuto.off.medianMs)}: looking for a GPU adds ${seconds(times.gpuAuto.extraMs)} per process${load(times.gpuAuto.off)}`])
     ];
 }

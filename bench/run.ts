@@ -17,6 +17,7 @@ import {formatThreadMatrix, runThreadMatrix, type ThreadMatrixReport} from "./th
 import {formatProcessTimes, measureProcessTimes, type ProcessTimesReport} from "./processTimes.js";
 import {measureLatencyLimits} from "./latencyLimits.js";
 import {formatDocuments, measureDocumentsInChild} from "./documentsBench.js";
+import {benchCommand, figureContext, withLoad} from "./figureContext.js";
 
 type Options = {
     model: string, json?: boolean, tokens: number, runs: number, out?: string,
@@ -93,6 +94,9 @@ async function main() {
     }
     const cleanroomTps = median(cleanroomRuns);
     const plainTps = median(plainRuns);
+    // Beside each figure: the load average right after it was measured, and the command that measures it again.
+    const coreCommand = benchCommand({model: options.model, tokens: options.tokens, runs: options.runs, threads: false, "process-times": false});
+    const generationContext = figureContext(coreCommand);
 
     // 2. Scrub cost per MiB of KV.
     const scrubs: Array<{kvCells: number, kvBytes: number, ms: number}> = [];
@@ -103,6 +107,7 @@ async function main() {
         scrubs.push({kvCells: report.kvCells, kvBytes: report.bytesChecked, ms: report.durationMs});
     }
     const scrubMsPerMiB = median(scrubs.map((scrub) => scrub.ms / (scrub.kvBytes / 2 ** 20)));
+    const scrubContext = figureContext(coreCommand);
 
     // 3. Resuming an evicted conversation with a ~1,000-token history: a fresh context rebuilt from SQLite.
     const resumed = core.createConversation({settings: {historyPolicy: "refuse"}});
@@ -120,6 +125,8 @@ async function main() {
         store.deleteMessage(result.assistantMessageId);
         store.deleteMessage(result.userMessageId);
     }
+
+    const resumeContext = figureContext(coreCommand);
 
     // 4. Switching between two pooled conversations: the pool hands back the conversation's own live context.
     const left = core.createConversation();
@@ -142,12 +149,13 @@ async function main() {
         switchTurnFirstTokenMs.push(result.timings.firstTokenMs ?? NaN);
     }
 
+    const switchContext = figureContext(coreCommand);
     const info = engine.info!;
     await core.close();
     fs.rmSync(dir, {recursive: true, force: true});
 
     // 5. The canary scanner's cost.
-    const scanner = benchScanner();
+    const scanner = {...benchScanner(), ...figureContext(coreCommand)};
 
     // 6. Threads: plain node-llama-cpp, Cleanroom and llama-bench at each count, before and after the fix (and on a GPU with --gpu).
     const threadCounts = options.threadCounts.split(",").map(Number);
@@ -166,7 +174,7 @@ async function main() {
     }) : null;
 
     // 8. Latencies the tests no longer assert on the clock, each against its goal.
-    const latencyLimits = await measureLatencyLimits();
+    const latencyLimits = (await measureLatencyLimits()).map((limit) => ({...limit, ...figureContext(coreCommand)}));
 
     // 9. Documents: extraction, indexing, retrieval at 10,000 chunks; in a process of its own, so that its peak memory is theirs.
     const documents = await measureDocumentsInChild();
@@ -184,19 +192,24 @@ async function main() {
             cleanroomTokensPerSecond: round(cleanroomTps, 1),
             plainNodeLlamaCppTokensPerSecond: round(plainTps, 1),
             ratio: round(cleanroomTps / plainTps, 3),
-            goalRatio: 0.97
+            goalRatio: 0.97,
+            ...generationContext
         },
         timeToFirstTokenMs: round(median(firstTokenMs), 2),
-        scrub: {kvCells: scrubs[0]!.kvCells, kvBytes: scrubs[0]!.kvBytes, medianMs: round(median(scrubs.map((s) => s.ms)), 2), msPerMiB: round(scrubMsPerMiB, 2)},
-        resumeEvicted: {historyTokens: resumeRuns[0]!.promptTokens, firstTokenMs: round(median(resumeRuns.map((r) => r.firstTokenMs)), 2)},
+        /** `timeToFirstTokenMs` was measured in the generation runs. */
+        timeToFirstTokenContext: generationContext,
+        scrub: {kvCells: scrubs[0]!.kvCells, kvBytes: scrubs[0]!.kvBytes, medianMs: round(median(scrubs.map((s) => s.ms)), 2), msPerMiB: round(scrubMsPerMiB, 2), ...scrubContext},
+        resumeEvicted: {historyTokens: resumeRuns[0]!.promptTokens, firstTokenMs: round(median(resumeRuns.map((r) => r.firstTokenMs)), 2), ...resumeContext},
         switchPooled: {
             medianMs: round(median(switchMs), 4), maxMs: round(Math.max(...switchMs), 4), goalMs: 5,
-            nextTurnFirstTokenMs: round(median(switchTurnFirstTokenMs), 2)
+            nextTurnFirstTokenMs: round(median(switchTurnFirstTokenMs), 2), ...switchContext
         },
         scanner,
-        threadMatrix,
+        threadMatrix: threadMatrix == null ? null : {...threadMatrix, command: benchCommand({model: options.model, "thread-models": options.threadModels,
+            "thread-counts": options.threadCounts, "thread-repeats": options.threadRepeats, ...options.gpu != null ? {gpu: options.gpu} : {}, runs: 1, "process-times": false})},
         threadGoals: threadMatrix == null ? null : threadGoals(threadMatrix),
-        processTimes,
+        processTimes: processTimes == null ? null : {...processTimes, command: benchCommand({model: options.model, "thread-models": options.threadModels,
+            "process-runs": options.processRuns, runs: 1, threads: false})},
         latencyLimits,
         documents
     };
@@ -210,7 +223,7 @@ async function main() {
         return;
     }
 
-    const rows: Array<[string, string]> = [
+    const rows: Array<[string, string]> = ([
         ["model", `${path.basename(options.model)} (${report.model.parameters} parameters, context ${report.model.contextSize})`],
         ["llama.cpp build, libuv pool", `${report.llamaBuild}, ${report.uvThreadpoolSize} thread(s)`],
         ["threads (tuned)", `${tunedThreads}  [${report.threads.measurements.map((m) => `${m.threads}: ${m.tokensPerSecond} tok/s${m.stopped === "slower" ? " (cut short)" : ""}`).join(", ")}]`],
@@ -227,7 +240,13 @@ async function main() {
         ["switch pooled conversations (goal < 5 ms)", `${report.switchPooled.medianMs} ms median, ${report.switchPooled.maxMs} ms max; next turn's first token ${report.switchPooled.nextTurnFirstTokenMs} ms`],
         ...latencyLimits.map(({what, medianMs, maxMs, goalMs, met}): [string, string] =>
             [`${what} (goal < ${goalMs} ms)`, `${medianMs} ms median, ${maxMs} ms max${met ? "" : ": OVER THE GOAL"}`])
-    ];
+    ] satisfies Array<[string, string]>).map(([name, value]) => [name, withLoad(value, loadOfRow(name))]);
+    function loadOfRow(name: string) {
+        const byRow: Array<[string, {loadAverage1m: number}]> = [["generation", generationContext], ["ratio", generationContext], ["time to first token", generationContext],
+            ["scrub", scrubContext], ["resume", resumeContext], ["switch", switchContext], ["canary", scanner], ["model", {loadAverage1m: loadAtStart}],
+            ["llama.cpp", {loadAverage1m: loadAtStart}], ["threads", {loadAverage1m: loadAtStart}]];
+        return byRow.find(([prefix]) => name.startsWith(prefix))?.[1] ?? latencyLimits.find((limit) => name.startsWith(limit.what)) ?? {loadAverage1m: loadAverage1m()};
+    }
     const width = Math.max(...rows.map(([name]) => name.length));
     for (const [name, value] of rows)
         log(`${name.padEnd(width)}  ${value}`);

@@ -2,7 +2,7 @@ import {spawn} from "node:child_process";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
 import {findLlamaBench, rawTokensPerSecond} from "./rawLlamaCpp.js";
-import {median, round} from "./stats.js";
+import {loadAverage1m, median, round} from "./stats.js";
 import type {EngineFigures, ThreadsChildInput, ThreadsChildOutput} from "./threadsChild.js";
 
 /** How a process runs llama.cpp: set when it starts, so each configuration is its own process. */
@@ -29,7 +29,11 @@ export type ThreadMatrixOptions = {
 
 type Cell = {plain: EngineFigures, cleanroom: EngineFigures, prefillPromptTokens: number};
 export type ThreadMatrixReport = {
-    configurations: Array<{id: string, label: string, llamaBuild: string | null, uvThreadpoolSize: number | null, gpu: ThreadsChildOutput["gpu"]}>,
+    configurations: Array<{id: string, label: string, llamaBuild: string | null, uvThreadpoolSize: number | null, gpu: ThreadsChildOutput["gpu"],
+        /** The 1-minute load average after each of its processes, median: beside its figures. */
+        loadAverage1m?: number | null}>,
+    /** The same for llama-bench's runs. */
+    rawLlamaCppLoadAverage1m?: number | null,
     models: Record<string, {
         /** configuration id -> thread count -> median figures over the repeats */
         byConfiguration: Record<string, Record<string, Cell>>,
@@ -84,6 +88,7 @@ export async function runThreadMatrix(options: ThreadMatrixOptions): Promise<Thr
     const runs: Record<string, Record<string, ThreadsChildOutput[]>> = {};
     const raw: Record<string, Record<string, {generation: Array<number | null>, prefill: Array<number | null>}>> = {};
     const described: Record<string, ThreadsChildOutput> = {};
+    const loads: Record<string, number[]> = {};
     const steps = options.models.flatMap((model) => [
         ...configurations.map((configuration) => ({model, configuration})),
         {model, configuration: null}
@@ -101,6 +106,7 @@ export async function runThreadMatrix(options: ThreadMatrixOptions): Promise<Thr
                     cell.generation.push(rawTokensPerSecond(llamaBench, model.path, count, "generation", options.tokens));
                     cell.prefill.push(rawTokensPerSecond(llamaBench, model.path, count, "prefill", promptTokens, 2));
                 }
+                (loads.llamaBench ??= []).push(loadAverage1m());
                 continue;
             }
             if (configuration.gpu != null && repeat > 0)
@@ -112,6 +118,7 @@ export async function runThreadMatrix(options: ThreadMatrixOptions): Promise<Thr
             });
             ((runs[model.name] ??= {})[configuration.id] ??= []).push(output);
             described[configuration.id] = output;
+            (loads[configuration.id] ??= []).push(loadAverage1m());
         }
     }
 
@@ -121,8 +128,10 @@ export async function runThreadMatrix(options: ThreadMatrixOptions): Promise<Thr
     };
     const report: ThreadMatrixReport = {
         configurations: configurations.map(({id, label}) => ({
-            id, label, llamaBuild: described[id]?.llamaBuild ?? null, uvThreadpoolSize: described[id]?.uvThreadpoolSize ?? null, gpu: described[id]?.gpu ?? null
+            id, label, llamaBuild: described[id]?.llamaBuild ?? null, uvThreadpoolSize: described[id]?.uvThreadpoolSize ?? null, gpu: described[id]?.gpu ?? null,
+            loadAverage1m: medianOf(loads[id] ?? [])
         })),
+        rawLlamaCppLoadAverage1m: medianOf(loads.llamaBench ?? []),
         models: {},
         rawLlamaCppNote: llamaBench == null
             ? "no llama-bench build found: run scripts/build-llama-cpp.sh (about 7 minutes on 2 cores)"
@@ -177,6 +186,9 @@ export function formatThreadMatrix(report: ThreadMatrixReport, threads: number[]
         }
     }
     lines.push("", report.rawLlamaCppNote);
+    const load = (value: number | null | undefined) => (value == null ? "-" : value.toFixed(2));
+    lines.push(`load average (1 min, median after each process): ${report.configurations.map((configuration) => `${configuration.label} ${load(configuration.loadAverage1m)}`).join("; ")}` +
+        `; llama-bench ${load(report.rawLlamaCppLoadAverage1m)}`);
     for (const {label, gpu} of report.configurations)
         if (gpu != null)
             lines.push(`${label}: ${gpu.device ?? "no device"}; plain node-llama-cpp offloaded ${gpu.plainGpuLayers} layers, Cleanroom ${gpu.cleanroomGpuLayers}` +

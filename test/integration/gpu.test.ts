@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import path from "node:path";
 import {describe, expect, it} from "vitest";
 import {probeVulkanDevices} from "../../src/core/node/engine/vulkanDevices.js";
 import {runCliCapturing} from "../../tools/spawnCli.js";
@@ -38,6 +39,28 @@ describe.skipIf(modelPath == null)("where the model runs, as the CLI reports it"
         const noGpuHere = (await probeVulkanDevices()).length === 0 && !fs.existsSync("/proc/driver/nvidia") && process.platform === "linux";
         if (noGpuHere)
             expect(turn).toMatchObject({gpu: null, gpuLayers: 0});
+    });
+
+    it("auto remembers where it found to run, per machine, driver and build: the next process runs there without probing again", async () => {
+        const {env, home} = hermeticCliEnv("gpu-auto-remembered", {GGML_VK_VISIBLE_DEVICES: undefined, CLEANROOM_GPU: undefined});
+        const chat = async () => {
+            const run = await runCliCapturing(["chat", "--model", modelPath!, "--prompt", "Once upon a time", "--max-tokens", "8", "--temperature", "0", "--threads", "1", "--json"], {env});
+            expect(run.code, run.stderr).toBe(0);
+            return JSON.parse(run.stdout) as {gpu: string | null, gpuLayers: number};
+        };
+        const record = path.join(home, "gpu-probe.json");
+        const first = await chat();
+        const remembered = JSON.parse(fs.readFileSync(record, "utf8")) as {binary: string | false, fingerprint: string};
+        expect(remembered.binary).toBe(first.gpu ?? false);
+        const probedAt = fs.statSync(record).mtimeMs;
+        const second = await chat();
+        expect(second).toMatchObject({gpu: first.gpu, gpuLayers: first.gpuLayers});
+        expect(fs.statSync(record).mtimeMs).toBe(probedAt); // read, not probed and written again
+
+        // Another machine, driver or build: the fingerprint differs, so auto probes again and records the answer for this one.
+        fs.writeFileSync(record, JSON.stringify({...remembered, fingerprint: "another machine"}));
+        expect(await chat()).toMatchObject({gpu: first.gpu});
+        expect(JSON.parse(fs.readFileSync(record, "utf8")).fingerprint).toBe(remembered.fingerprint);
     });
 
     it("refuses a --gpu that is not a backend, naming the choices", async () => {

@@ -27,7 +27,8 @@ describe.skipIf(modelPath == null)("context pool", () => {
             expect(evicted.find((event) => event.kind === "scrub.verified")!.data).toMatchObject({reason: "evict", nonZeroBytes: 0});
 
             // Resuming the evicted conversation gives it a fresh context, into which its sealed snapshot (saved at the eviction) is restored.
-            expect(core.auditEvents({conversationId: b!.id, kinds: ["kv.saved"]}).map((event) => event.data.reason)).toEqual(["evict"]);
+            // (written after the evicting turn's session end, which waits only for the read)
+            await expect.poll(() => core.auditEvents({conversationId: b!.id, kinds: ["kv.saved"]}).map((event) => event.data.reason)).toEqual(["evict"]);
             const resumed = asLocalTurn(await core.sendMessage({conversationId: b!.id, text: "What happened next?", maxTokens: 8, temperature: 0}));
             expect(core.auditEvents({conversationId: b!.id, kinds: ["kv.restored"]})).toHaveLength(1);
             expect(resumed.tokens.reused).toBeGreaterThan(0);

@@ -9,6 +9,7 @@ import {requireTestModel} from "../helpers/testModel.js";
 import {createTestCore, tempDir} from "../helpers/tempCore.js";
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
 import {decryptedCopy} from "../security/helpers/decryptedCopy.js";
+import {MemorySecretVault} from "../../src/core/node/secrets/MemorySecretVault.js";
 
 const modelPath = requireTestModel();
 const turn = {maxTokens: 24, temperature: 0} as const;
@@ -59,6 +60,21 @@ async function talkedAndQuit(titles: string[], incognito: string[] = []) {
     return {database, ids};
 }
 
+/** A conversation with a seeded history and one turn, on a core whose app settings were changed first, then closed (a quit). */
+async function talkedAndQuitWith(change: {resumeSnapshots?: boolean, resumeSnapshotMaxMiB?: number}, {exchanges, contextSize}: {exchanges: number, contextSize: number}) {
+    const database = path.join(tempDir("resume-settings"), "test.db");
+    const core = await openCore(database, {contextSize});
+    const conversationId = core.createConversation({title: "a"}).id;
+    try {
+        await core.openAppSettings(new MemorySecretVault()).set(change);
+        seedHistory(core, conversationId, exchanges);
+        await core.sendMessage({conversationId, text: "What did the girl find?", ...turn});
+    } finally {
+        await core.close();
+    }
+    return {database, conversationId};
+}
+
 /** A turn that evaluates its whole prompt: no snapshot was restored. */
 async function expectFullEvaluation(core: Core, conversationId: ConversationId) {
     const outcome = asLocalTurn(await core.sendMessage({conversationId, text: "Who smiled?", ...turn}));
@@ -81,7 +97,8 @@ describe.skipIf(modelPath == null)("resume snapshots (#25)", () => {
             const b = core.createConversation({title: "other"}).id;
             await core.sendMessage({conversationId: b, text: "Once upon a time", ...turn}); // evicts a
 
-            expect(kinds(core, a, "kv.saved").map((event) => event.data.reason)).toEqual(["evict"]);
+            // Sealed and written after the evicting turn's session end, which waits only for the read.
+            await expect.poll(() => kinds(core, a, "kv.saved").map((event) => event.data.reason)).toEqual(["evict"]);
             expect(kinds(core, a, "scrub.verified").map((event) => event.data.reason)).toEqual(["evict"]); // the live KV is still zeroed and verified
             expect(snapshotRow(core, a)).toBeDefined();
 
@@ -132,6 +149,32 @@ describe.skipIf(modelPath == null)("resume snapshots (#25)", () => {
             expect(resumed.tokens.evaluated).toBeLessThan(resumed.tokens.prompt / 4);
         } finally {
             await next.close();
+        }
+    });
+
+    it("turned off in the settings, a quit saves no snapshot, and the next turn evaluates the history", async () => {
+        const {database, conversationId} = await talkedAndQuitWith({resumeSnapshots: false}, {exchanges: 3, contextSize: 512});
+        const core = await openCore(database);
+        try {
+            expect(snapshotRow(core, conversationId)).toBeUndefined();
+            expect(kinds(core, conversationId, "kv.save.skipped", "kv.save.failed")).toEqual([]);
+            await expectFullEvaluation(core, conversationId);
+        } finally {
+            await core.close();
+        }
+    });
+
+    it("a state larger than the size cap is not saved, and the audit says so with its size and the cap", async () => {
+        // Over the 1 MiB cap: about 1,900 tokens, at 640 bytes of KV state per token with the test model.
+        const {database, conversationId} = await talkedAndQuitWith({resumeSnapshotMaxMiB: 1}, {exchanges: 64, contextSize: 2048});
+        const core = await openCore(database, {contextSize: 2048});
+        try {
+            expect(snapshotRow(core, conversationId)).toBeUndefined();
+            const skipped = kinds(core, conversationId, "kv.save.skipped").map((event) => event.data);
+            expect(skipped).toEqual([expect.objectContaining({reason: "shutdown", maxBytes: 2 ** 20})]);
+            expect(skipped[0]!.bytes).toBeGreaterThan(2 ** 20);
+        } finally {
+            await core.close();
         }
     });
 

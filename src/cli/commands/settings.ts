@@ -6,6 +6,7 @@ import type {CloudSettingsStore} from "../../core/node/settings/CloudSettingsSto
 import {textOption} from "../optionParsers.js";
 import {printJson} from "../output.js";
 import {withDatabase, type DatabaseCliOptions} from "../withDatabase.js";
+import {registerResumeSettingsCommand} from "./settingsResume.js";
 
 const phraseArgument = textOption("phrase", NeverSendPhraseSchema, {private: true});
 const whatTheListDoes = "A cloud request holding one of them (any case) is stopped before it is sent.";
@@ -17,6 +18,7 @@ const whatTheListDoes = "A cloud request holding one of them (any case) is stopp
  */
 export function registerSettingsCommand(program: Command) {
     const settings = program.command("settings").description("Settings kept in the database");
+    registerResumeSettingsCommand(settings);
     const neverSend = settings.command("never-send").description("The \"Never send these\" words and phrases: cloud requests holding one are stopped");
 
     neverSend.command("list").description("show the list")

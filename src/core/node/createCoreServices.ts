@@ -1,8 +1,10 @@
 import type {Llama} from "node-llama-cpp";
+import {defaultResumeSnapshotMaxMiB} from "../common/api/limits.js";
 import {AuditLog} from "./audit/AuditLog.js";
 import {LocalEngine, type LocalEngineOptions} from "./engine/LocalEngine.js";
 import {createConversationServices, type ConversationServices} from "./createConversationServices.js";
 import {CloudSettingsStore} from "./settings/CloudSettingsStore.js";
+import {settingKeys} from "./settings/settingKeys.js";
 import type {DeletionPurgerOptions} from "./store/DeletionPurger.js";
 import {SettingsStore} from "./store/SettingsStore.js";
 import type {StoreKeySource} from "./store/keys/types.js";
@@ -25,7 +27,9 @@ export type CoreOptions = {
     deletionGraceMs?: number,
     /** Passed to the store's `DeletionPurger` (how often a pending purge is retried). */
     purge?: DeletionPurgerOptions,
-    cloud?: CloudAccess
+    cloud?: CloudAccess,
+    /** Resume snapshots (KvResume): `enabled: false` saves none whatever the setting says. */
+    resume?: {enabled?: boolean, pendingWritesWaitMs?: number}
 };
 
 /**
@@ -62,7 +66,12 @@ export function createCoreServices(llama: Llama | (() => Promise<Llama>), option
     const stored = createConversationServices({...shared, database, audit, fingerprintStores});
     const incognito = createConversationServices({...shared, database: openDatabase(":memory:"), incognito: true, fingerprintStores});
     // Resume snapshots of stored conversations only, sealed under the store's key (none for an incognito one, nor on a database without a key).
-    engine.useResume(KvResume.create({database, audit, isStored: (conversationId) => stored.store.find(conversationId) != null}));
+    engine.useResume(KvResume.create({
+        database, audit, isStored: (conversationId) => stored.store.find(conversationId) != null,
+        enabled: () => options.resume?.enabled !== false && settings.get<boolean>(settingKeys.app.resumeSnapshots) !== false,
+        maxBytes: () => (settings.get<number>(settingKeys.app.resumeSnapshotMaxMiB) ?? defaultResumeSnapshotMaxMiB) * 2 ** 20,
+        pendingWritesWaitMs: options.resume?.pendingWritesWaitMs
+    }));
     // The engine records each session's steps; an incognito conversation's go to its in-memory trail.
     audit.divert((conversationId) => incognito.store.find(conversationId) != null ? incognito.audit : null);
     return {

@@ -149,8 +149,16 @@ export const AuditEventSchema = z.discriminatedUnion("kind", [
 
     // Resume snapshots
     auditEvent("kv.snapshots.removed", z.object({removed: z.number().int(), why: z.string()})),
-    auditEvent("kv.saved", z.object({reason: SessionEndReasonSchema, tokens: z.number().int(), bytes: z.number().int(), durationMs: z.number()})),
+    /** Saved after the session end: `readMs` inside it (before the scrub), `writeMs` after it; older rows have `durationMs` (both, inside it). */
+    auditEvent("kv.saved", z.object({
+        reason: SessionEndReasonSchema, tokens: z.number().int(), bytes: z.number().int(),
+        readMs: z.number().optional(), writeMs: z.number().optional(), durationMs: z.number().optional()
+    })),
     auditEvent("kv.save.failed", z.object({reason: SessionEndReasonSchema, problem: z.string()})),
+    /** Not saved: larger than the snapshot size cap (`resumeSnapshotMaxMiB`), estimated before reading or read. */
+    auditEvent("kv.save.skipped", z.object({reason: SessionEndReasonSchema, bytes: z.number(), maxBytes: z.number(), why: z.string()})),
+    /** Snapshots still being written when the core closed past its wait: nothing of them written, their state zeroed. */
+    auditEvent("kv.save.dropped", z.object({snapshots: z.number().int(), why: z.string()})),
     auditEvent("kv.restore.refused", z.object({reason: z.string(), tokens: z.number().int(), then: z.string().optional(), now: z.string().optional()})),
     auditEvent("kv.restored", z.object({
         tokens: z.number().int(), sharedWithPrompt: z.number().int(), promptTokens: z.number().int(), durationMs: z.number()

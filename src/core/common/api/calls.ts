@@ -9,7 +9,7 @@ import {
 } from "./schemas.js";
 import {ApiKeyIdSchema, ApiKeyInfoSchema, ApiKeyLabelSchema, ApiSessionSchema, LocalApiPortSchema, LocalApiServerStatusSchema} from "./apiServerSchemas.js";
 import {
-    GivenPassphraseSchema, LockAfterMinutesSchema, MaxTokensSchema, MessageTextSchema, NeverSendListSchema, NewPassphraseSchema, SearchTextSchema,
+    GivenPassphraseSchema, LockAfterMinutesSchema, ResumeSnapshotMaxMiBSchema, MaxTokensSchema, MessageTextSchema, NeverSendListSchema, NewPassphraseSchema, SearchTextSchema,
     maxMessageTextLength, maxUploadChunkBytes
 } from "./limits.js";
 import {CitedDocumentSchema, CitedPassageSchema} from "./documentSchemas.js";
@@ -270,7 +270,11 @@ export const coreCalls = {
             /** "Never send these" words and phrases (replaces the list; `[]` empties it). */
             cloudNeverSend: NeverSendListSchema.optional(),
             /** Minutes of idleness before the app locks with a passphrase (0 never); null back to the default. */
-            lockAfterMinutes: LockAfterMinutesSchema.nullable().optional()
+            lockAfterMinutes: LockAfterMinutesSchema.nullable().optional(),
+            /** Resume snapshots on or off; null back to the default (on). */
+            resumeSnapshots: z.boolean().nullable().optional(),
+            /** The resume snapshot size cap in MiB; null back to the default. */
+            resumeSnapshotMaxMiB: ResumeSnapshotMaxMiBSchema.nullable().optional()
         }),
         output: AppSettingsSchema
     },

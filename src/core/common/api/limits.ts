@@ -52,6 +52,12 @@ export const LockAfterMinutesSchema = z.number().int().min(0).max(7 * 24 * 60);
 /** The idle time before the app locks, unless changed in Settings (or `--lock-after` in web mode). */
 export const defaultLockAfterMinutes = 15;
 
+/** The largest resume snapshot saved, in MiB (a conversation's KV state): at least 1 MiB, at most 64 GiB. */
+export const ResumeSnapshotMaxMiBSchema = z.number().int().min(1).max(65_536);
+
+/** Unless changed: 4,000 tokens of a 1B model's f16 KV cache fit; a 7B model's long conversation resumes by evaluating again. */
+export const defaultResumeSnapshotMaxMiB = 512;
+
 /** The longest "Never send these" phrase, in characters. */
 export const maxNeverSendPhraseLength = 200;
 

@@ -8,7 +8,7 @@ import {
     RouteSchema
 } from "../types.js";
 import {SecretFindingSchema} from "../secretScan/types.js";
-import {ContextSizeSchema, LockAfterMinutesSchema, NeverSendListSchema, ThreadsSchema} from "./limits.js";
+import {ContextSizeSchema, LockAfterMinutesSchema, NeverSendListSchema, ResumeSnapshotMaxMiBSchema, ThreadsSchema} from "./limits.js";
 import {AuditEventSchema} from "./auditEvents.js";
 import {CloudVerdictSchema, DroppedHistorySchema, ScrubReportSchema, WireErrorSchema} from "./recordedSchemas.js";
 import {CitationSchema, IsolationDocumentSchema} from "./documentSchemas.js";
@@ -167,6 +167,10 @@ export const AppSettingsSchema = z.object({
     gpu: GpuSettingSchema,
     /** Minutes of idleness before the app locks, with a passphrase (0 never). */
     lockAfterMinutes: LockAfterMinutesSchema,
+    /** Whether a conversation's KV state is saved (sealed) when its context ends, to resume it at once (default on). */
+    resumeSnapshots: z.boolean(),
+    /** The largest such state saved, in MiB; a larger one is not saved (the next turn evaluates the history again). */
+    resumeSnapshotMaxMiB: ResumeSnapshotMaxMiBSchema,
     cloud: z.object({
         endpoint: CloudEndpointSchema,
         model: z.string().min(1).max(256).nullable(),

@@ -19,7 +19,7 @@ export type PooledSessionEnd = SessionEnd & {conversationId: ConversationId};
 export type PooledSessionEnding = {conversationId: ConversationId, contextId: string, reason: SessionEndReason};
 
 /** Runs at a session's end before its scrub (see `BeforeScrub`): how a resume snapshot is taken. */
-export type PoolBeforeScrub = (conversationId: ConversationId, reason: SessionEndReason, readState: Parameters<BeforeScrub>[0]) => Promise<void>;
+export type PoolBeforeScrub = (conversationId: ConversationId, reason: SessionEndReason, ...state: Parameters<BeforeScrub>) => Promise<void>;
 
 export const defaultIdleTimeoutMs = 10 * 60 * 1000;
 
@@ -128,7 +128,7 @@ export class ContextPool<Context extends PooledContext = ConversationContext> {
         this._clearIdleTimer(conversationId);
         this.onSessionEnding.dispatchEvent({conversationId, contextId: context.id, reason});
         const beforeScrub = this.beforeScrub;
-        const ending = context.end(reason, beforeScrub == null ? undefined : (readState) => beforeScrub(conversationId, reason, readState));
+        const ending = context.end(reason, beforeScrub == null ? undefined : (readState, tokens) => beforeScrub(conversationId, reason, readState, tokens));
         this._ending.add(ending);
         try {
             const result = await ending;

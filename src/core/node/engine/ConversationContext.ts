@@ -48,8 +48,8 @@ export type GenerateResult = {
 
 export type SessionEnd = ZeroAndVerifyResult & {contextId: string, reason: SessionEndReason};
 
-/** Runs at a session's end before the scrub, with the sequence to itself: `readState` reads the state it is about to zero. */
-export type BeforeScrub = (readState: () => Promise<Buffer>) => Promise<void>;
+/** Runs at a session's end before the scrub, with the sequence to itself: `readState` reads the state it is about to zero, of `tokens` tokens. */
+export type BeforeScrub = (readState: () => Promise<Buffer>, tokens: number) => Promise<void>;
 
 /**
  * One conversation's private llama.cpp context. Only the owning conversation may use it
@@ -165,7 +165,7 @@ export class ConversationContext {
             result = await this._withLock(async () => {
                 this._noteCheckpoints();
                 if (beforeScrub != null && this._sequence.nextTokenIndex > 0)
-                    await beforeScrub(() => readSequenceState(this._sequence, this._scrubber.scratch)).catch(() => undefined);
+                    await beforeScrub(() => readSequenceState(this._sequence, this._scrubber.scratch), this._sequence.nextTokenIndex).catch(() => undefined);
                 return await this._scrubber.zeroAndVerify(this._sequence);
             });
         } catch (error) {

@@ -205,7 +205,8 @@ export class LocalEngine {
             });
             const resume = this._resume;
             if (resume != null) {
-                pool.beforeScrub = (conversationId, reason, readState) => resume.save(conversationId, reason, snapshotBinding(), readState);
+                pool.beforeScrub = (conversationId, reason, readState, tokens) =>
+                    resume.save(conversationId, reason, snapshotBinding(), readState, Math.ceil(tokens * scrubber.kvBytes / scrubber.kvCells));
                 resume.removeStale(snapshotBinding());
             }
 
@@ -321,6 +322,8 @@ export class LocalEngine {
             ends = pool != null ? await pool.endAll("shutdown") : [];
         } finally {
             await this.unloadModel();
+            // The snapshots the sessions just left are sealed and written meanwhile; the database closes after them (bounded).
+            await this._resume?.settle();
         }
         for (const end of ends)
             throwUnlessVerified(end);

@@ -1,10 +1,8 @@
-import fs from "node:fs";
-import {createRequire} from "node:module";
-import path from "node:path";
 import {getLlama, LlamaLogLevel, type Llama} from "node-llama-cpp";
 import {GpuSettingSchema} from "../../common/api/schemas.js";
 import type {GpuBackend, GpuSetting} from "../../common/api/types.js";
 import {CleanroomError} from "../../common/errors.js";
+import {gpuProbeFingerprint, readGpuProbe, writeGpuProbe} from "./gpuProbeCache.js";
 import {localLlamaBuildCmakeOptions} from "./localLlamaBuild.js";
 import {chooseVulkanVisibleDevices, probeVulkanDevices, vulkanVisibleDevicesVariable, type VulkanDeviceChoice} from "./vulkanDevices.js";
 
@@ -37,7 +35,8 @@ export function gpuSettingFromEnvironment(): GpuSetting {
  * this call does not make its setting the process's.
  *
  * - `auto`: node-llama-cpp's own choice (Metal on macOS; CUDA, then Vulkan, on Linux and Windows).
- *   Where the binary it picks finds no usable device, the model runs on the CPU (`backend: null`).
+ *   Where the binary it picks finds no usable device, the model runs on the CPU binary (`backend: null`).
+ *   The answer is remembered per machine, driver and llama.cpp build (`loadAuto`).
  *   CPU-type Vulkan devices (Mesa's llvmpipe) are not usable here: ggml skips them unless named.
  * - `metal`, `cuda`, `vulkan`: that backend with a usable device, else `GPU_UNAVAILABLE`. For
  *   `vulkan` see `chooseVulkanVisibleDevices`: a CPU-type device is named only when it is the only
@@ -74,13 +73,7 @@ async function load(setting: GpuSetting): Promise<Llama> {
     const vulkanDevices = setting === "vulkan" ? await chooseVulkanDevicesForThisProcess() : null;
     let llama: Llama;
     try {
-        llama = await getLlamaFor(setting === "off" ? false : setting);
-        // `auto` with a GPU binary that found no usable device runs on the CPU: on the local CPU build
-        // when `npm run build:llama` made one (node-llama-cpp only looks for local builds of the GPU type it tries).
-        if (setting === "auto" && llama.gpu !== false && await usableBackend(llama) == null && useLocalBuild() && hasLocalBuild()) {
-            await llama.dispose();
-            llama = await getLlamaFor(false);
-        }
+        llama = setting === "auto" ? await loadAuto() : await getLlamaFor(setting === "off" ? false : setting);
     } catch (error) {
         if (setting === "auto" || setting === "off")
             throw error;
@@ -94,6 +87,35 @@ async function load(setting: GpuSetting): Promise<Llama> {
             : `node-llama-cpp loaded ${llama.gpu === false ? "the CPU binary" : `the ${llama.gpu} binary`} instead`);
     }
     choices.set(llama, {requested: setting, backend, device: backend == null ? null : (await llama.getGpuDeviceNames())[0] ?? null, vulkanDevices});
+    return llama;
+}
+
+/**
+ * `auto`: the binary remembered for this machine, driver and build (`gpuProbeCache`), else
+ * node-llama-cpp's own search (it tests each GPU binary in a child process: about 0.1 s a process
+ * on a machine without a GPU), remembered for the next process. A GPU binary that finds no usable
+ * device is swapped for the CPU binary (the local CPU build when `npm run build:llama` made one),
+ * so that every process on this machine runs the same build whether or not it probed.
+ */
+async function loadAuto(): Promise<Llama> {
+    const fingerprint = gpuProbeFingerprint();
+    const remembered = readGpuProbe(fingerprint);
+    if (remembered != null) {
+        try {
+            const llama = await getLlamaFor(remembered);
+            if (remembered === false || await usableBackend(llama) === remembered)
+                return llama;
+            await llama.dispose();
+        } catch {
+            // the remembered binary no longer loads: search again
+        }
+    }
+    let llama = await getLlamaFor("auto");
+    if (llama.gpu !== false && await usableBackend(llama) == null) {
+        await llama.dispose();
+        llama = await getLlamaFor(false);
+    }
+    writeGpuProbe(fingerprint, await usableBackend(llama) ?? false);
     return llama;
 }
 
@@ -114,16 +136,6 @@ function getLlamaFor(gpu: "auto" | "metal" | "cuda" | "vulkan" | false) {
 
 function useLocalBuild() {
     return process.env.CLEANROOM_LLAMA_BUILD !== "prebuilt";
-}
-
-/** Whether `npm run build:llama` left a build in node-llama-cpp's local builds folder. */
-function hasLocalBuild() {
-    try {
-        const localBuilds = path.join(path.dirname(createRequire(import.meta.url).resolve("node-llama-cpp")), "..", "llama", "localBuilds");
-        return fs.readdirSync(localBuilds).length > 0;
-    } catch {
-        return false;
-    }
 }
 
 /** The backend offloading can use: a GPU binary with at least one device, else `null` (the CPU). */

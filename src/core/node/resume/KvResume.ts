@@ -1,11 +1,12 @@
 import type Database from "better-sqlite3-multiple-ciphers";
 import type {Token} from "node-llama-cpp";
+import {defaultResumeSnapshotMaxMiB} from "../../common/api/limits.js";
 import type {ConversationId, SessionEndReason} from "../../common/types.js";
 import type {AuditLog} from "../audit/AuditLog.js";
 import {tokensOfState} from "../engine/SequenceStateBytes.js";
 import {snapshotKeyOf} from "../store/keys/snapshotKeys.js";
 import {KvSnapshotStore} from "./KvSnapshotStore.js";
-import {associatedData, keyIdOf, openKvSnapshot, sealKvSnapshot, type KvSnapshotBinding} from "./sealKvSnapshot.js";
+import {associatedData, keyIdOf, openKvSnapshot, startSealing, type KvSnapshotBinding} from "./sealKvSnapshot.js";
 
 /** Session ends that keep a snapshot: the conversation goes on later. Closing, deleting, cancelling, a fault, a model unload keep none. */
 const savingReasons: ReadonlySet<SessionEndReason> = new Set(["evict", "idle", "shutdown"]);
@@ -23,13 +24,29 @@ export type KvResumeOptions = {
     audit: AuditLog,
     /** Whether a conversation is stored (never an incognito one, nor an API request's context). */
     isStored: (conversationId: ConversationId) => boolean,
-    maxAgeMs?: number
+    maxAgeMs?: number,
+    /** Whether snapshots are saved at all (the `resumeSnapshots` setting, `--no-resume-snapshot`); read at each session end. Defaults to on. */
+    enabled?: () => boolean,
+    /** The largest state saved, in bytes (the `resumeSnapshotMaxMiB` setting); read at each session end. Defaults to `defaultSnapshotMaxBytes`. */
+    maxBytes?: () => number,
+    /** How long `settle` (closing) waits for pending writes. Defaults to `defaultPendingWritesWaitMs`. */
+    pendingWritesWaitMs?: number,
+    /** Lets other work run between sealed chunks; tests hold it to keep a write pending. */
+    yieldBetweenChunks?: () => Promise<void>
 };
+
+export const defaultSnapshotMaxBytes = defaultResumeSnapshotMaxMiB * 2 ** 20;
+
+/** How long closing waits for snapshots still being sealed and written before it drops them. */
+export const defaultPendingWritesWaitMs = 10_000;
+
+/** Bytes sealed between two yields to the event loop: a large state never holds it for long. */
+const sealChunkBytes = 4 * 2 ** 20;
 
 /**
  * Resume at once (#25): when a stored conversation's session ends by eviction, idle timeout or
- * quit, its context's state is sealed (AES-256-GCM, `sealKvSnapshot`) into the encrypted store
- * before the scrub zeroes it; its next turn loads it into its own fresh context instead of
+ * quit, its context's state is read before the scrub zeroes it, then sealed (AES-256-GCM,
+ * `sealKvSnapshot`) into the encrypted store off the session end's path; its next turn loads it into its own fresh context instead of
  * evaluating the whole history again. Any mismatch refuses the snapshot (recorded, removed), and
  * the turn evaluates the history as before.
  */
@@ -40,14 +57,27 @@ export class KvResume {
     private readonly _audit: AuditLog;
     private readonly _isStored: (conversationId: ConversationId) => boolean;
     private readonly _maxAgeMs: number;
+    private readonly _enabled: () => boolean;
+    private readonly _maxBytes: () => number;
+    private readonly _yield: () => Promise<void>;
+    private readonly _pendingWritesWaitMs: number;
+    /** Each conversation's snapshot being sealed and written, after its session ended: one at a time per conversation. */
+    private readonly _pending = new Map<ConversationId, Promise<void>>();
+    /** Set once closing stopped waiting: writes still pending then are dropped, their state zeroed. */
+    private _closed = false;
 
-    private constructor(key: Buffer, {database, audit, isStored, maxAgeMs = defaultSnapshotMaxAgeMs}: KvResumeOptions) {
+    private constructor(key: Buffer, {database, audit, isStored, maxAgeMs = defaultSnapshotMaxAgeMs, enabled = () => true,
+        maxBytes = () => defaultSnapshotMaxBytes, pendingWritesWaitMs = defaultPendingWritesWaitMs, yieldBetweenChunks = () => new Promise((resolve) => setImmediate(resolve))}: KvResumeOptions) {
         this._key = key;
         this._keyId = keyIdOf(key);
         this._store = new KvSnapshotStore(database);
         this._audit = audit;
         this._isStored = isStored;
         this._maxAgeMs = maxAgeMs;
+        this._enabled = enabled;
+        this._maxBytes = maxBytes;
+        this._yield = yieldBetweenChunks;
+        this._pendingWritesWaitMs = pendingWritesWaitMs;
     }
 
     /** Resume on `database`; null when it has no store key (unencrypted or in memory): nothing is ever saved then. */
@@ -64,28 +94,102 @@ export class KvResume {
         return removed;
     }
 
-    /** Seals the state `readState` gives when the session ends for a reason that keeps one; never throws. */
-    public async save(conversationId: ConversationId, reason: SessionEndReason, binding: KvSnapshotBinding, readState: () => Promise<Buffer>): Promise<void> {
-        if (!savingReasons.has(reason) || !this._isStored(conversationId))
+    /**
+     * Takes the state `readState` gives when the session ends for a reason that keeps one; never
+     * throws. Only the read happens here, before the scrub zeroes the KV: sealing and writing follow
+     * on their own (`settle` waits for them), so neither the session's end nor the next turn waits.
+     * Nothing is read when snapshots are off, or when `estimatedBytes` (or the state read) is over the cap.
+     */
+    public async save(conversationId: ConversationId, reason: SessionEndReason, binding: KvSnapshotBinding, readState: () => Promise<Buffer>,
+        estimatedBytes = 0): Promise<void> {
+        if (this._closed || !savingReasons.has(reason) || !this._isStored(conversationId) || !this._enabled())
             return;
+        const maxBytes = this._maxBytes();
+        if (estimatedBytes > maxBytes)
+            return this._recordTooLarge(conversationId, reason, estimatedBytes, maxBytes);
         const started = performance.now();
-        let state: Buffer | null = null;
+        let state: Buffer;
         try {
             state = await readState();
+        } catch (error) {
+            this._audit.record({kind: "kv.save.failed", conversationId, data: {reason, problem: messageOf(error).slice(0, 100)}});
+            return;
+        }
+        if (state.length > maxBytes) {
+            state.fill(0);
+            return this._recordTooLarge(conversationId, reason, state.length, maxBytes);
+        }
+        const readMs = performance.now() - started;
+        const previous = this._pending.get(conversationId) ?? Promise.resolve();
+        const write: Promise<void> = previous.then(() => this._sealAndStore(conversationId, reason, canonical(binding), state, readMs)).finally(() => {
+            if (this._pending.get(conversationId) === write)
+                this._pending.delete(conversationId);
+        });
+        this._pending.set(conversationId, write);
+    }
+
+    /**
+     * Waits for the snapshots still being sealed and written, at most `maxWaitMs`; those still
+     * pending then are dropped (their state zeroed, nothing written) and no new one is taken. The
+     * number dropped. Called before the database closes.
+     */
+    public async settle(maxWaitMs = this._pendingWritesWaitMs): Promise<number> {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const waited = await Promise.race([
+            Promise.all(this._pending.values()).then(() => true),
+            new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), maxWaitMs)))
+        ]);
+        clearTimeout(timer);
+        this._closed = true;
+        const dropped = waited ? 0 : this._pending.size;
+        if (dropped > 0)
+            this._audit.record({kind: "kv.save.dropped", data: {snapshots: dropped, why: `still being written after ${maxWaitMs} ms at close`}});
+        return dropped;
+    }
+
+    /** Resolves once the conversation's pending snapshot, if any, is written (or dropped). */
+    public async written(conversationId: ConversationId): Promise<void> {
+        await this._pending.get(conversationId);
+    }
+
+    private _recordTooLarge(conversationId: ConversationId, reason: SessionEndReason, bytes: number, maxBytes: number) {
+        this._audit.record({kind: "kv.save.skipped", conversationId, data: {
+            reason, bytes, maxBytes, why: "the state is larger than the snapshot size cap (resumeSnapshotMaxMiB)"
+        }});
+    }
+
+    private async _sealAndStore(conversationId: ConversationId, reason: SessionEndReason, binding: KvSnapshotBinding, state: Buffer, readMs: number) {
+        const started = performance.now();
+        try {
             const tokens = tokensOfState(state);
             if (tokens == null)
                 throw new Error("the engine's state has no sequence state header");
-            const header = {...canonical(binding), tokenCount: tokens.length};
-            const {nonce, sealed} = sealKvSnapshot(this._key, associatedData(conversationId, header), state);
+            const header = {...binding, tokenCount: tokens.length};
+            const {nonce, sealed} = await this._seal(associatedData(conversationId, header), state);
+            if (this._closed)
+                return;
             if (this._store.put(conversationId, {header, keyId: this._keyId, nonce, sealed, savedAt: Date.now()}))
                 this._audit.record({kind: "kv.saved", conversationId, data: {
-                    reason, tokens: tokens.length, bytes: sealed.length, durationMs: Math.round(performance.now() - started)
+                    reason, tokens: tokens.length, bytes: sealed.length, readMs: Math.round(readMs), writeMs: Math.round(performance.now() - started)
                 }});
         } catch (error) {
-            this._audit.record({kind: "kv.save.failed", conversationId, data: {reason, problem: messageOf(error).slice(0, 100)}});
+            if (!this._closed)
+                this._audit.record({kind: "kv.save.failed", conversationId, data: {reason, problem: messageOf(error).slice(0, 100)}});
         } finally {
-            state?.fill(0);
+            state.fill(0);
         }
+    }
+
+    /** `sealKvSnapshot` a chunk at a time, yielding between chunks; stops early once closing dropped the write. */
+    private async _seal(data: Buffer, state: Buffer) {
+        const sealer = startSealing(this._key, data);
+        for (let offset = 0; offset < state.length; offset += sealChunkBytes) {
+            await this._yield();
+            if (this._closed)
+                throw new Error("closing dropped the snapshot");
+            sealer.update(state.subarray(offset, offset + sealChunkBytes));
+        }
+        return sealer.finish();
     }
 
     /**
@@ -95,6 +199,8 @@ export class KvResume {
      */
     public async restore(conversationId: ConversationId, binding: KvSnapshotBinding, promptTokens: readonly Token[],
         load: (state: Buffer) => Promise<void>): Promise<KvRestoreOutcome> {
+        // Its own snapshot may still be being written (its session ended moments ago): that one is the one to restore.
+        await this.written(conversationId);
         const stored = this._store.get(conversationId);
         if (stored == null)
             return {restored: false, refusal: null, loadFailed: false};

@@ -31,11 +31,21 @@ export function keyIdOf(key: Buffer): string {
 
 /** AES-256-GCM of `plain` with a fresh 96-bit nonce; the tag is appended to the ciphertext. */
 export function sealKvSnapshot(key: Buffer, data: Buffer, plain: Buffer): {nonce: Buffer, sealed: Buffer} {
+    const sealer = startSealing(key, data);
+    sealer.update(plain);
+    return sealer.finish();
+}
+
+/** `sealKvSnapshot` a piece at a time: `update` with each piece of the plain text in order, then `finish`. */
+export function startSealing(key: Buffer, data: Buffer) {
     const nonce = crypto.randomBytes(12);
     const cipher = crypto.createCipheriv("aes-256-gcm", key, nonce);
     cipher.setAAD(data);
-    const sealed = Buffer.concat([cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
-    return {nonce, sealed};
+    const pieces: Buffer[] = [];
+    return {
+        update: (plain: Buffer) => void pieces.push(cipher.update(plain)),
+        finish: (): {nonce: Buffer, sealed: Buffer} => ({nonce, sealed: Buffer.concat([...pieces, cipher.final(), cipher.getAuthTag()])})
+    };
 }
 
 /** The plain state, or null when the ciphertext, its nonce or the associated data is not what was sealed. */

@@ -1,5 +1,5 @@
 import type {ApiParsedInput, AppSettings} from "../../common/api/index.js";
-import {defaultLockAfterMinutes} from "../../common/api/limits.js";
+import {defaultLockAfterMinutes, defaultResumeSnapshotMaxMiB} from "../../common/api/limits.js";
 import {GpuSettingSchema} from "../../common/api/schemas.js";
 import {InvalidInputError} from "../../common/errors.js";
 import type {SecretVault} from "../../common/secrets.js";
@@ -40,6 +40,8 @@ export class AppSettingsStore {
             contextSize: this._settings.get<number>(keys.contextSize) ?? null,
             gpu: GpuSettingSchema.catch("auto").parse(this._settings.get<string>(keys.gpu) ?? "auto"),
             lockAfterMinutes: this._settings.get<number>(keys.lockAfterMinutes) ?? defaultLockAfterMinutes,
+            resumeSnapshots: this._settings.get<boolean>(keys.resumeSnapshots) ?? true,
+            resumeSnapshotMaxMiB: this._settings.get<number>(keys.resumeSnapshotMaxMiB) ?? defaultResumeSnapshotMaxMiB,
             cloud: {
                 endpoint,
                 model: this._settings.get<string>(keys.cloudModel) ?? null,

@@ -11,7 +11,9 @@ export const settingKeys = {
         threads: "app.threads",
         contextSize: "app.contextSize",
         gpu: "app.gpu",
-        lockAfterMinutes: "app.lockAfterMinutes"
+        lockAfterMinutes: "app.lockAfterMinutes",
+        resumeSnapshots: "app.resumeSnapshots",
+        resumeSnapshotMaxMiB: "app.resumeSnapshotMaxMiB"
     },
     /** The app's local API server (Settings → Local API server, LocalApiServer). */
     apiServer: {
