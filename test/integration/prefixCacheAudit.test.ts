@@ -71,16 +71,17 @@ describe.skipIf(modelPath == null)("audit: the prefix-cache probe", () => {
     it("by time to first token alone: cleanroom serve answers the victim's opening no faster, across keys", async () => {
         const server = await startServe(modelPath!, ["--api-key", victimKey, "--api-key", attackerKey]);
         running.push(server);
-        const probe = await probePrefixCacheTiming({baseURL: server.baseUrl, model: "stories260K", victimApiKey: victimKey, attackerApiKey: attackerKey, pairs: 10, prefixChars: 500});
+        const probe = await probePrefixCacheTiming({baseURL: server.baseUrl, model: "stories260K", victimApiKey: victimKey, attackerApiKey: attackerKey, pairs: 8, prefixChars: 300});
         expect(probe.error).toBeNull();
-        expect(probe.differentPrefixMs.samples).toHaveLength(10);
+        // 8 of each: enough for p < 0.001 had every same-opening request been the faster.
+        expect(probe.differentPrefixMs.samples).toHaveLength(8);
         expect(probe.leak).toBe(false);
     });
 
     it("the whole audit against cleanroom serve, 8 concurrent tenants: 0 leaks, 0 oversize requests accepted, 0 prefix-cache leaks", async () => {
         const server = await startServe(modelPath!, ["--parallel", "8"]);
         running.push(server);
-        const report = await auditEndpoint({baseURL: server.baseUrl, model: "stories260K", tenants: 8, requests: 16, concurrency: 8, maxTokens: 8, seed: 1, timingPairs: 2});
+        const report = await auditEndpoint({baseURL: server.baseUrl, model: "stories260K", tenants: 8, requests: 16, concurrency: 8, maxTokens: 8, seed: 1, timingPairs: 0});
         expect(report.completed).toBeGreaterThan(0);
         expect(report.leaks).toEqual([]);
         expect(report.oversizeRequests).toBeGreaterThan(0);
@@ -89,6 +90,6 @@ describe.skipIf(modelPath == null)("audit: the prefix-cache probe", () => {
         expect(report.errors.map((error) => error.code)).toEqual(report.errors.map(() => "CLOUD_OVER_LIMIT"));
         expect(report.prefixCache).toMatchObject({leak: false, measuredBy: "cached_tokens", error: null});
         expect(report.prefixCacheSalted).toMatchObject({leak: false, measuredBy: "cached_tokens", error: null, salted: true});
-        expect(report.prefixCacheTiming).toMatchObject({leak: false, error: null, pairs: 2});
+        expect(report.prefixCacheTiming).toBeNull(); // --timing-pairs 0: its own tests above
     });
 });
