@@ -10,11 +10,13 @@ import {FirstRunScreen} from "./components/FirstRunScreen.js";
 import {HelpSheet} from "./components/HelpSheet.js";
 import {LoadProgress} from "./components/LoadProgress.js";
 import {IsolationPanel, type PreviousSession} from "./components/IsolationPanel.js";
+import {IsolationApiSessions} from "./components/IsolationApiSessions.js";
 import {ModelsView} from "./components/models/ModelsView.js";
 import {localAnswerUnavailable, SecretsFoundDialog} from "./components/SecretsFoundDialog.js";
 import {CloudDocumentsDialog} from "./components/CloudDocumentsDialog.js";
 import {useCloudDocumentsReview} from "./hooks/useCloudDocumentsReview.js";
 import {uploadAttachment, type UploadedAttachment} from "./uploadAttachment.js";
+import {openCitation} from "./openCitation.js";
 import {SettingsDialog} from "./components/SettingsDialog.js";
 import {Sidebar} from "./components/Sidebar.js";
 import {useBanners} from "./hooks/useBanners.js";
@@ -295,13 +297,10 @@ export function App({client}: {client: AppCoreClient}) {
         return () => window.removeEventListener("keydown", onKey);
     }, [createConversation, createIncognitoConversation, narrow, drawer]);
 
+    // A session that ended on its own (idle, evicted, model switched) and could not be verified scrubbed:
+    // the same banner as the error a call gets for it (one banner per message).
+    useCoreEvent(client, "scrub.backgroundFault", (fault) => showError(fault.error));
     useCoreEvent(client, "audit.event", (event) => {
-        // A scrub that could not be verified, also of a session that ended on its own (idle, evicted):
-        // the same banner as the error a call gets for it (one banner per message).
-        if (event.kind === "security.fault" && isCleanroomError(event.data.error)) {
-            showError(event.data.error);
-            return;
-        }
         // The core finishes a pending purge once the other reader is done, and records it.
         if (event.kind !== "deletion.purged" || !purgePending.current)
             return;
@@ -393,6 +392,7 @@ export function App({client}: {client: AppCoreClient}) {
                     cloud={cloudAccessOf(models.settings)} onSend={send} onResend={chat.editAndResend} onStop={() => void chat.stop()}
                     onRegenerate={(route) => void chat.regenerate(route)} onSetPolicy={setPolicy} onShowVersion={(id) => void chat.showVersion(id)}
                     onSaveDraft={chat.saveDraft} onUpload={upload} onDiscardUpload={discardUpload}
+                    onOpenCitation={(conversationId, citation) => openCitation(client, conversationId, citation)}
                     headerStart={toggle("sidebar", "Conversations", <MenuIcon />)}
                     headerEnd={<>
                         {chat.conversation != null && <ExportMenu label="Export" onExport={(format) => void exportConversations(chat.conversation!.id, format)} />}
@@ -406,7 +406,8 @@ export function App({client}: {client: AppCoreClient}) {
                 )}
             </div>
             <div id="isolation-drawer" className={drawerClass("isolation")} hidden={narrow && drawer !== "isolation"}>
-                <IsolationPanel report={isolation.report} previous={previous} model={models.model.info} />
+                <IsolationPanel report={isolation.report} previous={previous} model={models.model.info}
+                    apiSessions={<IsolationApiSessions client={client} />} />
             </div>
             {narrow && drawer != null && <div className="drawer-backdrop" aria-hidden="true" onClick={() => setDrawer(null)} />}
             {settingsDialog}

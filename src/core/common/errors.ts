@@ -1,3 +1,4 @@
+import type {ZodType} from "zod";
 import type {SecretFinding} from "./secretScan/types.js";
 
 /**
@@ -59,6 +60,7 @@ export const errorCodes = [
     "UNAUTHORIZED",
     "ATTACHMENT_UNREADABLE",
     "CLOUD_ATTACHMENTS_UNCONFIRMED",
+    "PASSAGE_NOT_FOUND",
     "INTERNAL"
 ] as const;
 
@@ -106,15 +108,19 @@ export class ModelLoadError extends CleanroomError {
 export class ContextOverflowError extends CleanroomError {
     public readonly neededTokens: number;
     public readonly contextSize: number;
+    /** Its details, typed: what the audit log records of a refused turn. */
+    public readonly overflow: {promptTokens: number, replyBudget: number, neededTokens: number, contextSize: number, overBy: number};
 
     public constructor(promptTokens: number, replyBudget: number, contextSize: number) {
         const needed = promptTokens + replyBudget;
+        const overflow = {promptTokens, replyBudget, neededTokens: needed, contextSize, overBy: needed - contextSize};
         super(
             "CONTEXT_OVERFLOW",
             `This turn needs ${needed} tokens (${promptTokens} prompt + ${replyBudget} reply budget) ` +
             `but the context holds ${contextSize}: ${needed - contextSize} over. Nothing was evaluated.`,
-            {promptTokens, replyBudget, neededTokens: needed, contextSize, overBy: needed - contextSize}
+            {...overflow}
         );
+        this.overflow = overflow;
         this.name = "ContextOverflowError";
         this.neededTokens = needed;
         this.contextSize = contextSize;
@@ -217,6 +223,18 @@ export function isCleanroomError<C extends ErrorCode>(error: unknown, code?: C):
 
     const errorCode = (error as {code?: unknown}).code;
     return isErrorCode(errorCode) && (code == null || errorCode === code);
+}
+
+/**
+ * One detail of an error with `code`, read through `schema`: what a receiver shows the user beside
+ * the message (the secrets found, the documents a cloud turn would send). Null for any other error
+ * or a detail of the wrong shape.
+ */
+export function errorDetailOf<T>(error: unknown, code: ErrorCode, key: string, schema: ZodType<T>): T | null {
+    if (!isCleanroomError(error, code))
+        return null;
+    const parsed = schema.safeParse((error as {details?: Record<string, unknown>}).details?.[key]);
+    return parsed.success ? parsed.data : null;
 }
 
 /** What any error that is not a `CleanroomError` becomes on the other side of a boundary. */

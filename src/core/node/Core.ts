@@ -1,13 +1,15 @@
 import {AsyncDisposeAggregator} from "lifecycle-utils";
 import type {Llama} from "node-llama-cpp";
 import {catchScrubFault} from "../common/catchScrubFault.js";
-import {CleanroomError} from "../common/errors.js";
+import {CleanroomError, ContextOverflowError} from "../common/errors.js";
 import {compareListOrder, mostRecentlyActive} from "../common/conversationOrder.js";
 import type {SecretVault} from "../common/secrets.js";
 import type {
     AuditEvent, Conversation, ConversationId, ConversationPolicy, ConversationSettings, ConversationSummary,
     CloudTurnResult, LocalTurnResult, Message, ScrubReport, SearchHit, SessionEndReason, TurnOutcome
 } from "../common/types.js";
+import type {AuditDataOf, AuditEventOf, AuditKind} from "../common/api/auditEvents.js";
+import type {BackgroundScrubFault} from "../common/api/events.js";
 import type {ExportFormat, IsolationReport, ModelLoadStep} from "../common/api/types.js";
 import type {AuditQuery} from "./audit/AuditLog.js";
 import type {SessionEnd} from "./engine/ConversationContext.js";
@@ -18,6 +20,7 @@ import type {ConversationServices} from "./createConversationServices.js";
 import {buildIsolationReport} from "./buildIsolationReport.js";
 import {chooseRoute} from "./routing/chooseRoute.js";
 import {AppSettingsStore} from "./settings/AppSettingsStore.js";
+import {settingKeys} from "./settings/settingKeys.js";
 import type {CloudSettings} from "./settings/CloudSettingsStore.js";
 import type {NewConversation} from "./store/ConversationStore.js";
 import {
@@ -29,10 +32,14 @@ import {deleteEveryRow, wipeOpenDatabase, type WipeReport} from "./store/wipeSto
 import {CloudAttachmentsNotSentError} from "./documents/CloudAttachmentsNotSentError.js";
 import {userTurnWithDocuments} from "./documents/documentPrompt.js";
 import {readDocumentOf, type AttachmentWithText} from "./documents/AttachmentStore.js";
+import type {CitedDocument, CitedPassage} from "../common/api/documentSchemas.js";
 import {extractDocument} from "./documents/extraction/extractDocument.js";
 import type {DocumentSource, ExtractedDocument} from "./documents/extraction/types.js";
 import type {SendMessageCallbacks, SendMessageInput, TurnRequest} from "./turns/types.js";
 import {ApiRequestService, type ApiRequestInput, type ApiRequestResult, type ApiRunCallbacks, type PreparedApiRequest} from "./turns/ApiRequestService.js";
+import {ApiKeyStore} from "./store/ApiKeyStore.js";
+import type {ApiSession} from "../common/api/apiServerSchemas.js";
+import {buildApiSessions} from "./serving/buildApiSessions.js";
 
 export type {CoreOptions, CoreServices} from "./createCoreServices.js";
 export type {CloudAccess} from "./turns/CloudTurnService.js";
@@ -54,6 +61,7 @@ const deletionRetryMs = 100;
 export class Core {
     private readonly _services: CoreServices;
     private readonly _apiRequests: ApiRequestService;
+    private _apiKeys: ApiKeyStore | undefined;
     private readonly _lastSessionEnd = new Map<ConversationId, SessionEnd>();
     private readonly _teardown = new AsyncDisposeAggregator();
 
@@ -378,8 +386,8 @@ export class Core {
                 localProblem: local.problem
             });
         } catch (error) {
-            if (error instanceof CleanroomError && error.code === "CONTEXT_OVERFLOW")
-                audit.record({kind: "turn.refused", conversationId: create == null ? conversation.id : null, data: {...error.details}});
+            if (error instanceof ContextOverflowError)
+                audit.record({kind: "turn.refused", conversationId: create == null ? conversation.id : null, data: error.overflow});
             throw error;
         }
         if (decision.route === "cloud") {
@@ -420,11 +428,30 @@ export class Core {
         return this._apiRequests.onCacheEnd;
     }
 
+    /** The local API server's keys, stored hashed in the encrypted database (Settings → Local API server, `cleanroom serve` without `--api-key`). */
+    public get apiKeys(): ApiKeyStore {
+        return this._apiKeys ??= new ApiKeyStore(this._services.database, this._services.audit);
+    }
+
+    /** The port the app's local API server was last started on; null: never started. */
+    public savedApiPort(): number | null {
+        return this._services.settings.get<number>(settingKeys.apiServer.port) ?? null;
+    }
+
+    public saveApiPort(port: number): void {
+        this._services.settings.set(settingKeys.apiServer.port, port);
+    }
+
+    /** The local API server's newest requests, newest first, with their tenant, context and scrub (the Isolation panel's list). */
+    public apiSessions(limit?: number): ApiSession[] {
+        return buildApiSessions(this._services.audit, limit);
+    }
+
     /**
      * Removes the conversation's last prompt and everything after it (for a regenerate), and
      * returns the prompt's text and the removed messages (`restoreMessages` puts them back).
      */
-    public rewindToLastPrompt(conversationId: ConversationId, data: Record<string, unknown> = {}): {prompt: string, removed: Message[], documents: AttachmentWithText[]} {
+    public rewindToLastPrompt(conversationId: ConversationId, data: Omit<AuditDataOf<"reply.regenerated">, "removedMessages"> = {}): {prompt: string, removed: Message[], documents: AttachmentWithText[]} {
         const {store, audit, attachments} = this._at(conversationId);
         const messages = store.messages(store.get(conversationId).id);
         const lastPromptIndex = messages.findLastIndex((message) => message.role === "user");
@@ -439,6 +466,11 @@ export class Core {
             store.deleteMessage(message.id);
         audit.record({kind: "reply.regenerated", conversationId, data: {removedMessages: removed.length, ...data}});
         return {prompt: lastPrompt.content, removed, documents};
+    }
+
+    /** The documents stored with the message `messageId`, with their text. */
+    public documentsOfMessage(conversationId: ConversationId, messageId: number): AttachmentWithText[] {
+        return this._at(conversationId).attachments.ofConversation(conversationId).filter((document) => document.messageId === messageId);
     }
 
     /** Appends `messages` again, as new messages with their content, status, route and verdict, and `documents` with the message they belonged to. */
@@ -457,8 +489,17 @@ export class Core {
     }
 
     /** The audit trail, oldest first: the newest `limit` events (default 500), of one conversation and of some kinds when asked. */
+    public auditEvents<Kind extends AuditKind>(query: AuditQuery<Kind> & {kinds: Kind[]}): Array<AuditEventOf<Kind>>;
+    public auditEvents(query?: AuditQuery): AuditEvent[];
     public auditEvents(query: AuditQuery = {}): AuditEvent[] {
         return (query.conversationId != null ? this._at(query.conversationId) : this._services).audit.events(query);
+    }
+
+    /** A session that ended with no call waiting for it could not be verified scrubbed (incognito ones too); dispose the handle to stop listening. */
+    public onBackgroundScrubFault(listener: (fault: BackgroundScrubFault) => void): Disposable & {dispose(): void} {
+        const handle = this._services.engine.onBackgroundScrubFault.createListener(listener);
+        const dispose = () => handle.dispose();
+        return {dispose, [Symbol.dispose]: dispose};
     }
 
     /** Every audit event as it is recorded, incognito conversations' too; dispose the handle to stop listening. */
@@ -466,6 +507,20 @@ export class Core {
         const handles = [this._services.audit, this._services.incognito.audit].map((audit) => audit.onEvent.createListener(listener));
         const dispose = () => handles.forEach((handle) => handle.dispose());
         return {dispose, [Symbol.dispose]: dispose};
+    }
+
+    /** A passage of the conversation's documents (#23 item 4); PASSAGE_NOT_FOUND for one of another conversation. */
+    public citedPassage(conversationId: ConversationId, chunkId: number): CitedPassage {
+        const services = this._at(conversationId);
+        services.store.get(conversationId);
+        return services.replySources.passage(conversationId, chunkId);
+    }
+
+    /** A document of the conversation, page by page (#23 item 4); PASSAGE_NOT_FOUND for one of another conversation. */
+    public citedDocument(conversationId: ConversationId, attachmentId: number): CitedDocument {
+        const services = this._at(conversationId);
+        services.store.get(conversationId);
+        return services.replySources.document(conversationId, attachmentId);
     }
 
     /** What the Isolation panel shows: the live context, the last scrub, counters, each turn's route, the audit trail. */

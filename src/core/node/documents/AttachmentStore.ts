@@ -6,6 +6,9 @@ import type {DocumentFormat, ExtractedDocument} from "./extraction/types.js";
 
 export type AttachmentMode = "whole" | "retrieved";
 
+/** A document that arrives with a turn, chunked, not stored yet. */
+export type PendingDocument = {name: string, chunks: DocumentChunk[]};
+
 /** A document as a turn stores it with its user message. */
 export type NewAttachment = {document: ExtractedDocument, tokens: number, mode: AttachmentMode, chunks?: DocumentChunk[]};
 
@@ -19,9 +22,6 @@ type AttachmentRow = {
 
 /** Retrieval looks at this many of the best-ranked chunks at most. */
 const candidateLimit = 24;
-
-/** Thrown inside the planning transaction to roll it back once the ranking is read. */
-class RollBack extends Error {}
 
 /**
  * Documents attached to messages, and their chunks indexed by FTS5, in the conversation store's
@@ -77,51 +77,81 @@ export class AttachmentStore {
     /**
      * The chunks of the conversation's retrieved documents that best match `query`, best first (BM25
      * through FTS5's `bm25()`), together with `pending` documents that arrive with this turn and are
-     * not stored yet: those are indexed inside a transaction that is rolled back once the ranking is
-     * read. When no word of the query matches, the documents' first chunks (the newest document first).
+     * not stored yet. When no word of the query matches, the documents' first chunks (the newest
+     * document first).
+     *
+     * Nothing is written to the store: pending chunks are ranked with the stored best candidates in
+     * an FTS5 table of the connection's temporary schema, which lives in memory (`temp_store =
+     * MEMORY`) and is dropped at once. The store's index receives each chunk once, when the turn that
+     * brings it is stored (`add`).
      */
-    public retrieve(conversationId: ConversationId, query: string, pending: ReadonlyArray<{name: string, chunks: DocumentChunk[]}> = []): RetrievedPassage[] {
+    public retrieve(conversationId: ConversationId, query: string, pending: readonly PendingDocument[] = []): RetrievedPassage[] {
         const match = ftsAnyWordQuery(query);
-        let passages: RetrievedPassage[] = [];
-        try {
-            this._db.transaction(() => {
-                // Pending chunks point at attachment ids -1, -2, … that exist in no table: the foreign
-                // keys are checked at commit, and this transaction never commits.
-                this._db.pragma("defer_foreign_keys = ON");
-                const insertChunk = this._db.prepare(`INSERT INTO attachment_chunks (conversation_id, attachment_id, page, start_line, end_line, text)
-                    VALUES (?, ?, ?, ?, ?, ?)`);
-                pending.forEach(({chunks}, index) => {
-                    for (const chunk of chunks)
-                        insertChunk.run(conversationId, -(index + 1), chunk.page, chunk.startLine, chunk.endLine, chunk.text);
-                });
-                const select = `SELECT c.attachment_id AS attachment_id, a.name AS name, c.page AS page, c.start_line AS start_line,
-                    c.end_line AS end_line, c.text AS text`;
-                const ofThisConversation = "c.conversation_id = @conversationId AND (c.attachment_id < 0 OR a.mode = 'retrieved')";
-                type Row = {attachment_id: number, name: string | null, page: number, start_line: number, end_line: number, text: string};
-                let rows: Row[] = [];
-                if (match != null)
-                    rows = this._db.prepare(`${select}
-                        FROM attachment_chunks_fts f JOIN attachment_chunks c ON c.id = f.rowid LEFT JOIN attachments a ON a.id = c.attachment_id
-                        WHERE attachment_chunks_fts MATCH @match AND ${ofThisConversation}
-                        ORDER BY bm25(attachment_chunks_fts), c.id LIMIT ${candidateLimit}`).all({conversationId, match}) as Row[];
-                if (rows.length === 0)
-                    rows = this._db.prepare(`${select}
-                        FROM attachment_chunks c LEFT JOIN attachments a ON a.id = c.attachment_id
-                        WHERE ${ofThisConversation}
-                        ORDER BY c.attachment_id < 0 DESC, abs(c.attachment_id) DESC, c.id LIMIT ${candidateLimit}`).all({conversationId}) as Row[];
-                passages = rows.map((row) => ({
-                    attachmentId: row.attachment_id < 0 ? null : row.attachment_id,
-                    name: row.attachment_id < 0 ? pending[-row.attachment_id - 1]!.name : row.name!,
-                    page: row.page, startLine: row.start_line, endLine: row.end_line, text: row.text
-                }));
-                throw new RollBack();
-            })();
-        } catch (error) {
-            if (!(error instanceof RollBack))
-                throw error;
-        }
-        return passages;
+        const stored = match == null ? [] : this._bestStoredChunks(conversationId, match);
+        if (pending.length === 0)
+            return (stored.length > 0 ? stored : this._firstStoredChunks(conversationId)).map(storedPassage);
+        const candidates: RetrievedPassage[] = [
+            ...stored.map(storedPassage),
+            ...pending.flatMap(({name, chunks}, pendingIndex) => chunks.map((chunk) => ({attachmentId: null, pendingIndex, name, ...chunk})))
+        ];
+        const ranked = match == null ? [] : this._rankInMemory(candidates.map((candidate) => candidate.text), match).map((index) => candidates[index]!);
+        if (ranked.length > 0)
+            return ranked;
+        const firstPending = pending.flatMap((_document, index) => candidates.filter((candidate) => candidate.pendingIndex === pending.length - 1 - index));
+        return [...firstPending, ...this._firstStoredChunks(conversationId).map(storedPassage)].slice(0, candidateLimit);
     }
+
+    /**
+     * The conversation's best-ranked stored chunks. The conversation's chunk ids are read from the
+     * attachments' covering index and filter FTS5's rows before `bm25()` runs: joining each matching
+     * row to its chunk to read its conversation read every matching chunk's text, of every
+     * conversation, and decrypted its pages (the page cache holds a few MiB).
+     */
+    private _bestStoredChunks(conversationId: ConversationId, match: string): StoredChunkRow[] {
+        return this._db.prepare(`
+            WITH ranked AS (
+                SELECT f.rowid AS id, bm25(attachment_chunks_fts) AS score FROM attachment_chunks_fts f
+                WHERE attachment_chunks_fts MATCH @match AND +f.rowid IN (
+                    SELECT c.id FROM attachments a JOIN attachment_chunks c ON c.attachment_id = a.id
+                    WHERE a.conversation_id = @conversationId AND a.mode = 'retrieved'
+                )
+                ORDER BY score, id LIMIT ${candidateLimit}
+            )
+            SELECT ${storedChunkColumns} FROM ranked r JOIN attachment_chunks c ON c.id = r.id JOIN attachments a ON a.id = c.attachment_id
+            ORDER BY r.score, r.id
+        `).all({conversationId, match}) as StoredChunkRow[];
+    }
+
+    /** The first chunks of the conversation's retrieved documents, the newest document first. */
+    private _firstStoredChunks(conversationId: ConversationId): StoredChunkRow[] {
+        return this._db.prepare(`
+            SELECT ${storedChunkColumns} FROM attachments a JOIN attachment_chunks c ON c.attachment_id = a.id
+            WHERE a.conversation_id = ? AND a.mode = 'retrieved'
+            ORDER BY a.id DESC, c.id LIMIT ${candidateLimit}
+        `).all(conversationId) as StoredChunkRow[];
+    }
+
+    /** Indexes of `texts` that match, best first (BM25 among `texts` alone), through an FTS5 table in memory that is dropped before returning. */
+    private _rankInMemory(texts: readonly string[], match: string): number[] {
+        this._db.exec(`CREATE VIRTUAL TABLE temp.${inMemoryIndex} USING fts5(text, tokenize = 'unicode61 remove_diacritics 2')`);
+        try {
+            const insert = this._db.prepare(`INSERT INTO temp.${inMemoryIndex} (rowid, text) VALUES (?, ?)`);
+            texts.forEach((text, index) => insert.run(index + 1, text));
+            return (this._db.prepare(`SELECT rowid FROM temp.${inMemoryIndex} WHERE ${inMemoryIndex} MATCH ?
+                ORDER BY bm25(${inMemoryIndex}), rowid LIMIT ${candidateLimit}`).pluck().all(match) as number[]).map((rowid) => rowid - 1);
+        } finally {
+            this._db.exec(`DROP TABLE temp.${inMemoryIndex}`);
+        }
+    }
+}
+
+type StoredChunkRow = {attachment_id: number, name: string, page: number, start_line: number, end_line: number, text: string};
+const storedChunkColumns = "c.attachment_id AS attachment_id, a.name AS name, c.page AS page, c.start_line AS start_line, c.end_line AS end_line, c.text AS text";
+/** The temporary FTS5 table a turn's new documents are ranked in. */
+const inMemoryIndex = "pending_chunks_fts";
+
+function storedPassage(row: StoredChunkRow): RetrievedPassage {
+    return {attachmentId: row.attachment_id, pendingIndex: null, name: row.name, page: row.page, startLine: row.start_line, endLine: row.end_line, text: row.text};
 }
 
 /** A stored document as it was read, to be sent or stored again (a regenerated prompt's). */

@@ -6,6 +6,7 @@ import type {SecretVault} from "../../common/secrets.js";
 import type {Core} from "../Core.js";
 import {ModelLibrary, type ModelLibraryOptions} from "../models/ModelLibrary.js";
 import {MemorySecretVault} from "../secrets/MemorySecretVault.js";
+import {LocalApiServer} from "../serving/LocalApiServer.js";
 import {CoreEventEmitter} from "./CoreEventEmitter.js";
 import {ModelStatusTracker} from "./ModelStatusTracker.js";
 import {TurnRunner} from "./TurnRunner.js";
@@ -29,7 +30,9 @@ export type CoreServiceOptions = {
      * machine. Web mode's clients may be elsewhere and must not name files on the server: there
      * `attachments` is refused (INVALID_INPUT). Defaults to `false`.
      */
-    attachByPath?: boolean
+    attachByPath?: boolean,
+    /** The app's local API server (`apiServer.*`), which its host stops before the core closes. Without it those calls are refused. */
+    apiServer?: LocalApiServer
 };
 
 /** One client's connection (a web mode socket): what it holds in the core (uploads) is its own. Absent: the core's own callers. */
@@ -73,12 +76,13 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
     };
     const models = new ModelStatusTracker(core, (status) => void emitStatus(status));
     const library = options.models != null ? new ModelLibrary(options.models, (progress) => events.emit("models.downloadProgress", progress)) : null;
-    // What `dispose` undoes, in this order: replies stopped, downloads cancelled, the audit relay detached.
+    // What `dispose` undoes, in this order: replies stopped, downloads cancelled, the audit and fault relays detached.
     const teardown = new DisposeAggregator();
     teardown.add(() => turns.stopAll());
     teardown.add(() => uploads.clear());
     teardown.add(() => library?.cancelAll());
     teardown.add(core.onAuditEvent((event) => events.emit("audit.event", event)));
+    teardown.add(core.onBackgroundScrubFault((fault) => events.emit("scrub.backgroundFault", fault)));
     // Conversations a closed window left in the trash (its undo never ran out here) are deleted now.
     void core.deleteTrashed().catch(() => undefined);
     const requireLibrary = () => {
@@ -94,6 +98,8 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
             await settings.set({modelPath});
         return status;
     };
+
+    const apiServer = options.apiServer ?? new LocalApiServer(core, null);
 
     const handlers: ConnectionHandlers = {
         // A core without a passphrase is never locked; with one, `LockingCoreService` answers these before they reach here.
@@ -171,6 +177,8 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
                 throw new InvalidInputError("chat.showVersion", ["a reply is being generated in this conversation; stop it first"]);
             return {messages: core.showVersion(conversationId, messageId)};
         },
+        "documents.passage": async ({conversationId, chunkId}) => core.citedPassage(conversationId, chunkId),
+        "documents.document": async ({conversationId, attachmentId}) => core.citedDocument(conversationId, attachmentId),
         "isolation.report": async ({conversationId}) => core.isolationReport(conversationId),
         "audit.events": async ({conversationId, limit}) => core.auditEvents({conversationId, limit}),
         "settings.get": async () => await settings.get(),
@@ -203,7 +211,14 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
             if (status.state === "ready")
                 registry.setDefault(id);
             return {defaultModelId: registry.defaultModel()?.id ?? null, status};
-        }
+        },
+        "apiServer.status": async () => apiServer.status(),
+        "apiServer.start": async ({port}) => await apiServer.start(port),
+        "apiServer.stop": async () => await apiServer.stop(),
+        "apiServer.sessions": async ({limit}) => ({sessions: core.apiSessions(limit)}),
+        "apiKeys.list": async () => ({keys: core.apiKeys.list()}),
+        "apiKeys.create": async ({label}) => core.apiKeys.create(label),
+        "apiKeys.revoke": async ({id}) => ({revoked: core.apiKeys.revoke(id)})
     };
 
     return {

@@ -13,6 +13,10 @@ export const settingKeys = {
         gpu: "app.gpu",
         lockAfterMinutes: "app.lockAfterMinutes"
     },
+    /** The app's local API server (Settings → Local API server, LocalApiServer). */
+    apiServer: {
+        port: "apiServer.port"
+    },
     /** Where the shared cloud is (CloudSettingsStore, and the app's settings dialog through AppSettingsStore). */
     cloud: {
         endpoint: "cloud.endpoint",

@@ -185,5 +185,40 @@ export const migrations: ReadonlyArray<(db: Database.Database) => void> = [
                 INSERT INTO attachment_chunks_fts (attachment_chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
             END;
         `);
+    },
+    // --- #29 (the app's local API server): its API keys, stored hashed. Appended after #23's. ---
+    (db) => {
+        // A key is 256 random bits shown once when it is made; only its SHA-256 is kept (a hash of that much entropy
+        // cannot be reversed or guessed), so neither this table nor a copy of the database gives a key back.
+        db.exec(`
+            CREATE TABLE api_keys (
+                id TEXT PRIMARY KEY,
+                label TEXT NOT NULL UNIQUE,
+                sha256 BLOB NOT NULL,
+                created_at INTEGER NOT NULL
+            );
+        `);
+    },
+    // --- #23 items 4 and 7 (citations, the Isolation panel's documents): what each reply was given of them. ---
+    (db) => {
+        // One row per document (whole: `chunk_id` null) or retrieved chunk a reply was given, on its
+        // route; `endpoint_host` for a cloud request. `cited`: shown under the reply (what its turn brought
+        // or retrieved), not the earlier whole documents its history carried again. Ids only, no text.
+        db.exec(`
+            CREATE TABLE reply_sources (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+                message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+                attachment_id INTEGER NOT NULL REFERENCES attachments(id) ON DELETE CASCADE,
+                chunk_id INTEGER REFERENCES attachment_chunks(id) ON DELETE CASCADE,
+                route TEXT NOT NULL CHECK (route IN ('local', 'cloud')),
+                endpoint_host TEXT,
+                cited INTEGER NOT NULL CHECK (cited IN (0, 1)),
+                created_at INTEGER NOT NULL
+            );
+            CREATE INDEX reply_sources_by_message ON reply_sources(message_id, id);
+            CREATE INDEX reply_sources_by_attachment ON reply_sources(attachment_id);
+            CREATE INDEX reply_sources_by_chunk ON reply_sources(chunk_id);
+        `);
     }
 ];
