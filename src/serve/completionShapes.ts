@@ -1,4 +1,4 @@
-import type {ApiRequestResult} from "../core/node/Core.js";
+import type {ApiAnswer} from "../core/node/Core.js";
 
 /** How one kind of completion is written in OpenAI's API: the whole answer's choice and the stream's chunks. */
 export type CompletionShape = {
@@ -32,12 +32,12 @@ export const textCompletionShape: CompletionShape = {
     closing: (finishReason) => ({index: 0, text: "", finish_reason: finishReason, logprobs: null})
 };
 
-export function finishReasonOf(result: ApiRequestResult) {
+export function finishReasonOf(result: Pick<ApiAnswer, "finishReason">) {
     return result.finishReason === "length" ? "length" : "stop";
 }
 
 /** `cached_tokens` is 0 unless an earlier request of the same key and `cache_salt` left the prompt's prefix in their cache: no prompt is ever served from another's cache. */
-export function usageOf(result: ApiRequestResult) {
+export function usageOf(result: Pick<ApiAnswer, "promptTokens" | "completionTokens" | "cachedTokens">) {
     return {
         prompt_tokens: result.promptTokens,
         completion_tokens: result.completionTokens,

@@ -2,12 +2,13 @@ import {Hono, type Context} from "hono";
 import {bodyLimit} from "hono/body-limit";
 import {streamSSE} from "hono/streaming";
 import type {z} from "zod";
-import type {ApiRequestInput, ApiRequestResult, Core, PreparedApiRequest} from "../core/node/Core.js";
+import type {ApiAnswer, ApiRequestInput, ApiRequestResult, ApiRunCallbacks, Core, PreparedApiRequest} from "../core/node/Core.js";
 import type {ApiKeyRing} from "./ApiKeyRing.js";
 import {chatCompletionShape, finishReasonOf, textCompletionShape, usageOf, type CompletionShape} from "./completionShapes.js";
 import {ChatCompletionBodySchema, CompletionBodySchema, textOfContent, type ChatCompletionBody, type CompletionBody} from "./openAiSchemas.js";
 import {OpenAiHttpError} from "./OpenAiHttpError.js";
 import {toHttpError} from "./toHttpError.js";
+import {SseEventQueue} from "./SseEventQueue.js";
 import {describeZodIssues} from "../core/common/describeZodIssues.js";
 
 export type ApiAppOptions = {
@@ -48,6 +49,8 @@ export function createApiApp(options: ApiAppOptions) {
     const {core, modelName, keys} = options;
     const app = new Hono<{Variables: {tenant: string}}>();
     let running = 0;
+    /** Requests in flight per `cache_salt` cache (tenant and salt; in memory only): they run one at a time, so the whole queue holds one slot. */
+    const cacheQueues = new Map<string, number>();
     const runs = new Set<Promise<unknown>>();
 
     app.onError((error, c) => errorResponse(c, toHttpError(error)));
@@ -101,12 +104,7 @@ export function createApiApp(options: ApiAppOptions) {
         if (body.model !== served)
             throw new OpenAiHttpError(404, "invalid_request_error", `The model ${JSON.stringify(body.model)} does not exist here: this server serves ${JSON.stringify(served)}.`,
                 {param: "model", code: "model_not_found"});
-        if (running >= options.parallel)
-            throw new OpenAiHttpError(429, "rate_limit_error",
-                `All ${options.parallel} request slots are busy (--parallel ${options.parallel}); nothing of this request was done. Retry after ${retryAfterSeconds} s.`,
-                {code: "rate_limit_exceeded", retryAfterSeconds});
-        // Counted from here, synchronously with the check above: two requests cannot both take the last slot.
-        running++;
+        const slot = takeSlot(input);
         let streaming = false;
         try {
             const prepared = await core.prepareApiRequest(input).catch((error: unknown) => {
@@ -133,40 +131,90 @@ export function createApiApp(options: ApiAppOptions) {
                 stream.onAbort(clientLeft);
                 c.req.raw.signal.addEventListener("abort", clientLeft, {once: true});
                 const chunk = (choice: Record<string, unknown>) => JSON.stringify({...envelope, object: shape.chunkObject, choices: [choice]});
+                const events = new SseEventQueue((text) => stream.write(text));
                 try {
                     if (shape.opening != null)
-                        await stream.writeSSE({data: chunk(shape.opening)});
+                        events.push(chunk(shape.opening));
                     const result = await runReported(prepared, input.tenant, {
                         signal: AbortSignal.any([cancel.signal, options.shutdownSignal]),
-                        onText: (text) => void stream.writeSSE({data: chunk(shape.text(text))})
+                        onText: (text) => events.push(chunk(shape.text(text)))
                     });
                     if (result.finishReason === "aborted")
                         return;
-                    await stream.writeSSE({data: chunk(shape.closing(finishReasonOf(result)))});
+                    events.push(chunk(shape.closing(finishReasonOf(result))));
                     if (body.stream_options?.include_usage === true)
-                        await stream.writeSSE({data: JSON.stringify({...envelope, object: shape.chunkObject, choices: [], usage: usageOf(result)})});
-                    await stream.writeSSE({data: "[DONE]"});
+                        events.push(JSON.stringify({...envelope, object: shape.chunkObject, choices: [], usage: usageOf(result)}));
+                    events.push("[DONE]");
+                    await events.flush();
                 } catch (error) {
-                    if (!stream.aborted)
-                        await stream.writeSSE({data: JSON.stringify(toHttpError(error, promptParam).toBody())});
+                    if (!stream.aborted) {
+                        events.push(JSON.stringify(toHttpError(error, promptParam).toBody()));
+                        await events.flush().catch(() => undefined);
+                    }
                 } finally {
-                    running--;
+                    slot.release();
                 }
             }, async () => undefined);
         } finally {
             if (!streaming)
-                running--;
+                slot.release();
         }
     }
 
-    function runReported(prepared: PreparedApiRequest, tenant: string, callbacks: {signal: AbortSignal, onText?: (text: string) => void}) {
-        const run = runAndReport(prepared, tenant, callbacks);
-        runs.add(run);
-        void run.finally(() => runs.delete(run)).catch(() => undefined);
-        return run;
+    /**
+     * A slot for the request, or 429 with nothing done. Requests with the same key and `cache_salt`
+     * run one after another in their cache: the first takes a slot, those that come while it runs
+     * wait in its queue (at most `parallel` of them) and share that slot, handed on until the last leaves.
+     * Taken synchronously with the checks: two requests cannot both take the last slot.
+     */
+    function takeSlot(input: ApiRequestInput): {release: () => void} {
+        const cacheKey = input.reuse == null ? null : `${input.tenant}\0${input.reuse.salt}`;
+        const queued = cacheKey == null ? 0 : cacheQueues.get(cacheKey) ?? 0;
+        if (queued >= options.parallel)
+            throw new OpenAiHttpError(429, "rate_limit_error",
+                `${queued} requests with this cache_salt are already running or waiting (one at a time, at most --parallel ${options.parallel} queued); ` +
+                `nothing of this request was done. Retry after ${retryAfterSeconds} s.`, {code: "rate_limit_exceeded", retryAfterSeconds});
+        if (queued === 0 && running >= options.parallel)
+            throw new OpenAiHttpError(429, "rate_limit_error",
+                `All ${options.parallel} request slots are busy (--parallel ${options.parallel}); nothing of this request was done. Retry after ${retryAfterSeconds} s.`,
+                {code: "rate_limit_exceeded", retryAfterSeconds});
+        if (queued === 0)
+            running++;
+        if (cacheKey != null)
+            cacheQueues.set(cacheKey, queued + 1);
+        let released = false;
+        return {
+            release: () => {
+                if (released)
+                    return;
+                released = true;
+                const left = cacheKey == null ? 0 : cacheQueues.get(cacheKey)! - 1;
+                if (cacheKey != null && left > 0)
+                    cacheQueues.set(cacheKey, left);
+                else {
+                    if (cacheKey != null)
+                        cacheQueues.delete(cacheKey);
+                    running--;
+                }
+            }
+        };
     }
 
-    async function runAndReport(prepared: PreparedApiRequest, tenant: string, callbacks: {signal: AbortSignal, onText?: (text: string) => void}) {
+    /**
+     * Runs the request; resolves with its reply as soon as that is complete, while its context is
+     * scrubbed (the run, reported once scrubbed, is awaited by `settled`). Rejects if the request
+     * failed before its reply was complete.
+     */
+    function runReported(prepared: PreparedApiRequest, tenant: string, callbacks: {signal: AbortSignal, onText?: (text: string) => void}): Promise<ApiAnswer> {
+        let answered!: (answer: ApiAnswer) => void;
+        const answer = new Promise<ApiAnswer>((resolve) => answered = resolve);
+        const run = runAndReport(prepared, tenant, {...callbacks, onAnswered: answered});
+        runs.add(run);
+        void run.finally(() => runs.delete(run)).catch(() => undefined);
+        return Promise.race([answer, run]);
+    }
+
+    async function runAndReport(prepared: PreparedApiRequest, tenant: string, callbacks: ApiRunCallbacks) {
         try {
             const result = await core.runApiRequest(prepared, callbacks);
             options.onRequestEnd?.({requestId: prepared.requestId, tenant, result, error: null});

@@ -1,6 +1,7 @@
 import {afterEach, describe, expect, it} from "vitest";
 import {auditEndpoint} from "../../tools/endpointAudit/auditEndpoint.js";
 import {probePrefixCache} from "../../tools/endpointAudit/prefixCacheProbe.js";
+import {probePrefixCacheTiming} from "../../tools/endpointAudit/prefixCacheTimingProbe.js";
 import {findLlamaServer, startLlamaServer, type RunningLlamaServer} from "../helpers/llamaServer.js";
 import {startServe, type ServeProcess} from "../helpers/startServe.js";
 import {requireTestModel} from "../helpers/testModel.js";
@@ -57,10 +58,30 @@ describe.skipIf(modelPath == null)("audit: the prefix-cache probe", () => {
         }
     });
 
+    it.skipIf(binary == null)("by time to first token alone: llama-server answers the victim's opening measurably faster than another of the same length", async () => {
+        const server = await startLlamaServer(binary!, modelPath!, ["--parallel", "2", "-t", "1", "--no-webui"]);
+        running.push(server);
+        const probe = await probePrefixCacheTiming({baseURL: server.url, model: "stories260K", pairs: 10, prefixChars: 500});
+        expect(probe.error).toBeNull();
+        expect(probe.samePrefixMs.samples).toHaveLength(10);
+        expect(probe).toMatchObject({leak: true, pValue: expect.any(Number)});
+        expect(probe.samePrefixMs.median).toBeLessThan(probe.differentPrefixMs.median);
+    });
+
+    it("by time to first token alone: cleanroom serve answers the victim's opening no faster, across keys", async () => {
+        const server = await startServe(modelPath!, ["--api-key", victimKey, "--api-key", attackerKey]);
+        running.push(server);
+        const probe = await probePrefixCacheTiming({baseURL: server.baseUrl, model: "stories260K", victimApiKey: victimKey, attackerApiKey: attackerKey, pairs: 8, prefixChars: 300});
+        expect(probe.error).toBeNull();
+        // 8 of each: enough for p < 0.001 had every same-opening request been the faster.
+        expect(probe.differentPrefixMs.samples).toHaveLength(8);
+        expect(probe.leak).toBe(false);
+    });
+
     it("the whole audit against cleanroom serve, 8 concurrent tenants: 0 leaks, 0 oversize requests accepted, 0 prefix-cache leaks", async () => {
         const server = await startServe(modelPath!, ["--parallel", "8"]);
         running.push(server);
-        const report = await auditEndpoint({baseURL: server.baseUrl, model: "stories260K", tenants: 8, requests: 16, concurrency: 8, maxTokens: 8, seed: 1});
+        const report = await auditEndpoint({baseURL: server.baseUrl, model: "stories260K", tenants: 8, requests: 16, concurrency: 8, maxTokens: 8, seed: 1, timingPairs: 0});
         expect(report.completed).toBeGreaterThan(0);
         expect(report.leaks).toEqual([]);
         expect(report.oversizeRequests).toBeGreaterThan(0);
@@ -69,5 +90,6 @@ describe.skipIf(modelPath == null)("audit: the prefix-cache probe", () => {
         expect(report.errors.map((error) => error.code)).toEqual(report.errors.map(() => "CLOUD_OVER_LIMIT"));
         expect(report.prefixCache).toMatchObject({leak: false, measuredBy: "cached_tokens", error: null});
         expect(report.prefixCacheSalted).toMatchObject({leak: false, measuredBy: "cached_tokens", error: null, salted: true});
+        expect(report.prefixCacheTiming).toBeNull(); // --timing-pairs 0: its own tests above
     });
 });

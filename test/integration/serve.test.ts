@@ -20,6 +20,12 @@ const holdGeneration = {
     entry: cliEntry
 };
 
+/** The same for every session's scrub: it waits, before it starts, for a line on stdin. */
+const holdScrub = {
+    nodeArgs: ["--import", path.join(path.dirname(fileURLToPath(import.meta.url)), "../helpers/holdScrub.preload.ts")],
+    entry: cliEntry
+};
+
 const servers: ServeProcess[] = [];
 afterEach(async () => {
     await Promise.all(servers.splice(0).map((server) => server.stop()));
@@ -314,6 +320,42 @@ describe.skipIf(modelPath == null)("cleanroom serve: an OpenAI-compatible local 
         expect(requestEvents(events, "api.request")).toHaveLength(3);
     });
 
+    it("a reply reaches its client whole before its context's scrub, and the next request is answered meanwhile; each scrub is still verified", async () => {
+        const server = await serve(["--parallel", "1"], holdScrub);
+        const client = clientOf(server);
+        // Streamed: the last chunk and [DONE] arrive while the scrub is held.
+        const streamed = await post(server, chatBody("Once upon a time", {stream: true, max_tokens: 8}));
+        expect(await readToEnd(streamed.body!.getReader())).toMatch(/data: \[DONE\]\n\n$/);
+        await server.output.waitFor(/scrub held/);
+        // The slot is free at once: a whole reply, with its own context, while the first context waits for its scrub.
+        const whole = await client.chat.completions.create(chatBody("Once upon a time, a little dog", {max_tokens: 8}));
+        expect(whole.choices[0]!.message.content!.length).toBeGreaterThan(0);
+        expect(server.output.output()).not.toMatch(/scrubbed, verified/);
+
+        server.child.stdin.write("\n\n");
+        await expect.poll(() => server.output.output().match(/api-\S+ \(loopback\): \d+ prompt \+ \d+ reply tokens, \w+; context ctx-\S+ scrubbed, verified/g)?.length ?? 0).toBe(2);
+        const {code, events} = await stopAndReadAudit(server);
+        expect(code).toBe(0);
+        const created = requestEvents(events, "context.created");
+        expect(new Set(created.map((event) => event.data.contextId)).size).toBe(2);
+        expect(requestEvents(events, "scrub.verified").map((event) => event.data)).toEqual([0, 1].map(() => expect.objectContaining({reason: "request", nonZeroBytes: 0})));
+    });
+
+    it("SIGTERM while a reply's context waits for its scrub: the scrub runs to the end, verified, before the process exits 0", async () => {
+        const server = await serve([], holdScrub);
+        const reply = await clientOf(server).chat.completions.create(chatBody("Once upon a time", {max_tokens: 4}));
+        expect(reply.choices[0]!.finish_reason).toMatch(/^(stop|length)$/);
+        await server.output.waitFor(/scrub held/);
+        const stopping = server.output.output().length;
+        server.child.kill("SIGTERM");
+        await server.output.waitFor(/Stopping/, {from: stopping});
+        server.child.stdin.write("\n");
+        const {code, events} = await stopAndReadAudit(server);
+        expect(code).toBe(0);
+        expect(server.output.output()).toContain("Stopped: every context was scrubbed and verified.");
+        expect(requestEvents(events, "scrub.verified").map((event) => event.data)).toEqual([expect.objectContaining({reason: "request", nonZeroBytes: 0})]);
+    });
+
     it("a client that disconnects mid-stream stops its generation, and its context is still scrubbed and verified", async () => {
         const server = await serve([], holdGeneration);
         const cancel = new AbortController();
@@ -378,6 +420,28 @@ describe.skipIf(modelPath == null)("cleanroom serve: cache_salt, reuse within on
         expect(cacheScrubs.map((event) => event.data)).toEqual([1, 2, 3].map(() => expect.objectContaining({reason: "shutdown", nonZeroBytes: 0})));
         expect(new Set(cacheScrubs.map((event) => event.conversationId)).size).toBe(3);
         expect(JSON.stringify(events)).not.toMatch(/salt-one|salt-two/);
+    });
+
+    it("requests waiting for their cache_salt share its one --parallel slot: another client is still served, and only a full server answers 429", async () => {
+        const server = await serve(["--parallel", "2"], holdGeneration);
+        const salted = () => post(server, {...saltedBody("What did Max do?", "salt-queue"), stream: true});
+        const first = await salted();
+        const firstReader = first.body!.getReader();
+        const firstReceived = await readUntilFirstText(firstReader); // held mid-generation: its cache is busy
+        const waiting = salted(); // waits for the cache, holding no slot of its own
+        const other = await post(server, chatBody("Once upon a time", {stream: true, max_tokens: 8}));
+        expect(other.status).toBe(200); // the second slot was free for another client
+        const otherReader = other.body!.getReader();
+        const otherReceived = await readUntilFirstText(otherReader);
+        const refused = await post(server, chatBody("Hi"));
+        expect(refused.status).toBe(429); // the cache's slot and the other client's: the server is full
+
+        server.child.stdin.write("\n\n\n");
+        expect(await readToEnd(firstReader, firstReceived)).toMatch(/data: \[DONE\]\n\n$/);
+        expect(await readToEnd(otherReader, otherReceived)).toMatch(/data: \[DONE\]\n\n$/);
+        const second = await waiting;
+        expect(second.status).toBe(200);
+        expect(await readToEnd(second.body!.getReader())).toMatch(/data: \[DONE\]\n\n$/);
     });
 
     it("a cache_salt cache unused for --cache-idle is scrubbed, verified and reported; the next request with that salt starts clean", async () => {

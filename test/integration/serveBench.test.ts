@@ -12,13 +12,13 @@ const modelPath = requireTestModel();
 const binary = findLlamaServer();
 
 describe.skipIf(modelPath == null || binary == null)("npm run bench:serve", () => {
-    it("measures cleanroom serve and llama-server on the same model and threads at each concurrency, and writes the JSON report", async () => {
+    it("measures cleanroom serve and llama-server on the same model and threads at each concurrency, the scrub's cost to the next request, and writes the JSON report", async () => {
         const out = path.join(tempDir("serve-bench"), "report.json");
         await promisify(execFile)(process.execPath, [
             "--import", import.meta.resolve("tsx"), path.join(repoRoot, "tools/serveBench/serveBench.ts"),
             "--model", modelPath!, "--llama-server", binary!, "--concurrency", "1,2", "--requests-per-client", "2", "--max-tokens", "8", "--out", out
         ], {cwd: repoRoot, env: {...coreProcessEnv, ...process.env}, maxBuffer: 16 << 20});
-        const report = JSON.parse(fs.readFileSync(out, "utf8")) as Record<string, Array<Record<string, unknown>>>;
+        const report = JSON.parse(fs.readFileSync(out, "utf8")) as Record<string, Array<Record<string, unknown>>> & {scrubOffPath: unknown, loadAverage: unknown};
         for (const server of ["cleanroom", "llamaServer"]) {
             expect(report[server]!.map((result) => result.concurrency)).toEqual([1, 2]);
             for (const result of report[server]!)
@@ -32,5 +32,12 @@ describe.skipIf(modelPath == null || binary == null)("npm run bench:serve", () =
         // cleanroom serve answers every request.
         expect(report.cleanroom!.flatMap((result) => result.errors)).toEqual([]);
         expect(report.comparison!.map((row) => row.concurrency)).toEqual([1, 2]);
+        // The next request's first token with the previous context's scrub running and after it (every scrub reported), and llama-server's.
+        const median = {median: expect.any(Number), p95: expect.any(Number)};
+        expect(report.scrubOffPath).toEqual({
+            cleanroom: {requests: 4, nextTtftScrubRunningMs: median, nextTtftScrubDoneMs: median, scrubReportedAfterReplyMs: median},
+            llamaServer: {requests: 4, nextTtftScrubRunningMs: median, nextTtftScrubDoneMs: null, scrubReportedAfterReplyMs: null}
+        });
+        expect(report.loadAverage).toEqual({atStart: expect.any(Array), atEnd: expect.any(Array)});
     });
 });

@@ -4,6 +4,7 @@ import {CloudContextLimitSchema, MaxTokensSchema, SeedSchema} from "../../src/co
 import {CleanroomError} from "../../src/core/common/errors.js";
 import type {AuditReport} from "../endpointAudit/auditEndpoint.js";
 import type {PrefixCacheProbeReport} from "../endpointAudit/prefixCacheProbe.js";
+import type {PrefixCacheTimingReport} from "../endpointAudit/prefixCacheTimingProbe.js";
 import {cloudApiKeyFromEnvironment} from "../../src/cli/cloudApiKeyFromEnvironment.js";
 import {formatTable} from "../../src/cli/formatTable.js";
 import {numberOption} from "../../src/cli/optionParsers.js";
@@ -13,10 +14,11 @@ import {StepProgress} from "../../src/cli/StepProgress.js";
 const TenantsSchema = z.number().int().min(1).max(1000);
 const RequestsSchema = z.number().int().min(1).max(100_000);
 const ConcurrencySchema = z.number().int().min(1).max(256);
+const TimingPairsSchema = z.number().int().min(0).max(1000);
 
 type AuditOptions = {
     endpoint: string, model: string, tenants: number, requests: number, concurrency: number,
-    contextLimit?: number, maxTokens: number, seed?: number, json?: boolean, prefixCacheProbe: boolean
+    contextLimit?: number, maxTokens: number, seed?: number, json?: boolean, prefixCacheProbe: boolean, timingPairs: number
 };
 
 /**
@@ -35,7 +37,9 @@ export function registerAuditCommand(program: Command) {
         .option("--context-limit <n>", "the endpoint's context limit (default: as it reports)", numberOption("--context-limit", CloudContextLimitSchema))
         .option("--max-tokens <n>", "reply budget per request", numberOption("--max-tokens", MaxTokensSchema), 32)
         .option("--seed <s>", "seed for sizes and text", numberOption("--seed", SeedSchema))
-        .option("--no-prefix-cache-probe", "skip the prefix-cache probe (a victim's PIN, an attacker's guesses, the cached tokens it is told)")
+        .option("--no-prefix-cache-probe", "skip the prefix-cache probes (a victim's PIN, an attacker's guesses, the cached tokens it is told, the time to first token)")
+        .option("--timing-pairs <n>", "rounds per kind of attacker request in the time-to-first-token probe (0 skips it)",
+            numberOption("--timing-pairs", TimingPairsSchema), 16)
         .option("--json", "JSON report on stdout")
         .action(async (options: AuditOptions) => {
             const json = options.json === true;
@@ -49,6 +53,7 @@ export function registerAuditCommand(program: Command) {
                     baseURL: options.endpoint, model: options.model, apiKey: cloudApiKeyFromEnvironment(),
                     tenants: options.tenants, requests: options.requests, concurrency: options.concurrency,
                     contextLimit: options.contextLimit ?? null, maxTokens: options.maxTokens, seed: options.seed, prefixCacheProbe: options.prefixCacheProbe,
+                    timingPairs: options.timingPairs,
                     onProgress: progress == null ? undefined : (done) => progress.update(done)
                 });
                 progress?.finish();
@@ -57,7 +62,7 @@ export function registerAuditCommand(program: Command) {
                 else
                     printReport(report);
 
-                if (report.leaks.length > 0 || report.oversizeAccepted > 0 || report.prefixCache?.leak === true || report.prefixCacheSalted?.leak === true)
+                if (foundLeak(report))
                     process.exitCode = exitCodes.leakFound;
                 else if (report.completed === 0)
                     reportError(new CleanroomError("CLOUD_REQUEST_FAILED",
@@ -85,7 +90,9 @@ function printReport(report: AuditReport) {
         printPrefixCache(report.prefixCache, write);
     if (report.prefixCacheSalted != null)
         write(describeSaltHonoured(report.prefixCacheSalted));
-    if (report.leaks.length > 0 || report.oversizeAccepted > 0 || report.prefixCache?.leak === true || report.prefixCacheSalted?.leak === true)
+    if (report.prefixCacheTiming != null)
+        printPrefixCacheTiming(report.prefixCacheTiming, write);
+    if (foundLeak(report))
         write("Result: NOT SAFE for shared use (exit 3).");
     else if (report.completed > 0)
         write("Result: no leak found, every oversize request refused.");
@@ -102,6 +109,27 @@ function printPrefixCache(probe: PrefixCacheProbeReport, write: (line: string) =
         ? `Prefix-cache leaks: another tenant was served up to ${probe.crossTenantCachedTokens} tokens of the victim's prompt from cache` +
             `${probe.bestGuess != null ? `; the most went to the guess ${probe.bestGuess}` : ""}.`
         : "Prefix-cache leaks: 0 (no token of the victim's prompt came back to another tenant).");
+}
+
+/** A leak of any kind, or an oversize request accepted: exit 3. */
+function foundLeak(report: AuditReport) {
+    return report.leaks.length > 0 || report.oversizeAccepted > 0 || report.prefixCache?.leak === true || report.prefixCacheSalted?.leak === true ||
+        report.prefixCacheTiming?.leak === true;
+}
+
+function printPrefixCacheTiming(timing: PrefixCacheTimingReport, write: (line: string) => void) {
+    const spread = (summary: PrefixCacheTimingReport["samePrefixMs"]) => `${summary.median} ms (quartiles ${summary.p25}-${summary.p75})`;
+    write(`Time to first token after the victim's request, ${timing.pairs} rounds each: the attacker's same opening ${spread(timing.samePrefixMs)}, ` +
+        `an opening of its own ${spread(timing.differentPrefixMs)}; p = ${timing.pValue == null ? "?" : formatP(timing.pValue)} (one-sided Mann-Whitney U)`);
+    if (timing.error != null)
+        write(`  Probe stopped: ${timing.error}`);
+    write(timing.leak
+        ? "Prefix-cache timing leak: the victim's opening is answered measurably faster, so it is served from a cache another tenant filled."
+        : "Prefix-cache timing leak: none measured (the victim's opening is answered no faster than another).");
+}
+
+function formatP(p: number) {
+    return p < 0.0001 ? p.toExponential(1) : String(Math.round(p * 10000) / 10000);
 }
 
 /** What the probe with a different `cache_salt` for victim and attacker found. */

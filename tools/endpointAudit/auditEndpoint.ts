@@ -6,8 +6,9 @@ import {hashCanary} from "../../src/core/common/cloud/canary.js";
 import type {CanaryBook, PlantedCanary} from "../../src/core/common/cloud/types.js";
 import {toWireError} from "../../src/core/common/errors.js";
 import {CloudClient, type CloudChatMessage} from "../../src/core/node/cloud/CloudClient.js";
-import {fillerText} from "./fillerText.js";
+import {fillerText, seededRandom} from "./fillerText.js";
 import {probePrefixCache, type PrefixCacheProbeReport} from "./prefixCacheProbe.js";
+import {probePrefixCacheTiming, type PrefixCacheTimingReport} from "./prefixCacheTimingProbe.js";
 
 export type AuditEndpointOptions = {
     baseURL: string,
@@ -31,8 +32,10 @@ export type AuditEndpointOptions = {
     maxTokens?: number,
     timeoutMs?: number,
     seed?: number,
-    /** Runs the prefix-cache probe (`probePrefixCache`) after the leak probe, when the endpoint answered. Defaults to `true`. */
+    /** Runs the prefix-cache probes (`probePrefixCache`, `probePrefixCacheTiming`) after the leak probe, when the endpoint answered. Defaults to `true`. */
     prefixCacheProbe?: boolean,
+    /** Rounds per kind of attacker request in the time-to-first-token probe; `0` skips it. Defaults to `16`. */
+    timingPairs?: number,
     onProgress?: (done: number, total: number) => void
 };
 
@@ -60,7 +63,9 @@ export type AuditReport = {
     /** Does a tenant's prompt prefix come back from another tenant's cache? Null when not probed. */
     prefixCache: PrefixCacheProbeReport | null,
     /** The same probe with a different `cache_salt` for victim and attacker: does the endpoint honour vLLM's field? Null when not probed. */
-    prefixCacheSalted: PrefixCacheProbeReport | null
+    prefixCacheSalted: PrefixCacheProbeReport | null,
+    /** The prefix cache measured by time to first token alone (same prefix as the victim's against a different one). Null when not probed. */
+    prefixCacheTiming: PrefixCacheTimingReport | null
 };
 
 const defaultCharsPerToken = 4;
@@ -78,7 +83,7 @@ export async function auditEndpoint(options: AuditEndpointOptions): Promise<Audi
     const total = options.requests ?? 40;
     const concurrency = Math.max(1, options.concurrency ?? 4);
     const maxTokens = options.maxTokens ?? 32;
-    const random = seeded(options.seed ?? crypto.randomInt(1, 2 ** 31));
+    const random = seededRandom(options.seed ?? crypto.randomInt(1, 2 ** 31));
     const client = new CloudClient({baseURL: options.baseURL, model: options.model, apiKey: options.apiKey ?? null, contextLimit: options.contextLimit ?? null},
         {timeoutMs: options.timeoutMs ?? 120_000, retries: 0});
     const contextLimit = await client.contextLimit();
@@ -121,7 +126,7 @@ export async function auditEndpoint(options: AuditEndpointOptions): Promise<Audi
             nearLimit: probes.filter((probe) => probe.size === "nearLimit").length,
             overLimit: probes.filter((probe) => probe.size === "overLimit").length
         },
-        leaks: [], oversizeRequests: 0, oversizeAccepted: 0, sizing, errors: [], prefixCache: null, prefixCacheSalted: null
+        leaks: [], oversizeRequests: 0, oversizeAccepted: 0, sizing, errors: [], prefixCache: null, prefixCacheSalted: null, prefixCacheTiming: null
     };
 
     // Fingerprints of every tenant's texts, to find canary-free leaks between tenants.
@@ -181,23 +186,17 @@ export async function auditEndpoint(options: AuditEndpointOptions): Promise<Audi
         report.prefixCache = await probePrefixCache(probe);
         const salt = () => crypto.randomBytes(16).toString("hex");
         report.prefixCacheSalted = await probePrefixCache({...probe, salts: {victim: salt(), attacker: salt()}});
+        if (options.timingPairs !== 0)
+            report.prefixCacheTiming = await probePrefixCacheTiming({...probe, pairs: options.timingPairs});
     }
     return report;
 }
 
 /** Characters per token of the filler as the endpoint counts them, on a fixed sample; else the default. */
 async function measureCharsPerToken(client: CloudClient): Promise<AuditReport["sizing"]> {
-    const sample = fillerText(seeded(1), 4000);
+    const sample = fillerText(seededRandom(1), 4000);
     const counted = await client.countTokens(sample);
     return counted.countedBy === "endpoint" && counted.tokens > 0
         ? {charsPerToken: sample.length / counted.tokens, countedBy: "endpoint"}
         : {charsPerToken: defaultCharsPerToken, countedBy: "estimate"};
-}
-
-function seeded(seed: number) {
-    let state = seed >>> 0;
-    return () => {
-        state = (state * 1664525 + 1013904223) >>> 0;
-        return state / 2 ** 32;
-    };
 }

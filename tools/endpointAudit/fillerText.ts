@@ -20,3 +20,12 @@ export function fillerText(random: () => number, chars: number): string {
     }
     return text.slice(0, chars);
 }
+
+/** A repeatable sequence of numbers in [0, 1) from a seed (a linear congruential generator). */
+export function seededRandom(seed: number) {
+    let state = seed >>> 0;
+    return () => {
+        state = (state * 1664525 + 1013904223) >>> 0;
+        return state / 2 ** 32;
+    };
+}

@@ -24,6 +24,7 @@ export type EndpointBenchResult = {
 };
 
 const ChunkSchema = z.object({
+    id: z.string().optional(),
     choices: z.array(z.object({delta: z.object({content: z.string().nullish()}).nullish()})).optional(),
     usage: z.object({completion_tokens: z.number()}).nullish()
 });
@@ -32,7 +33,7 @@ const names = ["Lily", "Max", "Tom", "Sue", "Ben", "Mia", "Sam", "Anna", "Tim", 
 const animals = ["dog", "cat", "bird", "fish", "frog", "bear", "duck", "fox"];
 
 /** A prompt unlike the others of the run: a server's prompt cache gains nothing from one request for the next. */
-function promptOf(client: number, request: number) {
+export function promptOf(client: number, request: number) {
     return `Once upon a time, a ${animals[(client + request) % animals.length]} named ${names[(client * 7 + request) % names.length]} ` +
         `found ${request + 2} shiny stones near the ${client % 2 === 0 ? "river" : "hill"} on day ${client * 100 + request}.`;
 }
@@ -71,7 +72,8 @@ export async function benchEndpoint(options: EndpointBenchOptions): Promise<Endp
     };
 }
 
-async function streamOne(options: EndpointBenchOptions, prompt: string) {
+/** One streamed greedy chat completion: its id, time to first token, completion tokens, and when its stream ended (`performance.now()`). */
+export async function streamOne(options: Pick<EndpointBenchOptions, "baseURL" | "model" | "apiKey" | "maxTokens" | "timeoutMs">, prompt: string) {
     const sent = performance.now();
     const response = await fetch(`${options.baseURL.replace(/\/$/, "")}/chat/completions`, {
         method: "POST",
@@ -85,6 +87,7 @@ async function streamOne(options: EndpointBenchOptions, prompt: string) {
     if (!response.ok || response.body == null)
         throw new Error(`HTTP ${response.status}: ${(await response.text()).slice(0, 200)}`);
     let ttftMs: number | null = null;
+    let id: string | null = null;
     let tokens: number | null = null;
     let textChunks = 0;
     let buffered = "";
@@ -100,6 +103,7 @@ async function streamOne(options: EndpointBenchOptions, prompt: string) {
             if (data === "" || data === "[DONE]")
                 continue;
             const chunk = ChunkSchema.parse(JSON.parse(data));
+            id ??= chunk.id ?? null;
             if (chunk.choices?.some((choice) => (choice.delta?.content ?? "") !== "") === true) {
                 ttftMs ??= performance.now() - sent;
                 textChunks++;
@@ -109,7 +113,7 @@ async function streamOne(options: EndpointBenchOptions, prompt: string) {
         }
     }
     // Both servers send a chunk per token; the usage, when sent, is the count to trust.
-    return {ttftMs, tokens: tokens ?? textChunks};
+    return {id, ttftMs, tokens: tokens ?? textChunks, endedAt: performance.now()};
 }
 
 function round(value: number) {

@@ -2,18 +2,21 @@ import {spawn, type ChildProcess} from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import readline from "node:readline";
 import {Command} from "commander";
 import {z} from "zod";
 import {cliCommand} from "../../src/cli/cliCommand.js";
 import {numberOption} from "../../src/cli/optionParsers.js";
 import {coreProcessEnv} from "../../src/core/common/coreProcessEnv.js";
 import {benchEndpoint, type EndpointBenchResult} from "./benchEndpoint.js";
+import {measureScrubOffPath} from "./scrubOffPath.js";
 import {freePort} from "../freePort.js";
 
 /**
  * `npm run bench:serve`: aggregate tokens per second and time to first token of `cleanroom serve`
  * (a context per request, scrubbed at its end) against llama-server (one shared batch, prompt
- * cache) on the same model and threads, at 1, 4 and 8 concurrent clients. JSON report.
+ * cache) on the same model and threads, at 1, 4 and 8 concurrent clients, and whether the
+ * per-request scrub is off the next request's critical path. JSON report.
  */
 
 type Options = {model: string, threads: number, concurrency: string, requestsPerClient: number, maxTokens: number, out: string, llamaServer?: string};
@@ -47,8 +50,9 @@ const stopAll = () => {
 };
 process.on("exit", stopAll);
 
+const loadAtStart = os.loadavg().map((load) => Math.round(load * 100) / 100);
 try {
-    const cleanroomUrl = await startCleanroomServe();
+    const {url: cleanroomUrl, scrubbed} = await startCleanroomServe();
     const contextSize = await contextLengthOf(cleanroomUrl);
     const llamaUrl = await startLlamaServer(contextSize);
     const cleanroom: EndpointBenchResult[] = [];
@@ -63,7 +67,15 @@ try {
         llamaServer.push(await run(llamaUrl, concurrency));
         process.stderr.write(`${concurrency} client(s): cleanroom ${cleanroom.at(-1)!.aggregateTokensPerSecond} tok/s, llama-server ${llamaServer.at(-1)!.aggregateTokensPerSecond} tok/s\n`);
     }
+    // One client, one request after another: the next one's first token with the previous context's scrub running, and without.
+    const scrubOffPath = {
+        cleanroom: await measureScrubOffPath({baseURL: cleanroomUrl, model: modelName, maxTokens: options.maxTokens, requests: options.requestsPerClient * 2, scrubbed}),
+        llamaServer: await measureScrubOffPath({baseURL: llamaUrl, model: modelName, maxTokens: options.maxTokens, requests: options.requestsPerClient * 2})
+    };
+    process.stderr.write(`next request's first token: cleanroom ${scrubOffPath.cleanroom.nextTtftScrubRunningMs.median} ms with the previous scrub running, ` +
+        `${scrubOffPath.cleanroom.nextTtftScrubDoneMs!.median} ms after it; llama-server ${scrubOffPath.llamaServer.nextTtftScrubRunningMs.median} ms\n`);
     const report = {
+        loadAverage: {atStart: loadAtStart, atEnd: os.loadavg().map((load) => Math.round(load * 100) / 100)},
         model: options.model, threads: options.threads, cpus: os.cpus().length, contextPerRequest: contextSize,
         maxTokens: options.maxTokens, requestsPerClient: options.requestsPerClient,
         cleanroom, llamaServer,
@@ -71,7 +83,8 @@ try {
             concurrency,
             throughputRatio: Math.round(cleanroom[index]!.aggregateTokensPerSecond / llamaServer[index]!.aggregateTokensPerSecond * 1000) / 1000,
             ttftMedianMs: {cleanroom: cleanroom[index]!.ttftMs.median, llamaServer: llamaServer[index]!.ttftMs.median}
-        }))
+        })),
+        scrubOffPath
     };
     fs.mkdirSync(path.dirname(path.resolve(options.out)), {recursive: true});
     fs.writeFileSync(options.out, JSON.stringify(report, null, 2) + "\n");
@@ -80,13 +93,33 @@ try {
     stopAll();
 }
 
-async function startCleanroomServe(): Promise<string> {
+/** Starts `cleanroom serve`; `scrubbed(responseId)` resolves once its log reported that request's context scrubbed, with when (`performance.now()`). */
+async function startCleanroomServe(): Promise<{url: string, scrubbed: (responseId: string) => Promise<number>}> {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), "cleanroom-serve-bench-"));
     const {command, args} = cliCommand(["serve", "--port", "0", "--model", options.model, "--threads", String(options.threads),
         "--parallel", String(parallel), "--db", path.join(home, "bench.db")]);
-    const child = spawn(command, args, {env: {...coreProcessEnv, ...process.env, CLEANROOM_HOME: home}, stdio: ["ignore", "pipe", "inherit"]});
+    const child = spawn(command, args, {env: {...coreProcessEnv, ...process.env, CLEANROOM_HOME: home}, stdio: ["ignore", "pipe", "pipe"]});
     children.push(child);
-    return await new Promise((resolve, reject) => {
+    const scrubbedAt = new Map<string, number>();
+    const waiting = new Map<string, (at: number) => void>();
+    readline.createInterface({input: child.stderr!}).on("line", (line) => {
+        process.stderr.write(line + "\n");
+        const requestId = /^api-([0-9a-f]+) \(.*\): .* scrubbed, verified/.exec(line)?.[1];
+        if (requestId == null)
+            return;
+        const at = performance.now();
+        scrubbedAt.set(requestId, at);
+        waiting.get(requestId)?.(at);
+    });
+    const scrubbed = (responseId: string) => new Promise<number>((resolve) => {
+        const requestId = responseId.replace(/^chatcmpl-/, "");
+        const at = scrubbedAt.get(requestId);
+        if (at != null)
+            resolve(at);
+        else
+            waiting.set(requestId, resolve);
+    });
+    const url = await new Promise<string>((resolve, reject) => {
         let stdout = "";
         child.stdout!.on("data", (chunk: Buffer) => {
             stdout += chunk.toString("utf8");
@@ -96,6 +129,7 @@ async function startCleanroomServe(): Promise<string> {
         });
         child.once("exit", (code) => reject(new Error(`cleanroom serve exited with ${code} before serving`)));
     });
+    return {url, scrubbed};
 }
 
 async function startLlamaServer(contextPerSlot: number): Promise<string> {

@@ -36,7 +36,7 @@ import type {CitedDocument, CitedPassage} from "../common/api/documentSchemas.js
 import {extractDocument} from "./documents/extraction/extractDocument.js";
 import type {DocumentSource, ExtractedDocument} from "./documents/extraction/types.js";
 import type {SendMessageCallbacks, SendMessageInput, TurnRequest} from "./turns/types.js";
-import {ApiRequestService, type ApiRequestInput, type ApiRequestResult, type PreparedApiRequest} from "./turns/ApiRequestService.js";
+import {ApiRequestService, type ApiRequestInput, type ApiRequestResult, type ApiRunCallbacks, type PreparedApiRequest} from "./turns/ApiRequestService.js";
 import {ApiKeyStore} from "./store/ApiKeyStore.js";
 import type {ApiSession} from "../common/api/apiServerSchemas.js";
 import {buildApiSessions} from "./serving/buildApiSessions.js";
@@ -45,7 +45,7 @@ export type {CoreOptions, CoreServices} from "./createCoreServices.js";
 export type {CloudAccess} from "./turns/CloudTurnService.js";
 export type {CloudSettings} from "./settings/CloudSettingsStore.js";
 export type {SendMessageCallbacks, SendMessageInput} from "./turns/types.js";
-export type {ApiMessage, ApiRequestInput, ApiRequestResult, PreparedApiRequest} from "./turns/ApiRequestService.js";
+export type {ApiAnswer, ApiMessage, ApiRequestInput, ApiRequestResult, ApiRunCallbacks, PreparedApiRequest} from "./turns/ApiRequestService.js";
 export {toScrubReport} from "./engine/toScrubReport.js";
 
 
@@ -413,8 +413,8 @@ export class Core {
         return await this._apiRequests.prepare(input);
     }
 
-    /** Runs a prepared API request in a context of its own, ended (scrubbed and verified) with it. */
-    public async runApiRequest(request: PreparedApiRequest, callbacks: {signal?: AbortSignal, onText?: (text: string) => void} = {}): Promise<ApiRequestResult> {
+    /** Runs a prepared API request in a context of its own, ended (scrubbed and verified) with it; `onAnswered` hears the reply before that scrub. */
+    public async runApiRequest(request: PreparedApiRequest, callbacks: ApiRunCallbacks = {}): Promise<ApiRequestResult> {
         return await this._apiRequests.run(request, callbacks);
     }
 

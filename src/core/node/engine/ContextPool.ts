@@ -179,7 +179,12 @@ export class ContextPool<Context extends PooledContext = ConversationContext> {
             );
 
         const evicted: ConversationId[] = [];
-        while ((this._contexts.size + 1) * this.contextBytes > this.budgetBytes) {
+        // A context being scrubbed still holds its memory: a new one waits for a scrub to end before evicting anyone.
+        while ((this._contexts.size + this._ending.size + 1) * this.contextBytes > this.budgetBytes) {
+            if (this._ending.size > 0) {
+                await Promise.race(this._ending);
+                continue;
+            }
             const victim = this._leastRecentlyUsedIdle();
             if (victim == null)
                 throw new CleanroomError(

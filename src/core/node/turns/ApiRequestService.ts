@@ -58,6 +58,19 @@ export type ApiRequestResult = {
     cache: {sessionId: string, idleMs: number} | null
 };
 
+/** A request's reply, complete: what `onAnswered` hears before the request's context is scrubbed. */
+export type ApiAnswer = Omit<ApiRequestResult, "scrub" | "cache">;
+
+export type ApiRunCallbacks = {
+    signal?: AbortSignal,
+    onText?: (text: string) => void,
+    /**
+     * Called once with the complete reply, before the request's context is scrubbed: the client can
+     * have its reply (and send its next request) while the scrub runs. Defaults to none.
+     */
+    onAnswered?: (answer: ApiAnswer) => void
+};
+
 /** A reuse cache (tenant and `cache_salt`) ended: idle, at shutdown, or dropped by the pool. */
 export type ApiCacheEnd = {
     sessionId: string,
@@ -131,10 +144,11 @@ export class ApiRequestService {
 
     /**
      * Runs the request in its own context, then ends that context's session (scrubbed);
-     * `ScrubUnverifiedError` if the scrub could not be verified. A request with a `reuse` salt runs
+     * `ScrubUnverifiedError` if the scrub could not be verified. `onAnswered` hears the reply before
+     * the scrub runs. A request with a `reuse` salt runs
      * in its tenant and salt's cache instead (one request at a time), kept until it idles out.
      */
-    public async run(request: PreparedApiRequest, callbacks: {signal?: AbortSignal, onText?: (text: string) => void} = {}): Promise<ApiRequestResult> {
+    public async run(request: PreparedApiRequest, callbacks: ApiRunCallbacks = {}): Promise<ApiRequestResult> {
         const {reuse} = request.input;
         if (reuse == null)
             return await this._run(request, callbacks);
@@ -162,11 +176,11 @@ export class ApiRequestService {
         await Promise.all([...this._caches.keys()].map((sessionId) => this._endCache(sessionId, "shutdown")));
     }
 
-    private async _run(request: PreparedApiRequest, {signal, onText}: {signal?: AbortSignal, onText?: (text: string) => void}): Promise<ApiRequestResult> {
+    private async _run(request: PreparedApiRequest, {signal, onText, onAnswered}: ApiRunCallbacks): Promise<ApiRequestResult> {
         const {requestId, sessionId, input} = request;
         const kept = input.reuse != null;
         let end: SessionEnd | null = null;
-        let answered = false;
+        let answer: ApiAnswer | null = null;
         const pool = this._engine.pool;
         if (pool == null)
             throw new CleanroomError("MODEL_NOT_LOADED", "No local model is loaded.");
@@ -183,26 +197,30 @@ export class ApiRequestService {
                 conversationId: sessionId, settings: request.settings, ...request.turn,
                 maxTokens: request.prompt.maxTokens, stopTexts: input.stop, signal, onText
             }, request.prompt);
-            if (!kept)
-                end ??= await this._engine.endSession(sessionId, "request");
-            answered = true;
             const finishReason = result.finishReason === "maxTokens" ? "length" : result.finishReason;
-            this._audit.record({kind: "api.answered", conversationId: requestId, data: {
-                tenant: input.tenant, finishReason, promptTokens: request.prompt.tokens.length, completionTokens: result.tokens.length,
-                cachedTokens: result.reusedPromptTokens, ...kept ? {cacheSession: sessionId} : {}
-            }});
             // A JSON reply is complete at its closing brace: the whitespace its grammar allows after it is not part of it.
             const text = request.turn.grammar?.trimWhitespaceSuffix === true ? result.text.trimEnd() : result.text;
+            answer = {
+                requestId, text, finishReason, promptTokens: request.prompt.tokens.length,
+                completionTokens: result.tokens.length, cachedTokens: result.reusedPromptTokens
+            };
+            this._audit.record({kind: "api.answered", conversationId: requestId, data: {
+                tenant: input.tenant, finishReason, promptTokens: answer.promptTokens, completionTokens: answer.completionTokens,
+                cachedTokens: answer.cachedTokens, ...kept ? {cacheSession: sessionId} : {}
+            }});
+            // The reply goes to the client now; the scrub below is on neither its path nor the next request's.
+            onAnswered?.(answer);
+            if (!kept)
+                end ??= await this._engine.endSession(sessionId, "request");
             const ended = end as SessionEnd | null;
             return {
-                requestId, text, finishReason, promptTokens: request.prompt.tokens.length,
-                completionTokens: result.tokens.length, cachedTokens: result.reusedPromptTokens,
+                ...answer,
                 scrub: ended == null ? null : toScrubReport(ended),
                 cache: kept && ended == null ? {sessionId, idleMs: input.reuse!.idleMs} : null
             };
         } finally {
             // Whatever happened, the request's context does not outlive it (unless kept for reuse, and then only after an answer).
-            if (end == null && (!kept || !answered))
+            if (end == null && (!kept || answer == null))
                 await this._engine.endSession(sessionId, kept ? "fault" : "request").catch(() => undefined);
             endListener.dispose();
         }
