@@ -2,6 +2,7 @@ import type Database from "better-sqlite3-multiple-ciphers";
 import {AuditLog} from "./audit/AuditLog.js";
 import {CanaryLedger} from "./cloud/CanaryLedger.js";
 import {AttachmentStore} from "./documents/AttachmentStore.js";
+import type {DocumentEmbedder} from "./documents/embedding/DocumentEmbedder.js";
 import type {LocalEngine} from "./engine/LocalEngine.js";
 import type {CloudSettingsStore} from "./settings/CloudSettingsStore.js";
 import {ConversationStore} from "./store/ConversationStore.js";
@@ -33,7 +34,9 @@ export type ConversationServicesOptions = {
     incognito?: boolean,
     cloud?: CloudAccess,
     purge?: DeletionPurgerOptions,
-    streamSaveIntervalMs: number
+    streamSaveIntervalMs: number,
+    /** The embedding model chosen for documents (#23). Defaults to none: retrieval is BM25 alone. */
+    embedder?: () => Promise<DocumentEmbedder | null>
 };
 
 /**
@@ -42,7 +45,7 @@ export type ConversationServicesOptions = {
  * share the core's one engine (the model is never loaded twice) and its cloud settings.
  */
 export function createConversationServices({database, audit = new AuditLog(database), engine, cloudSettings, fingerprintStores, incognito = false,
-    cloud = {}, purge, streamSaveIntervalMs}: ConversationServicesOptions): ConversationServices {
+    cloud = {}, purge, streamSaveIntervalMs, embedder}: ConversationServicesOptions): ConversationServices {
     const store = new ConversationStore(database, {audit, purge, incognito});
     const canaries = new CanaryLedger(database);
     const attachments = new AttachmentStore(database);
@@ -52,7 +55,7 @@ export function createConversationServices({database, audit = new AuditLog(datab
         store,
         attachments,
         canaries,
-        localTurns: new LocalTurnService({store, audit, engine, attachments, streamSaveIntervalMs}),
+        localTurns: new LocalTurnService({store, audit, engine, attachments, streamSaveIntervalMs, embedder}),
         cloudTurns: new CloudTurnService({store, attachments, audit, canaries, settings: cloudSettings, access: cloud, streamSaveIntervalMs, fingerprintStores})
     };
 }

@@ -2,6 +2,7 @@ import type {Llama} from "node-llama-cpp";
 import {AuditLog} from "./audit/AuditLog.js";
 import {LocalEngine, type LocalEngineOptions} from "./engine/LocalEngine.js";
 import {createConversationServices, type ConversationServices} from "./createConversationServices.js";
+import {EmbeddingModelChoice} from "./documents/embedding/EmbeddingModelChoice.js";
 import {CloudSettingsStore} from "./settings/CloudSettingsStore.js";
 import type {DeletionPurgerOptions} from "./store/DeletionPurger.js";
 import {SettingsStore} from "./store/SettingsStore.js";
@@ -36,6 +37,8 @@ export type CoreServices = ConversationServices & {
     settings: SettingsStore,
     cloudSettings: CloudSettingsStore,
     engine: LocalEngine,
+    /** The embedding model chosen for documents (#23), loaded when a turn first needs it. */
+    embeddings: EmbeddingModelChoice,
     incognito: ConversationServices,
     /** See `CoreOptions.deletionGraceMs`. */
     deletionGraceMs: number
@@ -55,8 +58,10 @@ export function createCoreServices(llama: Llama | (() => Promise<Llama>), option
     const settings = new SettingsStore(database);
     const cloudSettings = new CloudSettingsStore(settings, audit, options.cloud?.settingsOverride);
     const engine = new LocalEngine(llama, audit, settings, options.engine);
+    // On the chat model's backend: an embedding model is used only beside a loaded chat model.
+    const embeddings = new EmbeddingModelChoice(settings, () => engine.model?.llama ?? null, {scratchParent: options.engine?.scratchParent});
     const shared = {engine, cloudSettings, cloud: options.cloud, purge: options.purge,
-        streamSaveIntervalMs: options.streamSaveIntervalMs ?? defaultStreamSaveIntervalMs};
+        streamSaveIntervalMs: options.streamSaveIntervalMs ?? defaultStreamSaveIntervalMs, embedder: () => embeddings.current()};
     // Each set's cloud turns are checked against the text of both sets' other conversations.
     const fingerprintStores = () => [stored.store, incognito.store];
     const stored = createConversationServices({...shared, database, audit, fingerprintStores});
@@ -70,6 +75,7 @@ export function createCoreServices(llama: Llama | (() => Promise<Llama>), option
         settings,
         cloudSettings,
         engine,
+        embeddings,
         incognito,
         deletionGraceMs: options.deletionGraceMs ?? defaultDeletionGraceMs
     };

@@ -185,5 +185,19 @@ export const migrations: ReadonlyArray<(db: Database.Database) => void> = [
                 INSERT INTO attachment_chunks_fts (attachment_chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
             END;
         `);
+    },
+    // --- #23 items 4-5 (document embeddings): each chunk's vector, in the conversation's own rows of the same encrypted database. ---
+    (db) => {
+        // A chunk's embedding (little-endian float32, unit length) by the embedding model `model` (its
+        // fingerprint): retrieval compares only vectors of the model in use. Gone with its chunk or its conversation.
+        db.exec(`
+            CREATE TABLE attachment_chunk_vectors (
+                chunk_id INTEGER PRIMARY KEY REFERENCES attachment_chunks(id) ON DELETE CASCADE,
+                conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+                model TEXT NOT NULL,
+                vector BLOB NOT NULL
+            );
+            CREATE INDEX attachment_chunk_vectors_by_conversation ON attachment_chunk_vectors(conversation_id, model);
+        `);
     }
 ];
