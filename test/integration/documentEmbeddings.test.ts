@@ -4,6 +4,8 @@ import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import type {Core} from "../../src/core/node/Core.js";
 import {vectorFromBlob} from "../../src/core/node/documents/chunkVectors.js";
 import {settingKeys} from "../../src/core/node/settings/settingKeys.js";
+import {runCliCapturing} from "../../tools/spawnCli.js";
+import {hermeticCliEnv} from "../helpers/cliEnv.js";
 import {asLocalTurn, servicesOf} from "../helpers/coreServices.js";
 import {decryptedRows} from "../helpers/decryptedRows.js";
 import {longText} from "../helpers/documentFixtures.js";
@@ -160,3 +162,37 @@ describe.skipIf(modelPath == null)("document embeddings (stories260K standing in
 function cosine(a: Float32Array, b: Float32Array) {
     return a.reduce((sum, value, index) => sum + value * b[index]!, 0);
 }
+
+describe.skipIf(modelPath == null)("cleanroom settings embedding-model (real CLI; stories260K standing in as the embedding model)", () => {
+    const {env, db} = hermeticCliEnv("embedding-model-cli");
+    const cli = (...args: string[]) => runCliCapturing([...args, "--db", db, "--json"], {env});
+
+    it("set, show and clear the choice; a missing file or one that is not GGUF is refused with its reason, the choice unchanged", async () => {
+        expect(JSON.parse((await cli("settings", "embedding-model", "show")).stdout)).toEqual({embeddingModel: null});
+        const set = await cli("settings", "embedding-model", "set", modelPath!);
+        expect(set.code, set.stderr).toBe(0);
+        expect(JSON.parse(set.stdout)).toEqual({embeddingModel: path.resolve(modelPath!)});
+
+        const missing = await cli("settings", "embedding-model", "set", path.join(tempDir("no-model"), "absent.gguf"));
+        expect(missing.code).toBe(1);
+        expect(JSON.parse(missing.stdout || missing.stderr)).toMatchObject({error: {code: "MODEL_NOT_FOUND"}});
+        const notGguf = path.join(tempDir("not-gguf"), "notes.gguf");
+        fs.writeFileSync(notGguf, "plain text, not a model");
+        const refused = await cli("settings", "embedding-model", "set", notGguf);
+        expect(refused.code).toBe(1);
+        expect(JSON.parse(refused.stdout || refused.stderr)).toMatchObject({error: {code: "MODEL_NOT_GGUF"}});
+        expect(JSON.parse((await cli("settings", "embedding-model", "show")).stdout)).toEqual({embeddingModel: path.resolve(modelPath!)});
+
+        // The choice takes effect in `chat`: the retrieved document's chunks get vectors.
+        const file = path.join(tempDir("embedding-cli-doc"), "book.txt");
+        fs.writeFileSync(file, longText(60, "The harbour light is GREENHERON.", 30, 6));
+        const chat = await runCliCapturing(["chat", "--model", modelPath!, "--db", db, "--threads", "1", "--context-size", "512", "--max-tokens", "4", "--temperature", "0", "--json",
+            "--attach", file, "--prompt", "What is the harbour light?"], {env});
+        expect(chat.code, chat.stderr).toBe(0);
+        expect((JSON.parse(chat.stdout) as {attachments: Array<{mode: string}>}).attachments[0]!.mode).toBe("retrieved");
+        expect(decryptedRows(db).find((table) => table.table === "attachment_chunk_vectors")!.json).not.toBe("[]");
+
+        expect(JSON.parse((await cli("settings", "embedding-model", "clear")).stdout)).toEqual({embeddingModel: null});
+        expect(JSON.parse((await cli("settings", "embedding-model", "show")).stdout)).toEqual({embeddingModel: null});
+    });
+});

@@ -6,6 +6,7 @@ import type {CloudSettingsStore} from "../../core/node/settings/CloudSettingsSto
 import {textOption} from "../optionParsers.js";
 import {printJson} from "../output.js";
 import {withDatabase, type DatabaseCliOptions} from "../withDatabase.js";
+import {registerEmbeddingModelCommands} from "./settingsEmbeddingModel.js";
 
 const phraseArgument = textOption("phrase", NeverSendPhraseSchema, {private: true});
 const whatTheListDoes = "A cloud request holding one of them (any case) is stopped before it is sent.";
@@ -61,6 +62,8 @@ export function registerSettingsCommand(program: Command) {
             else
                 process.stdout.write(`Removed: the Never send list has ${countOf(list)}.\n`);
         }));
+
+    registerEmbeddingModelCommands(settings);
 }
 
 function countOf(list: readonly string[]) {

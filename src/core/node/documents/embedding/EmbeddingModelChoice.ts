@@ -1,6 +1,6 @@
 import type {Llama} from "node-llama-cpp";
 import {CleanroomError} from "../../../common/errors.js";
-import {settingKeys} from "../../settings/settingKeys.js";
+import {chosenEmbeddingModel} from "./chooseEmbeddingModel.js";
 import type {SettingsStore} from "../../store/SettingsStore.js";
 import {DocumentEmbedder, type DocumentEmbedderOptions} from "./DocumentEmbedder.js";
 
@@ -24,7 +24,7 @@ export class EmbeddingModelChoice {
 
     /** The chosen model's path, or null. */
     public get path(): string | null {
-        return this._settings.get<string>(settingKeys.documents.embeddingModelPath) ?? null;
+        return chosenEmbeddingModel(this._settings);
     }
 
     /**
