@@ -46,7 +46,7 @@ describe.skipIf(modelPath == null)("document embeddings (stories260K standing in
 
     it("without an embedding model, retrieval is BM25 alone: no vector is stored and no embedding context is made", async () => {
         const turn = asLocalTurn(await core.startConversation({title: "Plain"}, {text: "What is the vault code?", maxTokens: 4, temperature: 0,
-            attachments: attach("plain.txt", longText(60, "The vault code is PLAINOTTER.", 30, 9))}));
+            attachments: attach("plain.txt", longText(40, "The vault code is PLAINOTTER.", 30, 9))}));
         expect(turn.attachments![0]!.mode).toBe("retrieved");
         expect(vectorRows(turn.conversationId)).toEqual([]);
         expect(core.isolationReport(turn.conversationId).events.filter((event) => event.data.purpose === "embedding")).toEqual([]);
@@ -55,9 +55,9 @@ describe.skipIf(modelPath == null)("document embeddings (stories260K standing in
     it("with one chosen, each retrieved chunk's vector is stored in its own conversation's rows, and another conversation's retrieval never ranks it", async () => {
         servicesOf(core).settings.set(settingKeys.documents.embeddingModelPath, modelPath);
         const a = asLocalTurn(await core.startConversation({title: "A"}, {text: "What is the vault code?", maxTokens: 4, temperature: 0,
-            attachments: attach("alpha.txt", longText(60, "The vault code is ALPHAQUOKKA.", 20, 2))}));
+            attachments: attach("alpha.txt", longText(40, "The vault code is ALPHAQUOKKA.", 20, 2))}));
         const b = asLocalTurn(await core.startConversation({title: "B"}, {text: "What is the vault code?", maxTokens: 4, temperature: 0,
-            attachments: attach("bravo.txt", longText(60, "The vault code is BRAVOWOMBAT.", 45, 3))}));
+            attachments: attach("bravo.txt", longText(40, "The vault code is BRAVOWOMBAT.", 35, 3))}));
         expect([a.attachments![0]!.mode, b.attachments![0]!.mode]).toEqual(["retrieved", "retrieved"]);
         for (const conversationId of [a.conversationId, b.conversationId]) {
             const rows = vectorRows(conversationId);
@@ -78,7 +78,7 @@ describe.skipIf(modelPath == null)("document embeddings (stories260K standing in
 
     it("a question none of whose words is in the document still ranks passages, by the vector half: nearest first, not the document's order", async () => {
         const turn = asLocalTurn(await core.startConversation({title: "Meaning"}, {text: "Read this", maxTokens: 4, temperature: 0,
-            attachments: attach("story.txt", longText(60, "Once upon a time a little girl named Lily found a shiny red ball.", 40, 4))}));
+            attachments: attach("story.txt", longText(40, "Once upon a time a little girl named Lily found a shiny red ball.", 38, 4))}));
         const question = "Whom did Tom meet yesterday evening?";
         const {attachments, database: db} = servicesOf(core);
         const startLineOf = db.prepare("SELECT start_line AS startLine FROM attachment_chunks WHERE id = ?");
@@ -120,7 +120,7 @@ describe.skipIf(modelPath == null)("document embeddings (stories260K standing in
 
     it("an incognito conversation's vectors live only in memory: none in the database file", async () => {
         const turn = asLocalTurn(await core.startConversation({title: "Private", incognito: true}, {text: "What is the word?", maxTokens: 4, temperature: 0,
-            attachments: attach("incognito.txt", longText(60, "The incognito word is GLASSFLAMINGO.", 15, 5))}));
+            attachments: attach("incognito.txt", longText(40, "The incognito word is GLASSFLAMINGO.", 15, 5))}));
         expect(turn.attachments![0]!.mode).toBe("retrieved");
         const inMemory = servicesOf(core).incognito.database.prepare("SELECT vector FROM attachment_chunk_vectors WHERE conversation_id = ?").all(turn.conversationId) as Array<{vector: Buffer}>;
         expect(inMemory.length).toBeGreaterThan(0);
@@ -185,7 +185,7 @@ describe.skipIf(modelPath == null)("cleanroom settings embedding-model (real CLI
 
         // The choice takes effect in `chat`: the retrieved document's chunks get vectors.
         const file = path.join(tempDir("embedding-cli-doc"), "book.txt");
-        fs.writeFileSync(file, longText(60, "The harbour light is GREENHERON.", 30, 6));
+        fs.writeFileSync(file, longText(40, "The harbour light is GREENHERON.", 30, 6));
         const chat = await runCliCapturing(["chat", "--model", modelPath!, "--db", db, "--threads", "1", "--context-size", "512", "--max-tokens", "4", "--temperature", "0", "--json",
             "--attach", file, "--prompt", "What is the harbour light?"], {env});
         expect(chat.code, chat.stderr).toBe(0);

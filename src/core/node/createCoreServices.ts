@@ -59,7 +59,9 @@ export function createCoreServices(llama: Llama | (() => Promise<Llama>), option
     const cloudSettings = new CloudSettingsStore(settings, audit, options.cloud?.settingsOverride);
     const engine = new LocalEngine(llama, audit, settings, options.engine);
     // On the chat model's backend: an embedding model is used only beside a loaded chat model.
-    const embeddings = new EmbeddingModelChoice(settings, () => engine.model?.llama ?? null, {scratchParent: options.engine?.scratchParent});
+    const embeddings = new EmbeddingModelChoice(settings,
+        () => engine.model == null || engine.info == null ? null : {llama: engine.model.llama, threads: engine.info.threads},
+        {scratchParent: options.engine?.scratchParent});
     const shared = {engine, cloudSettings, cloud: options.cloud, purge: options.purge,
         streamSaveIntervalMs: options.streamSaveIntervalMs ?? defaultStreamSaveIntervalMs, embedder: () => embeddings.current()};
     // Each set's cloud turns are checked against the text of both sets' other conversations.

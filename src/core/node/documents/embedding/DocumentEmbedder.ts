@@ -11,7 +11,7 @@ import {unitVector} from "../chunkVectors.js";
 export type DocumentEmbedderOptions = {
     /** Tokens per embedding context. Defaults to the model's trained context, at most `512`. */
     contextSize?: number,
-    /** Threads of the embedding context. Defaults to `2`. */
+    /** Threads of the embedding context. Defaults to `2` (`EmbeddingModelChoice` passes the chat model's count). */
     threads?: number,
     /** Folder for the scrub's transient files. Defaults to /dev/shm, else the temp folder. */
     scratchParent?: string

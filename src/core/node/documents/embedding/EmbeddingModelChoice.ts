@@ -11,14 +11,17 @@ import {DocumentEmbedder, type DocumentEmbedderOptions} from "./DocumentEmbedder
  */
 export class EmbeddingModelChoice {
     private readonly _settings: SettingsStore;
-    private readonly _llama: () => Llama | null;
+    private readonly _backend: () => {llama: Llama, threads: number} | null;
     private readonly _options: DocumentEmbedderOptions;
     private _loaded: {path: string, embedder: Promise<DocumentEmbedder>} | null = null;
 
-    /** `llama`: the backend the chat model runs on (null while none is loaded: then no embedder either). */
-    public constructor(settings: SettingsStore, llama: () => Llama | null, options: DocumentEmbedderOptions = {}) {
+    /**
+     * `backend`: the backend the chat model runs on and its thread count, which the embedding
+     * contexts use too (null while no chat model is loaded: then no embedder either).
+     */
+    public constructor(settings: SettingsStore, backend: () => {llama: Llama, threads: number} | null, options: DocumentEmbedderOptions = {}) {
         this._settings = settings;
-        this._llama = llama;
+        this._backend = backend;
         this._options = options;
     }
 
@@ -33,14 +36,14 @@ export class EmbeddingModelChoice {
      */
     public async current(): Promise<DocumentEmbedder | null> {
         const path = this.path;
-        const llama = this._llama();
-        if (path == null || llama == null) {
+        const backend = this._backend();
+        if (path == null || backend == null) {
             await this.unload();
             return null;
         }
         if (this._loaded?.path !== path) {
             await this.unload();
-            const embedder = DocumentEmbedder.load(llama, path, this._options);
+            const embedder = DocumentEmbedder.load(backend.llama, path, {threads: backend.threads, ...this._options});
             this._loaded = {path, embedder};
             embedder.catch(() => {
                 if (this._loaded?.embedder === embedder)
