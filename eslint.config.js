@@ -17,8 +17,9 @@ const layers = {
     main: {folders: ["src/main/"], imports: ["common", "base"], deniedPackages: nativeOrNodePackages},
     cli: {folders: ["src/cli/"], imports: ["common", "base", "node", "serve"], deniedPackages: ["electron"]},
     serve: {folders: ["src/serve/"], imports: ["common", "base", "node"], deniedPackages: ["electron"]},
-    web: {folders: ["src/web/"], imports: ["common", "base", "node"], deniedPackages: ["electron"]},
-    utility: {folders: ["src/utility/"], imports: ["common", "base", "node"], deniedPackages: ["electron"]},
+    // Web mode's and the app's core processes host the local API server (Settings → Local API server).
+    web: {folders: ["src/web/"], imports: ["common", "base", "node", "serve"], deniedPackages: ["electron"]},
+    utility: {folders: ["src/utility/"], imports: ["common", "base", "node", "serve"], deniedPackages: ["electron"]},
     launch: {folders: ["src/launch/"], imports: ["common", "base", "node", "web"], deniedPackages: ["electron"]},
     tools: {folders: ["tools/"], imports: ["common", "base", "node", "cli"], deniedPackages: ["electron"]}
 };

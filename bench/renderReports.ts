@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import type {DocumentsReport} from "./documentsBench.js";
 import {formatProcessTimes, type ProcessTimesReport} from "./processTimes.js";
 import {formatThreadMatrix, type ThreadMatrixReport} from "./threadMatrix.js";
 
@@ -117,6 +118,28 @@ function renderBench(file: string) {
     });
 }
 
+export function renderDocuments(file: string) {
+    return renderReport<DocumentsReport>(file, "npm run bench:documents", (report, written) => {
+        const {extraction, indexing, retrieval, peakMemory} = report;
+        return [
+            `\`${report.command}\` (${path.basename(file)}, written ${written}, ${machine(report.machine)}; median of ${report.rounds} unless said):`,
+            "",
+            table(["measure", "figure", "reproduce"], [
+                [`extraction, ${extraction.pages}-page PDF (pdf-lib, ${(extraction.pdfBytes / 2 ** 20).toFixed(1)} MiB)`,
+                    `${extraction.pagesPerSecond} pages/s (${extraction.medianMs} ms, the extractor's start included)`, `\`${extraction.command}\``],
+                ["indexing (FTS5, encrypted store, one transaction)", `${indexing.chunksPerSecond} chunks/s (${indexing.chunks} chunks in ${indexing.medianMs} ms)`, `\`${indexing.command}\``],
+                [`retrieval, ${retrieval.chunksInConversation.toLocaleString("en")} chunks in the conversation (${retrieval.chunksInStore.toLocaleString("en")} in the store)`,
+                    `p50 ${retrieval.p50Ms} ms, p95 ${retrieval.p95Ms} ms over ${retrieval.queries} questions (goal < ${retrieval.goalMs})${retrieval.met ? "" : ": **over the goal**"}; ` +
+                        `CPU time p50 ${retrieval.cpuP50Ms} ms, p95 ${retrieval.cpuP95Ms} ms`,
+                    `\`${retrieval.command}\``],
+                ["retrieval with a new 200-page document (ranked in memory)", `${retrieval.withNewDocumentMedianMs} ms`, `\`${retrieval.command}\``],
+                ["peak memory", `core ${peakMemory.coreMaxRssMiB} MiB (${peakMemory.coreRssAtStartMiB} at start, no model), extractor child ${peakMemory.extractorMaxRssMiB} MiB`,
+                    `\`${peakMemory.command}\``]
+            ])
+        ].join("\n");
+    });
+}
+
 /** The generated block of docs/benchmarks.md, from the reports in `dir` (those missing say how to make them). */
 export function renderBenchmarks(dir: string): string {
     return [
@@ -133,6 +156,10 @@ export function renderBenchmarks(dir: string): string {
         "### The secret scan of cloud requests",
         "",
         renderSecrets(path.join(dir, "secrets.json")),
+        "",
+        "### Documents",
+        "",
+        renderDocuments(path.join(dir, "documents.json")),
         "",
         benchBlockEnd
     ].join("\n");

@@ -16,6 +16,7 @@ import {ensureSyntheticModel} from "./syntheticModel.js";
 import {formatThreadMatrix, runThreadMatrix, type ThreadMatrixReport} from "./threadMatrix.js";
 import {formatProcessTimes, measureProcessTimes, type ProcessTimesReport} from "./processTimes.js";
 import {measureLatencyLimits} from "./latencyLimits.js";
+import {formatDocuments, measureDocumentsInChild} from "./documentsBench.js";
 
 type Options = {
     model: string, json?: boolean, tokens: number, runs: number, out?: string,
@@ -167,6 +168,9 @@ async function main() {
     // 8. Latencies the tests no longer assert on the clock, each against its goal.
     const latencyLimits = await measureLatencyLimits();
 
+    // 9. Documents: extraction, indexing, retrieval at 10,000 chunks; in a process of its own, so that its peak memory is theirs.
+    const documents = await measureDocumentsInChild();
+
     const report = {
         machine: {cpus: os.availableParallelism(), cpu: os.cpus()[0]?.model ?? null, totalMemoryBytes: os.totalmem(), node: process.version,
             loadAverage1m: {atStart: loadAtStart, atEnd: loadAverage1m()}},
@@ -193,7 +197,8 @@ async function main() {
         threadMatrix,
         threadGoals: threadMatrix == null ? null : threadGoals(threadMatrix),
         processTimes,
-        latencyLimits
+        latencyLimits,
+        documents
     };
 
     if (options.out != null) {
@@ -235,6 +240,8 @@ async function main() {
     if (processTimes != null)
         for (const line of formatProcessTimes(processTimes, options.processRuns))
             log(line);
+    for (const line of formatDocuments(documents))
+        log(line);
     if (options.out != null)
         log(`\nJSON report: ${options.out}`);
 }

@@ -10,6 +10,7 @@ import {FirstRunScreen} from "./components/FirstRunScreen.js";
 import {HelpSheet} from "./components/HelpSheet.js";
 import {LoadProgress} from "./components/LoadProgress.js";
 import {IsolationPanel, type PreviousSession} from "./components/IsolationPanel.js";
+import {IsolationApiSessions} from "./components/IsolationApiSessions.js";
 import {ModelsView} from "./components/models/ModelsView.js";
 import {localAnswerUnavailable, SecretsFoundDialog} from "./components/SecretsFoundDialog.js";
 import {CloudDocumentsDialog} from "./components/CloudDocumentsDialog.js";
@@ -406,7 +407,8 @@ export function App({client}: {client: AppCoreClient}) {
                 )}
             </div>
             <div id="isolation-drawer" className={drawerClass("isolation")} hidden={narrow && drawer !== "isolation"}>
-                <IsolationPanel report={isolation.report} previous={previous} model={models.model.info} />
+                <IsolationPanel report={isolation.report} previous={previous} model={models.model.info}
+                    apiSessions={<IsolationApiSessions client={client} />} />
             </div>
             {narrow && drawer != null && <div className="drawer-backdrop" aria-hidden="true" onClick={() => setDrawer(null)} />}
             {settingsDialog}

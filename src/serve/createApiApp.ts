@@ -12,13 +12,15 @@ import {describeZodIssues} from "../core/common/describeZodIssues.js";
 
 export type ApiAppOptions = {
     core: Core,
-    /** The name the model is listed and asked for under: its file name without `.gguf`. */
-    modelName: string,
+    /** The name the model is listed and asked for under: its file name without `.gguf`; null while no model is loaded (the app's server). */
+    modelName: () => string | null,
     keys: ApiKeyRing,
     /** Requests served at once; one more is answered 429. */
     parallel: number,
-    /** The `Host` values accepted when there are no keys (loopback only: no DNS rebinding); null when keys guard the server. */
-    allowedHosts: () => string[] | null,
+    /** Whether a request needs a key; when none does, every client is the tenant `loopback` and `allowedHosts` is checked. */
+    keyRequired: () => boolean,
+    /** The `Host` values accepted when no key is required (loopback only: no DNS rebinding). */
+    allowedHosts: () => string[],
     /** Stops every request in flight (the server is shutting down). */
     shutdownSignal: AbortSignal,
     /** How long a `cache_salt` reuse cache is kept with no request using it, in ms. */
@@ -52,11 +54,11 @@ export function createApiApp(options: ApiAppOptions) {
     app.notFound((c) => errorResponse(c, new OpenAiHttpError(404, "invalid_request_error", `There is no route ${c.req.method} ${c.req.path}.`, {code: "not_found"})));
 
     app.use("*", async (c, next) => {
-        const hosts = options.allowedHosts();
-        if (hosts != null && !hosts.includes(c.req.header("host") ?? ""))
+        const keyRequired = options.keyRequired();
+        if (!keyRequired && !options.allowedHosts().includes(c.req.header("host") ?? ""))
             throw new OpenAiHttpError(403, "invalid_request_error",
                 "This server accepts requests addressed to 127.0.0.1 or localhost only (the Host header names another host).", {code: "foreign_host"});
-        const tenant = keys.size === 0 ? "loopback" : keys.tenantOf(c.req.header("authorization"));
+        const tenant = keyRequired ? keys.tenantOf(c.req.header("authorization")) : "loopback";
         if (tenant == null)
             throw new OpenAiHttpError(401, "authentication_error", "Missing or wrong API key: send it as `Authorization: Bearer <key>`.", {code: "invalid_api_key"});
         c.set("tenant", tenant);
@@ -64,10 +66,13 @@ export function createApiApp(options: ApiAppOptions) {
     });
 
     // context_length: what one request's context holds (prompt + reply), as vLLM's max_model_len and LM Studio say it.
-    app.get("/v1/models", (c) => c.json({
-        object: "list",
-        data: [{id: modelName, object: "model", created: 0, owned_by: "cleanroom", context_length: core.modelInfo()?.contextSize ?? null}]
-    }));
+    app.get("/v1/models", (c) => {
+        const name = modelName();
+        return c.json({
+            object: "list",
+            data: name == null ? [] : [{id: name, object: "model", created: 0, owned_by: "cleanroom", context_length: core.modelInfo()?.contextSize ?? null}]
+        });
+    });
 
     const limitBody = bodyLimit({
         maxSize: maxBodyBytes,
@@ -90,8 +95,11 @@ export function createApiApp(options: ApiAppOptions) {
 
     /** One completion of either kind: the model checked, a slot taken (or 429), the prompt checked to fit (or 400), then run and answered whole or streamed. */
     async function answer(c: Context, body: CommonBody, input: ApiRequestInput, shape: CompletionShape, promptParam: string) {
-        if (body.model !== modelName)
-            throw new OpenAiHttpError(404, "invalid_request_error", `The model ${JSON.stringify(body.model)} does not exist here: this server serves ${JSON.stringify(modelName)}.`,
+        const served = modelName();
+        if (served == null)
+            throw new OpenAiHttpError(503, "server_error", "No model is loaded in Cleanroom: load one in the app, then ask again.", {code: "model_not_loaded"});
+        if (body.model !== served)
+            throw new OpenAiHttpError(404, "invalid_request_error", `The model ${JSON.stringify(body.model)} does not exist here: this server serves ${JSON.stringify(served)}.`,
                 {param: "model", code: "model_not_found"});
         if (running >= options.parallel)
             throw new OpenAiHttpError(429, "rate_limit_error",
@@ -105,7 +113,7 @@ export function createApiApp(options: ApiAppOptions) {
                 throw toHttpError(error, promptParam);
             });
             const created = Math.floor(Date.now() / 1000);
-            const envelope = {id: `${shape.idPrefix}-${prepared.requestId.slice("api-".length)}`, created, model: modelName};
+            const envelope = {id: `${shape.idPrefix}-${prepared.requestId.slice("api-".length)}`, created, model: served};
             if (body.stream !== true) {
                 const result = await runReported(prepared, input.tenant, {signal: AbortSignal.any([c.req.raw.signal, options.shutdownSignal])});
                 if (result.finishReason === "aborted")

@@ -10,6 +10,7 @@ import {realDatabasePath} from "../core/node/store/realDatabasePath.js";
 import {ParentPortSecretVault, type VaultMessage, type VaultReply} from "../core/node/secrets/ParentPortSecretVault.js";
 import {messagePortChannel, type MessagePortLike} from "./messagePortChannel.js";
 import {serveCoreOverChannel} from "../core/node/rpc/serveCoreOverChannel.js";
+import {startAppApiServer} from "../serve/startAppApiServer.js";
 
 /** What Electron gives a utility process as `process.parentPort`, described here so the core never imports Electron. */
 type ParentPortLike = {
@@ -57,7 +58,8 @@ async function main() {
         },
         gpu: gpu.success ? gpu.data : undefined,
         // The desktop app's window runs on this machine: its paperclip attaches files by path (#23).
-        attachByPath: true
+        attachByPath: true,
+        apiServer: startAppApiServer
     });
 
     parentPort.on("message", ({data, ports}) => {

@@ -7,6 +7,7 @@ import {openLockableCoreHost, type LockableCoreHost} from "../core/node/host/ope
 import {resolveStartupModel} from "../core/node/host/resolveStartupModel.js";
 import {terminalStoreKey} from "../core/node/host/terminalStoreKey.js";
 import {realDatabasePath} from "../core/node/store/realDatabasePath.js";
+import {startAppApiServer} from "../serve/startAppApiServer.js";
 import {CoreWebSockets} from "./CoreWebSockets.js";
 import {ToWebCoreSchema, WebCoreOptionsSchema, type FromWebCore, type WebCoreOptions} from "./webCoreMessages.js";
 
@@ -85,7 +86,8 @@ async function main() {
             gpu: options.gpu,
             modelsDir: options.modelsDir,
             catalogPath: options.catalogPath,
-            downloader: {fetcher: {allowLoopback: options.allowLoopbackDownloads}}
+            downloader: {fetcher: {allowLoopback: options.allowLoopbackDownloads}},
+            apiServer: startAppApiServer
         });
     } catch (error) {
         send({type: "failed", message: error instanceof Error ? error.message : String(error)});

@@ -53,13 +53,18 @@ async function openConversationId() {
     return [...list].sort((a, b) => b.updatedAt - a.updatedAt).find((conversation) => conversation.title === title)!.id;
 }
 
-/** Pastes `file` into the message box, as after copying it in a file manager: a paste event carrying it. */
-async function pasteIntoComposer(file: FilePayload) {
-    await composer().evaluate((box, {name, mimeType, text}) => {
+/**
+ * Pastes `file` into the message box, as after copying it in a file manager: a paste event carrying
+ * it, and `withText` as its plain-text flavour when given (as a mail client or editor adds).
+ */
+async function pasteIntoComposer(file: FilePayload, withText = "") {
+    await composer().evaluate((box, {name, mimeType, text, plainText}) => {
         const transfer = new DataTransfer();
         transfer.items.add(new File([text], name, {type: mimeType}));
+        if (plainText !== "")
+            transfer.setData("text/plain", plainText);
         box.dispatchEvent(new ClipboardEvent("paste", {clipboardData: transfer, bubbles: true, cancelable: true}));
-    }, {name: file.name, mimeType: file.mimeType, text: file.buffer.toString("utf8")});
+    }, {name: file.name, mimeType: file.mimeType, text: file.buffer.toString("utf8"), plainText: withText});
 }
 
 /** Drops `file` on the chat as a file manager would: a drop event carrying it in its DataTransfer. */
@@ -155,7 +160,7 @@ describe.skipIf(!runnable)("documents in the real UI (#23): attach by file picke
         expect(await sentChips.first().textContent()).toContain("report.pdf");
     });
 
-    it("a file dropped on the chat or pasted is attached; an image-only PDF is refused by name and reason, and the draft and the other chip stay", async () => {
+    it("a file dropped on the chat or pasted is attached (text pasted with it kept); an image-only PDF is refused by name and reason, and the draft and the other chip stay", async () => {
         await newConversation();
         await composer().fill("Keep this draft.");
         await dropOnChat(harbourTs);
@@ -179,6 +184,15 @@ describe.skipIf(!runnable)("documents in the real UI (#23): attach by file picke
         expect(await chip("server.log").textContent()).toBe(`server.log1 page · ${formatBytes(serverLog.buffer.byteLength)}×`);
         expect(await composer().inputValue()).toBe("Keep this draft.");
         await page.getByRole("button", {name: "Remove server.log"}).click();
+        await waitUntilRead(0);
+
+        // A paste carrying a file and text attaches the file and keeps the text, at the caret.
+        await composer().evaluate((box: HTMLTextAreaElement) => box.setSelectionRange(box.value.length, box.value.length));
+        await pasteIntoComposer(harbourTs, " See the attached file.");
+        await waitUntilRead(1);
+        expect(await chip("harbour.ts").count()).toBe(1);
+        expect(await composer().inputValue()).toBe("Keep this draft. See the attached file.");
+        await page.getByRole("button", {name: "Remove harbour.ts"}).click();
         await waitUntilRead(0);
     });
 

@@ -4,6 +4,7 @@ import type {AddressInfo} from "node:net";
 import path from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import type {Core} from "../../src/core/node/Core.js";
+import {maxPassagesPerTurn} from "../../src/core/node/documents/planDocumentTurn.js";
 import {createCoreService} from "../../src/core/node/rpc/createCoreService.js";
 import {runCliCapturing} from "../../tools/spawnCli.js";
 import {hermeticCliEnv} from "../helpers/cliEnv.js";
@@ -108,6 +109,22 @@ describe.skipIf(modelPath == null)("chat --attach (real CLI, real model, real st
         const [attachment] = (JSON.parse(run.stdout) as ChatJson).attachments;
         expect(attachment).toMatchObject({name: "report.pdf", pages: 40, mode: "retrieved"});
         expect(attachment!.passages[0]!.page).toBe(27);
+    });
+
+    it("two attachments with the same name keep their own passages: each lists pages of its own document only", async () => {
+        const first = writeDocument(fs.mkdtempSync(path.join(documents, "a-")), "report.pdf", await textPdf(40, {27: "The audit found the OSPREYLEDGER account."}));
+        const second = writeDocument(fs.mkdtempSync(path.join(documents, "b-")), "report.pdf", await textPdf(60, {52: "The audit found the OSPREYLEDGER account too."}));
+        const run = await chat("--context-size", "512", "--conversation", "same-name-1", "--attach", first, "--attach", second,
+            "--prompt", "Which account did the audit find? OSPREYLEDGER");
+        expect(run.code, run.stderr).toBe(0);
+        const attachments = (JSON.parse(run.stdout) as ChatJson).attachments;
+        expect(attachments.map((attachment) => [attachment.name, attachment.pages, attachment.mode]))
+            .toEqual([["report.pdf", 40, "retrieved"], ["report.pdf", 60, "retrieved"]]);
+        const [fromFirst, fromSecond] = attachments.map((attachment) => attachment.passages.map((passage) => passage.page));
+        expect(fromFirst, "the 40-page report's sentence is on its page 27").toContain(27);
+        expect(fromSecond, "the 60-page report's sentence is on its page 52").toContain(52);
+        expect(fromFirst!.every((page) => page <= 40), `the 40-page report cites pages ${fromFirst!.join(", ")}`).toBe(true);
+        expect(fromFirst!.length + fromSecond!.length, "each passage given is reported once").toBeLessThanOrEqual(maxPassagesPerTurn);
     });
 
     it("/attach in interactive chat: the document goes with the next message only, and the CLI says how it was given", async () => {
@@ -252,6 +269,28 @@ describe.skipIf(modelPath == null)("documents stay in their conversation (core, 
         }
     });
 
+    it("edit and resend keeps the prompt's documents: the edited prompt is asked with them, and the older version keeps its own", async () => {
+        const recipe = writeDocument(documents, "pantry.txt", "The pantry holds QUINCEJAM and oats.");
+        const {id: conversationId} = core.createConversation({title: "Edit"});
+        await core.sendMessage({conversationId, text: "What is in the pantry?", attachments: [{kind: "path", path: recipe}], maxTokens: 8, temperature: 0});
+        const service = createCoreService(core);
+        try {
+            const firstPrompt = core.getConversation(conversationId).messages.find((message) => message.role === "user")!;
+            expect(await service.call("chat.editAndResend", {conversationId, messageId: firstPrompt.id, text: "List the pantry.", maxTokens: 8})).toMatchObject({ok: true});
+            await expect.poll(async () => {
+                const got = await service.call("conversations.get", {conversationId});
+                return got.ok ? (got.value as {generating: boolean}).generating : true;
+            }).toBe(false);
+            const prompts = core.getConversation(conversationId).messages.filter((message) => message.role === "user");
+            expect(prompts.map((message) => [message.content, message.attachments?.map((attachment) => attachment.name)]))
+                .toEqual([["List the pantry.", ["pantry.txt"]]]);
+            expect(core.auditEvents({conversationId, kinds: ["turn.documents"]}).at(-1)?.data).toMatchObject({attached: 1, whole: 1});
+            expect(core.documentsOfMessage(conversationId, firstPrompt.id).map((document) => document.name)).toEqual(["pantry.txt"]);
+        } finally {
+            service.dispose();
+        }
+    });
+
     it("export and import carry a conversation's documents: the imported copy lists them, retrieves from them, and search finds their words", async () => {
         const big = writeDocument(documents, "handbook.txt", longText(400, "The fire exit is behind the TANGERINEHERON poster.", 200, 4));
         const turn = asLocalTurn(await core.startConversation({title: "Handbook"}, {text: "Where is the fire exit?", attachments: [{kind: "path", path: big}], maxTokens: 8, temperature: 0}));
@@ -268,11 +307,15 @@ describe.skipIf(modelPath == null)("documents stay in their conversation (core, 
         expect(later.retrieved!.some((passage) => passage.name === "handbook.txt" && passage.startLine <= 200 && 200 <= passage.endLine)).toBe(true);
     });
 
-    it("the cloud: a document is sent only with sendAttachments; a reply carrying another conversation's document text is blocked (fingerprints)", async () => {
+    it("the cloud: a document is sent only with sendAttachments; a reply carrying another conversation's document text is blocked (fingerprints), and was not before that conversation held it", async () => {
         const leaked = "The merger closes on the ninth of March at a price of forty two dollars per share, and the board will announce it after the markets close on Friday evening.";
         const cloud = await fakeCloud(leaked);
         try {
             core.setCloudSettings({endpoint: cloud.url, model: "fake", fallback: true, contextLimit: 100_000});
+            // The control: before any conversation holds the document, the same reply is an ordinary one.
+            const before = core.createConversation({title: "Cloud before", policy: "cloud-allowed"});
+            expect(await core.sendMessage({conversationId: before.id, route: "cloud", text: "Tell me a story", maxTokens: 64}))
+                .toMatchObject({route: "cloud", status: "complete"});
             // Conversation A, local only, holds the document; its messages do not hold the text.
             const memo = writeDocument(documents, "memo.txt", leaked);
             const a = asLocalTurn(await core.startConversation({title: "Memo"}, {text: "Read the memo", attachments: [{kind: "path", path: memo}], maxTokens: 8, temperature: 0}));

@@ -1,7 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import {describe, expect, it, vi} from "vitest";
-import {internalErrorMessage, toWireError} from "../../src/core/common/errors.js";
+import {z} from "zod";
+import {errorDetailOf, internalErrorMessage, toWireError} from "../../src/core/common/errors.js";
 import {servicesOf} from "../helpers/coreServices.js";
 import {inProcessCoreClientForFile} from "../helpers/inProcessCoreClient.js";
 
@@ -49,6 +50,15 @@ describe("only Cleanroom's error codes cross the wire", () => {
             .toEqual({code: "INTERNAL", message: internalErrorMessage, details: {}});
         expect(toWireError({code: "DISK_FULL", message: "The disk is full.", details: {phase: "during"}}, quiet))
             .toEqual({code: "DISK_FULL", message: "The disk is full.", details: {phase: "during"}});
+    });
+
+    it("a receiver reads a detail only from an error of the expected code and in the expected shape", () => {
+        const documents = z.array(z.object({name: z.string(), bytes: z.number()})).min(1);
+        const held = {code: "CLOUD_ATTACHMENTS_UNCONFIRMED", message: "Confirm.", details: {documents: [{name: "lease.pdf", bytes: 2048}]}};
+        expect(errorDetailOf(held, "CLOUD_ATTACHMENTS_UNCONFIRMED", "documents", documents)).toEqual([{name: "lease.pdf", bytes: 2048}]);
+        expect(errorDetailOf(held, "SECRET_IN_CLOUD_REQUEST", "documents", documents)).toBeNull();
+        expect(errorDetailOf({...held, details: {documents: [{name: "lease.pdf"}]}}, "CLOUD_ATTACHMENTS_UNCONFIRMED", "documents", documents)).toBeNull();
+        expect(errorDetailOf({...held, code: "EACCES"}, "CLOUD_ATTACHMENTS_UNCONFIRMED", "documents", documents)).toBeNull();
     });
 });
 

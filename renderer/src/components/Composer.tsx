@@ -127,7 +127,19 @@ export function Composer({conversationId, serverDraft, editing, disabled, genera
         if (!canAttach || event.clipboardData.files.length === 0)
             return;
         event.preventDefault();
-        attachFiles([...event.clipboardData.files]);
+        const pastedText = event.clipboardData.getData("text/plain");
+        // Office apps put a picture of the copied text beside the text itself: the text is what was meant.
+        const files = [...event.clipboardData.files].filter((file) => pastedText === "" || !file.type.startsWith("image/"));
+        if (files.length > 0)
+            attachFiles(files);
+        if (pastedText !== "")
+            insertAtCaret(event.currentTarget, pastedText);
+    };
+    const insertAtCaret = (box: HTMLTextAreaElement, inserted: string) => {
+        const {selectionStart, selectionEnd, value} = box;
+        change(value.slice(0, selectionStart) + inserted + value.slice(selectionEnd));
+        const caret = selectionStart + inserted.length;
+        requestAnimationFrame(() => box.setSelectionRange(caret, caret));
     };
 
     const change = (value: string) => {

@@ -1,3 +1,4 @@
+import type {ReactNode} from "react";
 import type {CanaryCounts, IsolationReport, ModelStatus} from "../../../src/core/common/api/index.js";
 import type {ScrubReport} from "../../../src/core/common/types.js";
 import {formatBytes, formatCount, formatTime, shortId} from "../format.js";
@@ -5,8 +6,10 @@ import {AuditTimeline} from "./AuditTimeline.js";
 
 export type PreviousSession = {title: string, scrub: ScrubReport, at: number};
 
-/** What isolation looks like for the open conversation: its context, scrubs, routes, canaries and audit trail. */
-export function IsolationPanel({report, previous, model}: {report: IsolationReport | null, previous: PreviousSession | null, model: ModelStatus["info"]}) {
+/** What isolation looks like for the open conversation: its context, scrubs, routes, canaries and audit trail; `apiSessions`: the local API server's requests. */
+export function IsolationPanel({report, previous, model, apiSessions}: {
+    report: IsolationReport | null, previous: PreviousSession | null, model: ModelStatus["info"], apiSessions?: ReactNode
+}) {
     return (
         <section className="isolation" aria-label="Isolation" tabIndex={0}>
             <h2 className="panel-title">Isolation</h2>
@@ -20,6 +23,7 @@ export function IsolationPanel({report, previous, model}: {report: IsolationRepo
             {report == null
                 ? <p className="muted">Open a conversation to see its isolation.</p>
                 : <ReportBody report={report} />}
+            {apiSessions}
         </section>
     );
 }

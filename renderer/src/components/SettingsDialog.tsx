@@ -2,6 +2,7 @@ import {useEffect, useState} from "react";
 import type {ApiInput, ApiOutput, AppSettings, GpuSetting, ModelStatus} from "../../../src/core/common/api/index.js";
 import type {Conversation, ConversationPolicy} from "../../../src/core/common/types.js";
 import type {AppCoreClient} from "../transport/AppCoreClient.js";
+import {LocalApiServerSettings} from "./LocalApiServerSettings.js";
 import {NeverSendSettings} from "./NeverSendSettings.js";
 import {PassphraseSettings} from "./PassphraseSettings.js";
 import {Switch} from "./Switch.js";
@@ -128,6 +129,8 @@ export function SettingsDialog({client, settings, model, pendingRestart, convers
                 </fieldset>
 
                 <NeverSendSettings settings={settings} onSave={onSave} />
+
+                <LocalApiServerSettings client={client} />
 
                 {conversation != null && (
                     <fieldset>

@@ -1,6 +1,6 @@
 import {z} from "zod";
 import {useQuestion} from "./useQuestion.js";
-import {isCleanroomError} from "../../../src/core/common/errors.js";
+import {errorDetailOf} from "../../../src/core/common/errors.js";
 
 /** A document a cloud turn would send, as the core names it when it holds the turn back. */
 export type CloudDocument = {name: string, bytes: number};
@@ -12,10 +12,7 @@ const DocumentsSchema = z.array(z.object({name: z.string(), bytes: z.number()}))
 
 /** The documents of a cloud turn refused with CLOUD_ATTACHMENTS_UNCONFIRMED, or null for any other error. */
 export function cloudDocumentsOf(error: unknown): CloudDocument[] | null {
-    if (!isCleanroomError(error, "CLOUD_ATTACHMENTS_UNCONFIRMED"))
-        return null;
-    const parsed = DocumentsSchema.safeParse((error as {details?: {documents?: unknown}}).details?.documents);
-    return parsed.success ? parsed.data : null;
+    return errorDetailOf(error, "CLOUD_ATTACHMENTS_UNCONFIRMED", "documents", DocumentsSchema);
 }
 
 /** The question of the Send documents to the cloud dialog: `review` opens it; `pending` is what it shows while open. */

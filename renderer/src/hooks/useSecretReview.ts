@@ -1,5 +1,5 @@
 import {z} from "zod";
-import {isCleanroomError} from "../../../src/core/common/errors.js";
+import {errorDetailOf} from "../../../src/core/common/errors.js";
 import {useQuestion} from "./useQuestion.js";
 import {SecretFindingSchema, type SecretFinding} from "../../../src/core/common/secretScan/types.js";
 
@@ -13,10 +13,7 @@ const FindingsSchema = z.array(SecretFindingSchema).min(1);
 
 /** The findings of a cloud turn refused with SECRET_IN_CLOUD_REQUEST (kinds, places, masked previews), or null for any other error. */
 export function secretFindingsOf(error: unknown): SecretFinding[] | null {
-    if (!isCleanroomError(error, "SECRET_IN_CLOUD_REQUEST"))
-        return null;
-    const parsed = FindingsSchema.safeParse((error as {details?: {findings?: unknown}}).details?.findings);
-    return parsed.success ? parsed.data : null;
+    return errorDetailOf(error, "SECRET_IN_CLOUD_REQUEST", "findings", FindingsSchema);
 }
 
 /**

@@ -1,10 +1,10 @@
-import path from "node:path";
 import type {Command} from "commander";
 import {z} from "zod";
 import {ContextSizeSchema, ThreadsSchema} from "../../core/common/api/limits.js";
 import type {GpuSetting} from "../../core/common/api/types.js";
 import {CleanroomError} from "../../core/common/errors.js";
 import type {Core} from "../../core/node/Core.js";
+import {apiModelName} from "../../core/node/serving/apiModelName.js";
 import {gpuOption, gpuOptionDescription, numberOption, textOption} from "../optionParsers.js";
 import {reportError, reportWarning} from "../output.js";
 
@@ -13,6 +13,7 @@ type ServeOptions = {
     port: number,
     model?: string,
     apiKey: string[],
+    storedKeys: boolean,
     parallel?: number,
     cacheIdle: number,
     db?: string,
@@ -39,6 +40,7 @@ export function registerServeCommand(program: Command) {
         .option("--port <n>", "port (0 picks a free one)", numberOption("--port", PortSchema), 1234)
         .option("--model <gguf>", "GGUF model file (default: $CLEANROOM_MODEL)")
         .option("--api-key <key>", "a key clients send as `Authorization: Bearer <key>` (repeatable; each key a tenant)", apiKeyOption, [])
+        .option("--no-stored-keys", "without --api-key, do not use the keys made in the app (Settings → Local API server)")
         .option("--parallel <n>", "requests served at once, more are answered 429 (default: 4, at most what the memory budget holds)",
             numberOption("--parallel", ParallelSchema))
         .option("--cache-idle <seconds>", "how long a client's cache_salt cache (same key, same salt) is kept unused before it is scrubbed",
@@ -50,12 +52,18 @@ export function registerServeCommand(program: Command) {
         .action(async (options: ServeOptions) => {
             let core: Core | undefined;
             try {
-                const [{openCore, requireCliModel}, {startApiServer, checkListenAddress, defaultApiParallel}, {describeRequestEnd, describeCacheEnd}] = await Promise.all([
-                    import("../openCore.js"), import("../../serve/startApiServer.js"), import("../../serve/describeRequestEnd.js")
+                const [{openCore, requireCliModel}, {startApiServer, checkListenAddress, defaultApiParallel}, {describeRequestEnd, describeCacheEnd}, {ApiKeyRing}] = await Promise.all([
+                    import("../openCore.js"), import("../../serve/startApiServer.js"), import("../../serve/describeRequestEnd.js"), import("../../serve/ApiKeyRing.js")
                 ]);
-                checkListenAddress(options.host, options.apiKey);
+                const useStoredKeys = options.apiKey.length === 0 && options.storedKeys;
+                if (!useStoredKeys)
+                    checkListenAddress(options.host, options.apiKey.length);
                 const modelPath = requireCliModel(options.model);
                 core = await openCore({db: options.db, threads: options.threads, contextSize: options.contextSize, gpu: options.gpu});
+                const opened = core;
+                // Without --api-key, the keys made in the app (stored hashed), read at each request: one revoked there is refused here too.
+                const keys = new ApiKeyRing(useStoredKeys ? {stored: () => opened.apiKeys.hashes()} : options.apiKey);
+                checkListenAddress(options.host, keys.size);
                 const info = await core.loadModel(modelPath);
                 if (info.contextSizeNotice != null)
                     reportWarning({code: "CONTEXT_SIZE_CAPPED", message: info.contextSizeNotice}, false);
@@ -66,8 +74,8 @@ export function registerServeCommand(program: Command) {
 
                 core.onApiCacheEnd.createListener((end) => process.stderr.write(describeCacheEnd(end) + "\n"));
                 const server = await startApiServer({
-                    core, modelName: path.basename(modelPath).replace(/\.gguf$/i, ""), host: options.host, port: options.port,
-                    apiKeys: options.apiKey, parallel: options.parallel ?? Math.min(defaultApiParallel, info.poolCapacity),
+                    core, modelName: apiModelName(modelPath), host: options.host, port: options.port,
+                    keys, parallel: options.parallel ?? Math.min(defaultApiParallel, info.poolCapacity),
                     cacheIdleMs: options.cacheIdle * 1000,
                     onRequestEnd: (report) => process.stderr.write(describeRequestEnd(report) + "\n"),
                     onClientLeft: (requestId, tenant) => process.stderr.write(`${requestId} (${tenant}): the client disconnected; its generation is stopped.\n`)

@@ -1,3 +1,4 @@
+import type {ZodType} from "zod";
 import type {SecretFinding} from "./secretScan/types.js";
 
 /**
@@ -217,6 +218,18 @@ export function isCleanroomError<C extends ErrorCode>(error: unknown, code?: C):
 
     const errorCode = (error as {code?: unknown}).code;
     return isErrorCode(errorCode) && (code == null || errorCode === code);
+}
+
+/**
+ * One detail of an error with `code`, read through `schema`: what a receiver shows the user beside
+ * the message (the secrets found, the documents a cloud turn would send). Null for any other error
+ * or a detail of the wrong shape.
+ */
+export function errorDetailOf<T>(error: unknown, code: ErrorCode, key: string, schema: ZodType<T>): T | null {
+    if (!isCleanroomError(error, code))
+        return null;
+    const parsed = schema.safeParse((error as {details?: Record<string, unknown>}).details?.[key]);
+    return parsed.success ? parsed.data : null;
 }
 
 /** What any error that is not a `CleanroomError` becomes on the other side of a boundary. */

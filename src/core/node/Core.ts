@@ -18,6 +18,7 @@ import type {ConversationServices} from "./createConversationServices.js";
 import {buildIsolationReport} from "./buildIsolationReport.js";
 import {chooseRoute} from "./routing/chooseRoute.js";
 import {AppSettingsStore} from "./settings/AppSettingsStore.js";
+import {settingKeys} from "./settings/settingKeys.js";
 import type {CloudSettings} from "./settings/CloudSettingsStore.js";
 import type {NewConversation} from "./store/ConversationStore.js";
 import {
@@ -33,6 +34,9 @@ import {extractDocument} from "./documents/extraction/extractDocument.js";
 import type {DocumentSource, ExtractedDocument} from "./documents/extraction/types.js";
 import type {SendMessageCallbacks, SendMessageInput, TurnRequest} from "./turns/types.js";
 import {ApiRequestService, type ApiRequestInput, type ApiRequestResult, type PreparedApiRequest} from "./turns/ApiRequestService.js";
+import {ApiKeyStore} from "./store/ApiKeyStore.js";
+import type {ApiSession} from "../common/api/apiServerSchemas.js";
+import {buildApiSessions} from "./serving/buildApiSessions.js";
 
 export type {CoreOptions, CoreServices} from "./createCoreServices.js";
 export type {CloudAccess} from "./turns/CloudTurnService.js";
@@ -54,6 +58,7 @@ const deletionRetryMs = 100;
 export class Core {
     private readonly _services: CoreServices;
     private readonly _apiRequests: ApiRequestService;
+    private _apiKeys: ApiKeyStore | undefined;
     private readonly _lastSessionEnd = new Map<ConversationId, SessionEnd>();
     private readonly _teardown = new AsyncDisposeAggregator();
 
@@ -421,6 +426,25 @@ export class Core {
         return this._apiRequests.onCacheEnd;
     }
 
+    /** The local API server's keys, stored hashed in the encrypted database (Settings → Local API server, `cleanroom serve` without `--api-key`). */
+    public get apiKeys(): ApiKeyStore {
+        return this._apiKeys ??= new ApiKeyStore(this._services.database, this._services.audit);
+    }
+
+    /** The port the app's local API server was last started on; null: never started. */
+    public savedApiPort(): number | null {
+        return this._services.settings.get<number>(settingKeys.apiServer.port) ?? null;
+    }
+
+    public saveApiPort(port: number): void {
+        this._services.settings.set(settingKeys.apiServer.port, port);
+    }
+
+    /** The local API server's newest requests, newest first, with their tenant, context and scrub (the Isolation panel's list). */
+    public apiSessions(limit?: number): ApiSession[] {
+        return buildApiSessions(this._services.audit, limit);
+    }
+
     /**
      * Removes the conversation's last prompt and everything after it (for a regenerate), and
      * returns the prompt's text and the removed messages (`restoreMessages` puts them back).
@@ -440,6 +464,11 @@ export class Core {
             store.deleteMessage(message.id);
         audit.record({kind: "reply.regenerated", conversationId, data: {removedMessages: removed.length, ...data}});
         return {prompt: lastPrompt.content, removed, documents};
+    }
+
+    /** The documents stored with the message `messageId`, with their text. */
+    public documentsOfMessage(conversationId: ConversationId, messageId: number): AttachmentWithText[] {
+        return this._at(conversationId).attachments.ofConversation(conversationId).filter((document) => document.messageId === messageId);
     }
 
     /** Appends `messages` again, as new messages with their content, status, route and verdict, and `documents` with the message they belonged to. */

@@ -7,6 +7,7 @@ import {
     ConversationSummarySchema, DetectedModelsSchema, DownloadIdSchema, IsolationReportSchema, MessageSchema, ModelLibrarySchema,
     MessageAttachmentSchema, ModelStatusSchema, ScrubReportSchema, DeleteEverythingReportSchema, SearchHitSchema, ThreadsSettingSchema, TurnStartedSchema, ExportFormatSchema
 } from "./schemas.js";
+import {ApiKeyIdSchema, ApiKeyInfoSchema, ApiKeyLabelSchema, ApiSessionSchema, LocalApiPortSchema, LocalApiServerStatusSchema} from "./apiServerSchemas.js";
 import {
     GivenPassphraseSchema, LockAfterMinutesSchema, MaxTokensSchema, MessageTextSchema, NeverSendListSchema, NewPassphraseSchema, SearchTextSchema,
     maxMessageTextLength, maxUploadChunkBytes
@@ -303,6 +304,43 @@ export const coreCalls = {
     "models.setDefault": {
         input: z.strictObject({id: RegisteredModelIdSchema}),
         output: z.object({defaultModelId: RegisteredModelIdSchema.nullable(), status: ModelStatusSchema})
+    },
+    /** The app's local API server (#29): whether it runs, its base URL, the model it serves, how many keys guard it. */
+    "apiServer.status": {
+        input: z.strictObject({}),
+        output: LocalApiServerStatusSchema
+    },
+    /**
+     * Starts the local API server on 127.0.0.1:`port` (the last one, else 1234; 0 picks a free one) on the
+     * loaded model (MODEL_NOT_LOADED without one); a port in use is INVALID_INPUT. It stops when the core closes.
+     */
+    "apiServer.start": {
+        input: z.strictObject({port: LocalApiPortSchema.optional()}),
+        output: LocalApiServerStatusSchema
+    },
+    /** Stops it: requests in flight are stopped, each context scrubbed, before this answers. */
+    "apiServer.stop": {
+        input: z.strictObject({}),
+        output: LocalApiServerStatusSchema
+    },
+    /** The local API server's newest requests (newest first): key label, context, scrub. */
+    "apiServer.sessions": {
+        input: z.strictObject({limit: z.number().int().min(1).max(500).optional()}),
+        output: z.object({sessions: z.array(ApiSessionSchema)})
+    },
+    "apiKeys.list": {
+        input: z.strictObject({}),
+        output: z.object({keys: z.array(ApiKeyInfoSchema)})
+    },
+    /** A new API key under a unique label: `secret` is the key, shown this once (only its SHA-256 is stored). */
+    "apiKeys.create": {
+        input: z.strictObject({label: ApiKeyLabelSchema}),
+        output: z.object({key: ApiKeyInfoSchema, secret: z.string()})
+    },
+    /** Revokes a key: a running server refuses it from its next request. */
+    "apiKeys.revoke": {
+        input: z.strictObject({id: ApiKeyIdSchema}),
+        output: z.object({revoked: z.boolean()})
     }
 } as const satisfies Record<string, CallDefinition>;
 

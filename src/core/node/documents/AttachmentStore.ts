@@ -7,14 +7,14 @@ import type {DocumentFormat, ExtractedDocument} from "./extraction/types.js";
 
 export type AttachmentMode = "whole" | "retrieved";
 
+/** A document that arrives with a turn, chunked, not stored yet; `vectors`: one per chunk, by the query's embedding model. */
+export type PendingDocument = {name: string, chunks: DocumentChunk[], vectors?: Float32Array[]};
+
 /** The embeddings of a document's chunks (one unit vector per chunk, in order) by the embedding model `model` (its fingerprint). */
 export type ChunkEmbeddings = {model: string, vectors: Float32Array[]};
 
 /** A document as a turn stores it with its user message; `embeddings` only with `chunks`, a vector for each. */
 export type NewAttachment = {document: ExtractedDocument, tokens: number, mode: AttachmentMode, chunks?: DocumentChunk[], embeddings?: ChunkEmbeddings};
-
-/** A document this turn brings, not stored yet, as retrieval ranks its chunks (`vectors`: one per chunk, by the query's model). */
-export type PendingDocument = {name: string, chunks: DocumentChunk[], vectors?: Float32Array[]};
 
 /** The query's embedding: retrieval then fuses BM25 with the cosine similarity of the chunks embedded by the same model. */
 export type QueryEmbedding = {model: string, vector: Float32Array};
@@ -29,9 +29,6 @@ type AttachmentRow = {
 
 /** Retrieval looks at this many of the best-ranked chunks at most. */
 const candidateLimit = 24;
-
-/** Thrown inside the planning transaction to roll it back once the ranking is read. */
-class RollBack extends Error {}
 
 /**
  * Documents attached to messages, and their chunks indexed by FTS5, in the conversation store's
@@ -55,11 +52,12 @@ export class AttachmentStore {
         const attachmentId = Number(lastInsertRowid);
         const insertChunk = this._db.prepare(`INSERT INTO attachment_chunks (conversation_id, attachment_id, page, start_line, end_line, text)
             VALUES (?, ?, ?, ?, ?, ?)`);
+        const insertVector = this._db.prepare("INSERT INTO attachment_chunk_vectors (chunk_id, conversation_id, model, vector) VALUES (?, ?, ?, ?)");
         chunks.forEach((chunk, index) => {
             const {lastInsertRowid: chunkId} = insertChunk.run(conversationId, attachmentId, chunk.page, chunk.startLine, chunk.endLine, chunk.text);
             const vector = embeddings?.vectors[index];
             if (vector != null)
-                this._insertVector(conversationId, Number(chunkId), embeddings!.model, vector);
+                insertVector.run(chunkId, conversationId, embeddings!.model, vectorToBlob(vector));
         });
         return attachmentId;
     }
@@ -88,6 +86,32 @@ export class AttachmentStore {
         return this._db.prepare("SELECT 1 FROM attachments WHERE conversation_id = ? AND mode = 'retrieved' LIMIT 1").get(conversationId) != null;
     }
 
+    /**
+     * The chunks of the conversation's retrieved documents that best match `query`, best first (BM25
+     * through FTS5's `bm25()`), together with `pending` documents that arrive with this turn and are
+     * not stored yet. When no word of the query matches, the documents' first chunks (the newest
+     * document first).
+     *
+     * Nothing is written to the store: pending chunks are ranked with the stored best candidates in
+     * an FTS5 table of the connection's temporary schema, which lives in memory (`temp_store =
+     * MEMORY`) and is dropped at once. The store's index receives each chunk once, when the turn that
+     * brings it is stored (`add`).
+     */
+    public retrieve(conversationId: ConversationId, query: string, pending: readonly PendingDocument[] = [], queryEmbedding?: QueryEmbedding): RetrievedPassage[] {
+        const byWords = this._retrieveByWords(conversationId, query, pending);
+        const byMeaning = queryEmbedding == null ? [] : this._nearestChunks(conversationId, pending, queryEmbedding);
+        if (byMeaning.length === 0)
+            return byWords.passages;
+        // Reciprocal rank fusion of the two rankings; the first chunks (what BM25 gives when no word matches) are no ranking.
+        const keyed = new Map<string, RetrievedPassage>();
+        const keysOf = (passages: RetrievedPassage[]) => passages.map((passage) => {
+            const key = JSON.stringify([passage.attachmentId, passage.pendingIndex, passage.page, passage.startLine, passage.endLine, passage.text]);
+            keyed.set(key, passage);
+            return key;
+        });
+        return fuseRankings([keysOf(byWords.matched ? byWords.passages : []), keysOf(byMeaning)]).slice(0, candidateLimit).map((key) => keyed.get(key)!);
+    }
+
     /** How many of the conversation's chunks have a vector by `model` (all models when none is named). */
     public vectorCount(conversationId: ConversationId, model?: string): number {
         return (this._db.prepare(`SELECT count(*) AS count FROM attachment_chunk_vectors WHERE conversation_id = ?${model == null ? "" : " AND model = ?"}`)
@@ -95,88 +119,93 @@ export class AttachmentStore {
     }
 
     /**
-     * The chunks of the conversation's retrieved documents that best match `query`, best first (BM25
-     * through FTS5's `bm25()`), together with `pending` documents that arrive with this turn and are
-     * not stored yet: those are indexed inside a transaction that is rolled back once the ranking is
-     * read. With `queryEmbedding`, the chunks embedded by its model are also ranked by cosine
-     * similarity, and the two rankings fused (reciprocal rank fusion); chunks without such a vector
-     * rank by BM25 alone. When neither ranks anything, the documents' first chunks (the newest document first).
+     * The conversation's retrievable chunks (stored, and `pending` ones with vectors) embedded by the
+     * query's model, most similar first, at most `candidateLimit`. Only this conversation's vectors are read.
      */
-    public retrieve(conversationId: ConversationId, query: string, pending: readonly PendingDocument[] = [], queryEmbedding?: QueryEmbedding): RetrievedPassage[] {
+    private _nearestChunks(conversationId: ConversationId, pending: readonly PendingDocument[], {model, vector}: QueryEmbedding): RetrievedPassage[] {
+        const stored = (this._db.prepare(`SELECT v.chunk_id AS id, v.vector AS vector FROM attachment_chunk_vectors v
+            JOIN attachment_chunks c ON c.id = v.chunk_id JOIN attachments a ON a.id = c.attachment_id
+            WHERE v.conversation_id = ? AND v.model = ? AND a.mode = 'retrieved'`).all(conversationId, model) as Array<{id: number, vector: Buffer}>)
+            .map((row) => ({storedId: row.id, passage: null as RetrievedPassage | null, similarity: cosineOfUnitVectors(vector, vectorFromBlob(row.vector))}));
+        const fresh = pending.flatMap(({name, chunks, vectors = []}, pendingIndex) => chunks.flatMap((chunk, index) => vectors[index] == null ? [] : [{
+            storedId: null, passage: {attachmentId: null, pendingIndex, name, ...chunk} as RetrievedPassage, similarity: cosineOfUnitVectors(vector, vectors[index]!)
+        }]));
+        const nearest = [...stored, ...fresh].sort((a, b) => b.similarity - a.similarity).slice(0, candidateLimit);
+        const ids = nearest.flatMap((entry) => entry.storedId == null ? [] : [entry.storedId]);
+        const rows = ids.length === 0 ? [] : this._db.prepare(`SELECT c.id AS id, ${storedChunkColumns} FROM attachment_chunks c JOIN attachments a ON a.id = c.attachment_id
+            WHERE c.id IN (${ids.map(() => "?").join(", ")})`).all(...ids) as Array<StoredChunkRow & {id: number}>;
+        const byId = new Map(rows.map((row) => [row.id, storedPassage(row)]));
+        return nearest.map((entry) => entry.passage ?? byId.get(entry.storedId!)!);
+    }
+
+    /** BM25 retrieval; `matched`: whether any word matched (else the passages are the documents' first chunks). */
+    private _retrieveByWords(conversationId: ConversationId, query: string, pending: readonly PendingDocument[]): {passages: RetrievedPassage[], matched: boolean} {
         const match = ftsAnyWordQuery(query);
-        let passages: RetrievedPassage[] = [];
+        const stored = match == null ? [] : this._bestStoredChunks(conversationId, match);
+        if (pending.length === 0)
+            return {passages: (stored.length > 0 ? stored : this._firstStoredChunks(conversationId)).map(storedPassage), matched: stored.length > 0};
+        const candidates: RetrievedPassage[] = [
+            ...stored.map(storedPassage),
+            ...pending.flatMap(({name, chunks}, pendingIndex) => chunks.map((chunk) => ({attachmentId: null, pendingIndex, name, ...chunk})))
+        ];
+        const ranked = match == null ? [] : this._rankInMemory(candidates.map((candidate) => candidate.text), match).map((index) => candidates[index]!);
+        if (ranked.length > 0)
+            return {passages: ranked, matched: true};
+        const firstPending = pending.flatMap((_document, index) => candidates.filter((candidate) => candidate.pendingIndex === pending.length - 1 - index));
+        return {passages: [...firstPending, ...this._firstStoredChunks(conversationId).map(storedPassage)].slice(0, candidateLimit), matched: false};
+    }
+
+    /**
+     * The conversation's best-ranked stored chunks. The conversation's chunk ids are read from the
+     * attachments' covering index and filter FTS5's rows before `bm25()` runs: joining each matching
+     * row to its chunk to read its conversation read every matching chunk's text, of every
+     * conversation, and decrypted its pages (the page cache holds a few MiB).
+     */
+    private _bestStoredChunks(conversationId: ConversationId, match: string): StoredChunkRow[] {
+        return this._db.prepare(`
+            WITH ranked AS (
+                SELECT f.rowid AS id, bm25(attachment_chunks_fts) AS score FROM attachment_chunks_fts f
+                WHERE attachment_chunks_fts MATCH @match AND +f.rowid IN (
+                    SELECT c.id FROM attachments a JOIN attachment_chunks c ON c.attachment_id = a.id
+                    WHERE a.conversation_id = @conversationId AND a.mode = 'retrieved'
+                )
+                ORDER BY score, id LIMIT ${candidateLimit}
+            )
+            SELECT ${storedChunkColumns} FROM ranked r JOIN attachment_chunks c ON c.id = r.id JOIN attachments a ON a.id = c.attachment_id
+            ORDER BY r.score, r.id
+        `).all({conversationId, match}) as StoredChunkRow[];
+    }
+
+    /** The first chunks of the conversation's retrieved documents, the newest document first. */
+    private _firstStoredChunks(conversationId: ConversationId): StoredChunkRow[] {
+        return this._db.prepare(`
+            SELECT ${storedChunkColumns} FROM attachments a JOIN attachment_chunks c ON c.attachment_id = a.id
+            WHERE a.conversation_id = ? AND a.mode = 'retrieved'
+            ORDER BY a.id DESC, c.id LIMIT ${candidateLimit}
+        `).all(conversationId) as StoredChunkRow[];
+    }
+
+    /** Indexes of `texts` that match, best first (BM25 among `texts` alone), through an FTS5 table in memory that is dropped before returning. */
+    private _rankInMemory(texts: readonly string[], match: string): number[] {
+        this._db.exec(`CREATE VIRTUAL TABLE temp.${inMemoryIndex} USING fts5(text, tokenize = 'unicode61 remove_diacritics 2')`);
         try {
-            this._db.transaction(() => {
-                // Pending chunks point at attachment ids -1, -2, … that exist in no table: the foreign
-                // keys are checked at commit, and this transaction never commits.
-                this._db.pragma("defer_foreign_keys = ON");
-                const insertChunk = this._db.prepare(`INSERT INTO attachment_chunks (conversation_id, attachment_id, page, start_line, end_line, text)
-                    VALUES (?, ?, ?, ?, ?, ?)`);
-                pending.forEach(({chunks, vectors}, index) => {
-                    chunks.forEach((chunk, chunkIndex) => {
-                        const {lastInsertRowid: chunkId} = insertChunk.run(conversationId, -(index + 1), chunk.page, chunk.startLine, chunk.endLine, chunk.text);
-                        const vector = vectors?.[chunkIndex];
-                        if (vector != null && queryEmbedding != null)
-                            this._insertVector(conversationId, Number(chunkId), queryEmbedding.model, vector);
-                    });
-                });
-                const select = `SELECT c.id AS id, c.attachment_id AS attachment_id, a.name AS name, c.page AS page, c.start_line AS start_line,
-                    c.end_line AS end_line, c.text AS text`;
-                const ofThisConversation = "c.conversation_id = @conversationId AND (c.attachment_id < 0 OR a.mode = 'retrieved')";
-                type Row = {id: number, attachment_id: number, name: string | null, page: number, start_line: number, end_line: number, text: string};
-                let rows: Row[] = [];
-                if (match != null)
-                    rows = this._db.prepare(`${select}
-                        FROM attachment_chunks_fts f JOIN attachment_chunks c ON c.id = f.rowid LEFT JOIN attachments a ON a.id = c.attachment_id
-                        WHERE attachment_chunks_fts MATCH @match AND ${ofThisConversation}
-                        ORDER BY bm25(attachment_chunks_fts), c.id LIMIT ${candidateLimit}`).all({conversationId, match}) as Row[];
-                if (queryEmbedding != null) {
-                    const nearest = this._nearestChunks(conversationId, ofThisConversation, queryEmbedding);
-                    if (nearest.length > 0) {
-                        const byId = new Map(rows.map((row) => [row.id, row]));
-                        const missing = nearest.filter((id) => !byId.has(id));
-                        if (missing.length > 0)
-                            for (const row of this._db.prepare(`${select} FROM attachment_chunks c LEFT JOIN attachments a ON a.id = c.attachment_id
-                                WHERE c.id IN (${missing.map(() => "?").join(", ")})`).all(...missing) as Row[])
-                                byId.set(row.id, row);
-                        rows = fuseRankings([rows.map((row) => row.id), nearest]).slice(0, candidateLimit).map((id) => byId.get(id)!);
-                    }
-                }
-                if (rows.length === 0)
-                    rows = this._db.prepare(`${select}
-                        FROM attachment_chunks c LEFT JOIN attachments a ON a.id = c.attachment_id
-                        WHERE ${ofThisConversation}
-                        ORDER BY c.attachment_id < 0 DESC, abs(c.attachment_id) DESC, c.id LIMIT ${candidateLimit}`).all({conversationId}) as Row[];
-                passages = rows.map((row) => ({
-                    attachmentId: row.attachment_id < 0 ? null : row.attachment_id,
-                    name: row.attachment_id < 0 ? pending[-row.attachment_id - 1]!.name : row.name!,
-                    page: row.page, startLine: row.start_line, endLine: row.end_line, text: row.text
-                }));
-                throw new RollBack();
-            })();
-        } catch (error) {
-            if (!(error instanceof RollBack))
-                throw error;
+            const insert = this._db.prepare(`INSERT INTO temp.${inMemoryIndex} (rowid, text) VALUES (?, ?)`);
+            texts.forEach((text, index) => insert.run(index + 1, text));
+            return (this._db.prepare(`SELECT rowid FROM temp.${inMemoryIndex} WHERE ${inMemoryIndex} MATCH ?
+                ORDER BY bm25(${inMemoryIndex}), rowid LIMIT ${candidateLimit}`).pluck().all(match) as number[]).map((rowid) => rowid - 1);
+        } finally {
+            this._db.exec(`DROP TABLE temp.${inMemoryIndex}`);
         }
-        return passages;
     }
+}
 
-    private _insertVector(conversationId: ConversationId, chunkId: number, model: string, vector: Float32Array) {
-        this._db.prepare("INSERT INTO attachment_chunk_vectors (chunk_id, conversation_id, model, vector) VALUES (?, ?, ?, ?)")
-            .run(chunkId, conversationId, model, vectorToBlob(vector));
-    }
+type StoredChunkRow = {attachment_id: number, name: string, page: number, start_line: number, end_line: number, text: string};
+const storedChunkColumns = "c.attachment_id AS attachment_id, a.name AS name, c.page AS page, c.start_line AS start_line, c.end_line AS end_line, c.text AS text";
+/** The temporary FTS5 table a turn's new documents are ranked in. */
+const inMemoryIndex = "pending_chunks_fts";
 
-    /** Ids of the conversation's retrievable chunks embedded by the query's model, most similar first, at most `candidateLimit`. */
-    private _nearestChunks(conversationId: ConversationId, ofThisConversation: string, {model, vector}: QueryEmbedding): number[] {
-        const rows = this._db.prepare(`SELECT c.id AS id, v.vector AS vector
-            FROM attachment_chunk_vectors v JOIN attachment_chunks c ON c.id = v.chunk_id LEFT JOIN attachments a ON a.id = c.attachment_id
-            WHERE v.conversation_id = @conversationId AND v.model = @model AND ${ofThisConversation}`)
-            .all({conversationId, model}) as Array<{id: number, vector: Buffer}>;
-        return rows.map((row) => ({id: row.id, similarity: cosineOfUnitVectors(vector, vectorFromBlob(row.vector))}))
-            .sort((a, b) => b.similarity - a.similarity || a.id - b.id)
-            .slice(0, candidateLimit)
-            .map((row) => row.id);
-    }
+function storedPassage(row: StoredChunkRow): RetrievedPassage {
+    return {attachmentId: row.attachment_id, pendingIndex: null, name: row.name, page: row.page, startLine: row.start_line, endLine: row.end_line, text: row.text};
 }
 
 /** A stored document as it was read, to be sent or stored again (a regenerated prompt's). */

@@ -4,6 +4,8 @@ import type {ExtractedPage} from "./extraction/types.js";
 export type RetrievedPassage = {
     /** The stored attachment, or null for one that arrives with this turn (stored once the turn is accepted). */
     attachmentId: number | null,
+    /** For a document that arrives with this turn: its place among the turn's documents retrieved from (names may repeat); null for a stored one. */
+    pendingIndex: number | null,
     name: string,
     page: number,
     startLine: number,

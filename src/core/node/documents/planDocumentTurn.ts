@@ -114,17 +114,20 @@ export async function planDocumentTurn({conversationId, text, attached, hasRetri
 
 /** What a turn reports of each document it brought: whole pages, or the passages retrieved from it. */
 export function turnAttachmentReport(plan: DocumentTurnPlan): TurnAttachment[] {
-    const retrievedFromPending = new Map<string, RetrievedPassage[]>();
-    for (const passage of plan.passages.filter((passage) => passage.attachmentId == null))
-        retrievedFromPending.set(passage.name, [...retrievedFromPending.get(passage.name) ?? [], passage]);
-    return plan.attachments.map(({document, tokens, mode}) => ({
-        name: document.name,
-        bytes: document.bytes,
-        pages: document.pages.length,
-        tokens,
-        mode,
-        passages: mode === "whole"
-            ? document.pages.map((page) => ({page: page.page, chars: page.text.length}))
-            : (retrievedFromPending.get(document.name) ?? []).map((passage) => ({page: passage.page, chars: passage.text.length}))
-    }));
+    // Passages of this turn's documents name them by their place among those retrieved (two may share a name).
+    const retrieved = plan.attachments.filter((attachment) => attachment.mode === "retrieved");
+    return plan.attachments.map((attachment) => {
+        const {document, tokens, mode} = attachment;
+        const pendingIndex = retrieved.indexOf(attachment);
+        return {
+            name: document.name,
+            bytes: document.bytes,
+            pages: document.pages.length,
+            tokens,
+            mode,
+            passages: mode === "whole"
+                ? document.pages.map((page) => ({page: page.page, chars: page.text.length}))
+                : plan.passages.filter((passage) => passage.pendingIndex === pendingIndex).map((passage) => ({page: passage.page, chars: passage.text.length}))
+        };
+    });
 }

@@ -14,6 +14,7 @@ import {MemorySecretVault} from "../secrets/MemorySecretVault.js";
 import {SettingsStore} from "../store/SettingsStore.js";
 import type {StoreKeySource} from "../store/keys/types.js";
 import {openDatabase} from "../store/openDatabase.js";
+import {LocalApiServer, type LocalApiServerStarter} from "../serving/LocalApiServer.js";
 
 export type CoreHostOptions = {
     /** SQLite file. */
@@ -38,7 +39,9 @@ export type CoreHostOptions = {
     /** Passed to the model downloader (stall timeout, URL policy). Defaults to its defaults: https to public addresses only. */
     downloader?: ModelLibraryOptions["downloader"],
     /** `chat.send` may attach files by path on this machine (the desktop app); see `CoreServiceOptions.attachByPath`. Defaults to `false`. */
-    attachByPath?: boolean
+    attachByPath?: boolean,
+    /** Starts the local API server (`src/serve`) for Settings → Local API server. Defaults to none: `apiServer.start` is refused. */
+    apiServer?: LocalApiServerStarter
 };
 
 export type CoreHost = {
@@ -70,14 +73,17 @@ export async function openCoreHost(options: CoreHostOptions): Promise<CoreHost> 
         cloud: {apiKey: (endpoint) => cloudKeys.keyFor(endpoint), fingerprintKey: () => fingerprintKeys.key()}
     });
     const modelsDir = options.modelsDir ?? defaultModelsDir();
+    const apiServer = new LocalApiServer(core, options.apiServer ?? null);
     const service = createCoreService(core, {
+        apiServer,
         vault,
         runningEngine: {threads: saved.threads, contextSize: saved.contextSize, gpu},
         models: {dir: modelsDir, catalogPath: options.catalogPath, appsHome: options.appsHome, downloader: options.downloader},
         attachByPath: options.attachByPath
     });
-    // Closing runs once (a second call gets the same promise): replies stopped first, then the core (every session scrubbed).
+    // Closing runs once (a second call gets the same promise): the API server and replies stopped first, then the core (every session scrubbed).
     const teardown = new AsyncDisposeAggregator();
+    teardown.add(async () => void await apiServer.stop());
     teardown.add(service);
     teardown.add(() => core.close());
     return {

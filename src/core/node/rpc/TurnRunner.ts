@@ -80,13 +80,18 @@ export class TurnRunner {
         });
     }
 
-    /** Edit and resend: the prompt and what follows leave the shown branch (kept), and `text` is sent in its place. */
+    /**
+     * Edit and resend: the prompt and what follows leave the shown branch (kept), and `text` is sent in
+     * its place with the documents the prompt had (the older version keeps its own).
+     */
     public editAndResend(conversationId: ConversationId, messageId: number, text: string, options: TurnOptions = {}) {
         if (this._active.has(conversationId))
             throw new InvalidInputError("chat.editAndResend", ["a reply is already being generated in this conversation; stop it first"]);
 
+        const documents = this._core.documentsOfMessage(conversationId, messageId).map(readDocumentOf);
         const taken = this._core.branchBefore(conversationId, messageId);
-        return this.start(conversationId, text, options).catch((error: unknown) => {
+        const readAttachments = [...documents, ...options.readAttachments ?? []];
+        return this.start(conversationId, text, {...options, readAttachments}).catch((error: unknown) => {
             // Refused before it started: the branch as it was is shown again.
             this._core.restoreBranch(conversationId, taken);
             throw error;

@@ -6,6 +6,7 @@ import type {SecretVault} from "../../common/secrets.js";
 import type {Core} from "../Core.js";
 import {ModelLibrary, type ModelLibraryOptions} from "../models/ModelLibrary.js";
 import {MemorySecretVault} from "../secrets/MemorySecretVault.js";
+import {LocalApiServer} from "../serving/LocalApiServer.js";
 import {CoreEventEmitter} from "./CoreEventEmitter.js";
 import {ModelStatusTracker} from "./ModelStatusTracker.js";
 import {TurnRunner} from "./TurnRunner.js";
@@ -29,7 +30,9 @@ export type CoreServiceOptions = {
      * machine. Web mode's clients may be elsewhere and must not name files on the server: there
      * `attachments` is refused (INVALID_INPUT). Defaults to `false`.
      */
-    attachByPath?: boolean
+    attachByPath?: boolean,
+    /** The app's local API server (`apiServer.*`), which its host stops before the core closes. Without it those calls are refused. */
+    apiServer?: LocalApiServer
 };
 
 /** One client's connection (a web mode socket): what it holds in the core (uploads) is its own. Absent: the core's own callers. */
@@ -94,6 +97,8 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
             await settings.set({modelPath});
         return status;
     };
+
+    const apiServer = options.apiServer ?? new LocalApiServer(core, null);
 
     const handlers: ConnectionHandlers = {
         // A core without a passphrase is never locked; with one, `LockingCoreService` answers these before they reach here.
@@ -203,7 +208,14 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
             if (status.state === "ready")
                 registry.setDefault(id);
             return {defaultModelId: registry.defaultModel()?.id ?? null, status};
-        }
+        },
+        "apiServer.status": async () => apiServer.status(),
+        "apiServer.start": async ({port}) => await apiServer.start(port),
+        "apiServer.stop": async () => await apiServer.stop(),
+        "apiServer.sessions": async ({limit}) => ({sessions: core.apiSessions(limit)}),
+        "apiKeys.list": async () => ({keys: core.apiKeys.list()}),
+        "apiKeys.create": async ({label}) => core.apiKeys.create(label),
+        "apiKeys.revoke": async ({id}) => ({revoked: core.apiKeys.revoke(id)})
     };
 
     return {

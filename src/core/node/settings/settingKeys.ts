@@ -13,6 +13,10 @@ export const settingKeys = {
         gpu: "app.gpu",
         lockAfterMinutes: "app.lockAfterMinutes"
     },
+    /** The app's local API server (Settings → Local API server, LocalApiServer). */
+    apiServer: {
+        port: "apiServer.port"
+    },
     /** Documents (#23): the embedding model chosen for retrieval (EmbeddingModelChoice), a GGUF path; absent: BM25 alone. */
     documents: {
         embeddingModelPath: "documents.embeddingModelPath"

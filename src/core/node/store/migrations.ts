@@ -186,7 +186,20 @@ export const migrations: ReadonlyArray<(db: Database.Database) => void> = [
             END;
         `);
     },
-    // --- #23 items 4-5 (document embeddings): each chunk's vector, in the conversation's own rows of the same encrypted database. ---
+    // --- #29 (the app's local API server): its API keys, stored hashed. Appended after #23's. ---
+    (db) => {
+        // A key is 256 random bits shown once when it is made; only its SHA-256 is kept (a hash of that much entropy
+        // cannot be reversed or guessed), so neither this table nor a copy of the database gives a key back.
+        db.exec(`
+            CREATE TABLE api_keys (
+                id TEXT PRIMARY KEY,
+                label TEXT NOT NULL UNIQUE,
+                sha256 BLOB NOT NULL,
+                created_at INTEGER NOT NULL
+            );
+        `);
+    },
+    // --- #23 items 4-5 (document embeddings), appended after #29's: each chunk's vector, in the conversation's own rows of the same encrypted database. ---
     (db) => {
         // A chunk's embedding (little-endian float32, unit length) by the embedding model `model` (its
         // fingerprint): retrieval compares only vectors of the model in use. Gone with its chunk or its conversation.

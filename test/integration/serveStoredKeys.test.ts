@@ -1,0 +1,172 @@
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3-multiple-ciphers";
+import OpenAI from "openai";
+import {afterEach, describe, expect, it, vi} from "vitest";
+import type {Core} from "../../src/core/node/Core.js";
+import {createCoreService, type CoreService} from "../../src/core/node/rpc/createCoreService.js";
+import {LocalApiServer} from "../../src/core/node/serving/LocalApiServer.js";
+import {ApiKeyRing} from "../../src/serve/ApiKeyRing.js";
+import {startAppApiServer} from "../../src/serve/startAppApiServer.js";
+import {openTestCore} from "../helpers/coreServices.js";
+import {decryptedCopy} from "../security/helpers/decryptedCopy.js";
+import {createTestCore, tempDir} from "../helpers/tempCore.js";
+import {openAiStatusOf} from "../helpers/openAiStatusOf.js";
+import {requireTestModel} from "../helpers/testModel.js";
+import {startServe, type ServeProcess} from "../helpers/startServe.js";
+
+const modelPath = requireTestModel();
+
+type Opened = {core: Core, service: CoreService, server: LocalApiServer, database: string};
+const opened: Opened[] = [];
+const serveProcesses: ServeProcess[] = [];
+afterEach(async () => {
+    await Promise.all(serveProcesses.splice(0).map((server) => server.stop()));
+    for (const {core, service, server} of opened.splice(0)) {
+        await server.stop();
+        service.dispose();
+        await core.close();
+    }
+});
+
+/** A core with the test model and its service, as the app hosts them: the local API server in the core's process. */
+async function openAppCore(): Promise<Opened> {
+    const {core, database} = await createTestCore(modelPath!);
+    const server = new LocalApiServer(core, startAppApiServer);
+    const service = createCoreService(core, {apiServer: server});
+    const result = {core, service, server, database};
+    opened.push(result);
+    return result;
+}
+
+async function call<T>(service: CoreService, method: string, input: unknown): Promise<T> {
+    const result = await service.call(method, input);
+    if (!result.ok)
+        throw new Error(`${method}: ${result.error.code} ${result.error.message}`);
+    return result.value as T;
+}
+
+type Created = {key: {id: string, label: string}, secret: string};
+type Status = {running: boolean, baseUrl: string, modelName: string | null};
+
+function chat(baseURL: string, apiKey: string) {
+    return new OpenAI({baseURL, apiKey, maxRetries: 0}).chat.completions.create({
+        model: "stories260K", messages: [{role: "user", content: "Once upon a time"}], temperature: 0, max_tokens: 8
+    });
+}
+
+describe.skipIf(modelPath == null)("the app's local API server with stored keys (real model, real SQLite, real HTTP)", () => {
+    it("keeps only a key's SHA-256 in the encrypted store: no byte of the decrypted database holds the key, yet the key opens the server", async () => {
+        const {core, service} = await openAppCore();
+        const created = await call<Created>(service, "apiKeys.create", {label: "editor"});
+        expect(created.secret).toMatch(/^crk-[A-Za-z0-9_-]{43}$/);
+        const status = await call<Status>(service, "apiServer.start", {port: 0});
+        expect(status).toMatchObject({running: true, modelName: "stories260K"});
+        expect(status.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+
+        const reply = await chat(status.baseUrl, created.secret);
+        expect(reply.choices[0]!.message.content!.length).toBeGreaterThan(0);
+        // The Isolation panel's list: the request under the key's label, its own context, scrubbed and verified.
+        const [session] = core.apiSessions();
+        expect(session).toMatchObject({tenant: "editor", outcome: "answered", scrub: {verified: true, reason: "request"}});
+        expect(session!.contextId).toBe(session!.scrub!.contextId);
+
+        const dir = tempDir("api-keys-at-rest");
+        const database = opened[0]!.database;
+        await opened[0]!.server.stop();
+        const plain = fs.readFileSync(decryptedCopy(database, dir));
+        expect(plain.includes(Buffer.from(created.secret))).toBe(false);
+        expect(plain.includes(Buffer.from(created.secret.slice("crk-".length)))).toBe(false);
+        // What is kept is the hash (a sanity check that the scan reads the right file).
+        const sha256 = crypto.createHash("sha256").update(created.secret).digest();
+        expect(plain.includes(sha256)).toBe(true);
+        const copy = new Database(decryptedCopy(database, dir), {readonly: true});
+        try {
+            expect(copy.prepare("SELECT label, sha256 FROM api_keys").all()).toEqual([{label: "editor", sha256}]);
+        } finally {
+            copy.close();
+        }
+        // Nor is it in the audit trail.
+        expect(JSON.stringify(core.auditEvents({limit: null}))).not.toContain(created.secret);
+    });
+
+    it("refuses a wrong or missing key with 401, a revoked key from its next request while the other key still works, and everyone once every key is revoked", async () => {
+        const {service} = await openAppCore();
+        const editor = await call<Created>(service, "apiKeys.create", {label: "editor"});
+        const script = await call<Created>(service, "apiKeys.create", {label: "script"});
+        const {baseUrl} = await call<Status>(service, "apiServer.start", {port: 0});
+
+        expect(await openAiStatusOf(chat(baseUrl, editor.secret))).toBe(200);
+        expect(await openAiStatusOf(chat(baseUrl, editor.secret.slice(0, -1) + (editor.secret.endsWith("A") ? "B" : "A")))).toBe(401);
+        expect(await openAiStatusOf(chat(baseUrl, "not-a-key"))).toBe(401);
+
+        expect(await call(service, "apiKeys.revoke", {id: editor.key.id})).toEqual({revoked: true});
+        expect(await openAiStatusOf(chat(baseUrl, editor.secret))).toBe(401);
+        expect(await openAiStatusOf(chat(baseUrl, script.secret))).toBe(200);
+        expect(await call<{keys: unknown[]}>(service, "apiKeys.list", {})).toEqual({keys: [expect.objectContaining({label: "script"})]});
+        expect(await call(service, "apiKeys.revoke", {id: editor.key.id})).toEqual({revoked: false});
+
+        // The last key revoked does not open the server to every local program: it refuses everyone until restarted.
+        await call(service, "apiKeys.revoke", {id: script.key.id});
+        expect(await openAiStatusOf(chat(baseUrl, script.secret))).toBe(401);
+        expect(await openAiStatusOf(chat(baseUrl, "anything"))).toBe(401);
+        expect(await call(service, "apiServer.status", {})).toMatchObject({running: true, keys: 0, keyRequired: true});
+    });
+
+    it("refuses a second key with the same label, and starting without a model, each with a clear error", async () => {
+        const {service} = await openAppCore();
+        await call(service, "apiKeys.create", {label: "editor"});
+        const twice = await service.call("apiKeys.create", {label: "editor"});
+        expect(twice).toMatchObject({ok: false, error: {code: "INVALID_INPUT", message: expect.stringMatching(/labelled "editor" exists already/)}});
+
+        const core = openTestCore(async () => {
+            throw new Error("no model is loaded in this test");
+        }, {database: path.join(tempDir("api-no-model"), "test.db")});
+        try {
+            await expect(new LocalApiServer(core, startAppApiServer).start(0)).rejects.toMatchObject({code: "MODEL_NOT_LOADED", message: expect.stringMatching(/No model is loaded: load one first/)});
+        } finally {
+            await core.close();
+        }
+    });
+
+    it("compares a presented key with every stored hash, each of the same length, whichever key it is or whether it matches", async () => {
+        const {core} = await openAppCore();
+        const secrets = ["first", "second", "third"].map((label) => core.apiKeys.create(label).secret);
+        const ring = new ApiKeyRing({stored: () => core.apiKeys.hashes()});
+        const compare = vi.spyOn(crypto, "timingSafeEqual");
+        try {
+            for (const presented of [secrets[0], secrets[2], "wrong", "x".repeat(500), undefined]) {
+                compare.mockClear();
+                const tenant = ring.tenantOf(presented == null ? undefined : `Bearer ${presented}`);
+                expect(tenant).toBe(presented === secrets[0] ? "first" : presented === secrets[2] ? "third" : null);
+                expect(compare).toHaveBeenCalledTimes(3);
+                for (const [stored, given] of compare.mock.calls)
+                    expect([(stored as Buffer).length, (given as Buffer).length]).toEqual([32, 32]);
+            }
+        } finally {
+            compare.mockRestore();
+        }
+    });
+
+    it("cleanroom serve without --api-key takes the keys made in the app; --no-stored-keys leaves them aside", async () => {
+        const database = path.join(tempDir("serve-stored-keys"), "app.db");
+        const app = openTestCore(async () => {
+            throw new Error("making a key needs no model");
+        }, {database});
+        const {secret} = app.apiKeys.create("script");
+        await app.close();
+
+        const guarded = await startServe(modelPath!, ["--db", database]);
+        serveProcesses.push(guarded);
+        expect(await openAiStatusOf(chat(guarded.baseUrl, secret))).toBe(200);
+        expect(await openAiStatusOf(chat(guarded.baseUrl, "no-key"))).toBe(401);
+        await guarded.output.waitFor(/\(script\): \d+ prompt/);
+        expect(guarded.output.output()).not.toContain(secret);
+        expect(await guarded.stop()).toBe(0);
+
+        const open = await startServe(modelPath!, ["--db", database, "--no-stored-keys"]);
+        serveProcesses.push(open);
+        expect(await openAiStatusOf(chat(open.baseUrl, "no-key"))).toBe(200);
+    });
+});

@@ -1,0 +1,74 @@
+import fs from "node:fs";
+import path from "node:path";
+import {afterEach, describe, expect, it} from "vitest";
+import {AttachmentStore} from "../../src/core/node/documents/AttachmentStore.js";
+import type {DocumentChunk} from "../../src/core/node/documents/chunkDocument.js";
+import {ConversationStore} from "../../src/core/node/store/ConversationStore.js";
+import {openDatabase} from "../../src/core/node/store/openDatabase.js";
+import {tempDir} from "../helpers/tempCore.js";
+
+const fillerWords = "fox bird tree river stone cloud garden lamp door window apple house".split(" ");
+
+/** `count` chunks of about 1,200 characters of filler, `sentence` in chunk `at`. */
+function chunks(count: number, sentence: string, at: number): DocumentChunk[] {
+    return Array.from({length: count}, (_, index) => ({
+        page: index + 1, startLine: 1, endLine: 20,
+        text: index === at ? sentence : Array.from({length: 200}, (_word, word) => fillerWords[(index * 7 + word * 3) % fillerWords.length]).join(" ")
+    }));
+}
+
+describe("retrieval for a turn that brings a document", () => {
+    const closers: Array<() => void> = [];
+    afterEach(() => closers.splice(0).forEach((close) => close()));
+
+    const open = () => {
+        const database = path.join(tempDir("retrieval"), "retrieval.db");
+        const db = openDatabase(database, {key: {unencrypted: true}});
+        const store = new ConversationStore(db);
+        closers.push(() => {
+            store.purger.close();
+            db.close();
+        });
+        return {database, db, store, attachments: new AttachmentStore(db)};
+    };
+    const attach = ({store, attachments}: ReturnType<typeof open>, conversationId: string, name: string, documentChunks: DocumentChunk[]) =>
+        attachments.transaction(() => {
+            const message = store.appendMessage(conversationId, {role: "user", content: `Here is ${name}.`, status: "complete"});
+            attachments.add(conversationId, message.id, {document: {name, format: "text", bytes: 1, pages: []}, tokens: 1, mode: "retrieved", chunks: documentChunks});
+        });
+
+    it("writes nothing to the database, however large the document: its chunks reach the store's index once, when the turn is stored", () => {
+        const opened = open();
+        const {database, db, store, attachments} = opened;
+        const conversation = store.create({title: "Contracts"});
+        attach(opened, conversation.id, "earlier.txt", chunks(20, "The earlier contract names the QUARTZHERON clause.", 5));
+        const fileBytes = () => [database, database + "-wal"].map((file) => fs.statSync(file).size);
+        const before = fileBytes();
+
+        // About 5 MB of chunks, over a page cache made 1 MiB (from 16) to stand for a document of over 16 MB: a transaction that
+        // indexed them would spill its pages to the WAL before it was rolled back.
+        db.pragma("cache_size = -1024");
+        const arriving = chunks(4000, "The new contract names the QUARTZHERON penalty on page 3001.", 3000);
+        const passages = attachments.retrieve(conversation.id, "Which QUARTZHERON penalty?", [{name: "new.txt", chunks: arriving}]);
+
+        expect(passages.slice(0, 2).map((passage) => [passage.name, passage.pendingIndex, passage.page]))
+            .toEqual([["new.txt", 0, 3001], ["earlier.txt", null, 6]]);
+        expect(fileBytes(), "the database file and its WAL, in bytes, after planning").toEqual(before);
+
+        attach(opened, conversation.id, "new.txt", arriving);
+        const indexed = (word: string) => db.prepare("SELECT count(*) FROM attachment_chunks_fts WHERE attachment_chunks_fts MATCH ?").pluck().get(word);
+        expect(indexed("QUARTZHERON"), "both documents' sentences, each indexed once").toBe(2);
+        expect(attachments.retrieve(conversation.id, "Which QUARTZHERON penalty?").slice(0, 2).map((passage) => [passage.name, passage.page]))
+            .toEqual([["new.txt", 3001], ["earlier.txt", 6]]);
+    });
+
+    it("two documents of the same name that arrive together are told apart by their place", () => {
+        const opened = open();
+        const conversation = opened.store.create({title: "Two reports"});
+        const passages = opened.attachments.retrieve(conversation.id, "OSPREYLEDGER", [
+            {name: "report.pdf", chunks: chunks(3, "The first report names OSPREYLEDGER.", 1)},
+            {name: "report.pdf", chunks: chunks(3, "The second report names OSPREYLEDGER too, OSPREYLEDGER twice.", 2)}
+        ]);
+        expect(passages.map((passage) => [passage.pendingIndex, passage.page])).toEqual([[1, 3], [0, 2]]);
+    });
+});
