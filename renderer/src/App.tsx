@@ -296,13 +296,10 @@ export function App({client}: {client: AppCoreClient}) {
         return () => window.removeEventListener("keydown", onKey);
     }, [createConversation, createIncognitoConversation, narrow, drawer]);
 
+    // A session that ended on its own (idle, evicted, model switched) and could not be verified scrubbed:
+    // the same banner as the error a call gets for it (one banner per message).
+    useCoreEvent(client, "scrub.backgroundFault", (fault) => showError(fault.error));
     useCoreEvent(client, "audit.event", (event) => {
-        // A scrub that could not be verified, also of a session that ended on its own (idle, evicted):
-        // the same banner as the error a call gets for it (one banner per message).
-        if (event.kind === "security.fault" && isCleanroomError(event.data.error)) {
-            showError(event.data.error);
-            return;
-        }
         // The core finishes a pending purge once the other reader is done, and records it.
         if (event.kind !== "deletion.purged" || !purgePending.current)
             return;

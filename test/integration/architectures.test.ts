@@ -1,3 +1,4 @@
+import {isAuditEventOf} from "../../src/core/common/api/auditEvents.js";
 import path from "node:path";
 import type {LlamaContextOptions, LlamaContextSequence} from "node-llama-cpp";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
@@ -104,7 +105,7 @@ describe.skipIf(tokenizerFrom == null)("every architecture: a scrub is verified 
             const conversationId = await twoTurns(core);
             await expect(core.closeConversation(conversationId)).rejects.toMatchObject({code: "SCRUB_UNVERIFIED", message: expect.stringContaining(reason)});
             expect(core.isolationReport(conversationId)).toMatchObject({scrubs: {verified: 0, failed: 1}, lastScrub: {verified: false}});
-            const failed = events.filter((event) => event.kind === "scrub.failed" && event.conversationId === conversationId);
+            const failed = events.filter(isAuditEventOf("scrub.failed")).filter((event) => event.conversationId === conversationId);
             expect(failed).toHaveLength(1);
             expect(failed[0]!.data.failure).toContain(reason);
             expect(events.filter((event) => event.kind === "scrub.verified")).toHaveLength(0);

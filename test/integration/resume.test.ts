@@ -1,3 +1,4 @@
+import type {AuditKind} from "../../src/core/common/api/auditEvents.js";
 import fs from "node:fs";
 import path from "node:path";
 import {describe, expect, it} from "vitest";
@@ -32,7 +33,7 @@ function copyConversation(core: Core, source: ConversationId) {
     return copy.id;
 }
 
-const kinds = (core: Core, conversationId: ConversationId, ...wanted: string[]) => core.auditEvents({conversationId, kinds: wanted});
+const kinds = <Kind extends AuditKind>(core: Core, conversationId: ConversationId, ...wanted: Kind[]) => core.auditEvents({conversationId, kinds: wanted});
 const snapshotRow = (core: Core, conversationId: ConversationId) =>
     servicesOf(core).database.prepare("SELECT sealed, binding_json FROM kv_snapshots WHERE conversation_id = ?").get(conversationId) as {sealed: Buffer, binding_json: string} | undefined;
 

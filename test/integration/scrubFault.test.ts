@@ -2,7 +2,8 @@ import path from "node:path";
 import {fileURLToPath} from "node:url";
 import {afterEach, describe, expect, it} from "vitest";
 import {isCleanroomError, ScrubUnverifiedError} from "../../src/core/common/errors.js";
-import type {AuditEvent} from "../../src/core/common/types.js";
+import type {AuditEventOf} from "../../src/core/common/api/auditEvents.js";
+import type {BackgroundScrubFault} from "../../src/core/common/api/events.js";
 import {createCoreService} from "../../src/core/node/rpc/createCoreService.js";
 import {cliEntry, runCliCapturing} from "../../tools/spawnCli.js";
 import {hermeticCliEnv} from "../helpers/cliEnv.js";
@@ -67,8 +68,11 @@ describe.skipIf(modelPath == null)("forced scrub fault (every scrub reported unv
         const {core} = await createTestCore(modelPath!);
         const service = createCoreService(core);
         try {
-            const relayed: AuditEvent[] = [];
+            const relayed: Array<AuditEventOf<"security.fault">> = [];
             service.events.on("audit.event", (event) => void (event.kind === "security.fault" && relayed.push(event)));
+            // A close and a delete are calls: their callers get the error, nothing is pushed as a background fault.
+            const backgroundFaults: BackgroundScrubFault[] = [];
+            service.events.on("scrub.backgroundFault", (fault) => void backgroundFaults.push(fault));
             restore = forceScrubFaults();
 
             const closing = core.createConversation({title: "closing"});
@@ -87,6 +91,32 @@ describe.skipIf(modelPath == null)("forced scrub fault (every scrub reported unv
             expect(error).toBeInstanceOf(ScrubUnverifiedError);
             expect(isCleanroomError(error, "SCRUB_UNVERIFIED")).toBe(true);
             expect(core.findConversation(deleting.id)).toBeUndefined();
+            expect(backgroundFaults).toEqual([]);
+        } finally {
+            restore?.();
+            restore = null;
+            service.dispose();
+            await core.close();
+        }
+    });
+
+    it("forced fault: a session that ends idle, with no call waiting, is pushed to the front ends as scrub.backgroundFault (SCRUB_UNVERIFIED), besides its audit rows", async () => {
+        const {core} = await createTestCore(modelPath!, {pool: {idleTimeoutMs: 150}});
+        const service = createCoreService(core);
+        try {
+            const faults: BackgroundScrubFault[] = [];
+            service.events.on("scrub.backgroundFault", (fault) => void faults.push(fault));
+            restore = forceScrubFaults();
+
+            const idle = core.createConversation({title: "left idle"});
+            await core.sendMessage({conversationId: idle.id, text: "Once upon a time", maxTokens: 4, temperature: 0});
+            await expect.poll(() => faults, {timeout: 10_000}).toHaveLength(1);
+            const [failed] = core.auditEvents({conversationId: idle.id, kinds: ["scrub.failed"]});
+            expect(faults[0]).toEqual({
+                conversationId: idle.id, contextId: failed!.data.contextId, reason: "idle",
+                error: expect.objectContaining({code: "SCRUB_UNVERIFIED", message: expect.stringContaining(expectedMessage)})
+            });
+            expect(core.auditEvents({conversationId: idle.id, kinds: ["scrub.failed", "security.fault"]}).map((event) => event.kind)).toEqual(["scrub.failed", "security.fault"]);
         } finally {
             restore?.();
             restore = null;

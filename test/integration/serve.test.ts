@@ -1,3 +1,4 @@
+import {type AuditKind, isAuditEventOf} from "../../src/core/common/api/auditEvents.js";
 import http from "node:http";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
@@ -86,8 +87,8 @@ async function readToEnd(reader: ReadableStreamDefaultReader<Uint8Array>, receiv
     return received;
 }
 
-function requestEvents(events: AuditEvent[], kind: string) {
-    return events.filter((event) => event.kind === kind && event.conversationId?.startsWith("api-") === true);
+function requestEvents<Kind extends AuditKind>(events: AuditEvent[], kind: Kind) {
+    return events.filter(isAuditEventOf(kind)).filter((event) => event.conversationId?.startsWith("api-") === true);
 }
 
 describe.skipIf(modelPath == null)("cleanroom serve: an OpenAI-compatible local server, every request in a clean room", () => {
@@ -373,7 +374,7 @@ describe.skipIf(modelPath == null)("cleanroom serve: cache_salt, reuse within on
         // Three caches were kept (key A salt one, key A salt two, key B salt one); each scrubbed at shutdown, verified.
         expect(server.output.output().slice(stopping).match(/api-cache-\w+ \((key 1|key 2)\): cache_salt cache ended \(the server is stopping\); context ctx-\S+ scrubbed, verified/g))
             .toHaveLength(3);
-        const cacheScrubs = events.filter((event) => event.kind === "scrub.verified" && event.conversationId?.startsWith("api-cache-") === true);
+        const cacheScrubs = events.filter(isAuditEventOf("scrub.verified")).filter((event) => event.conversationId?.startsWith("api-cache-") === true);
         expect(cacheScrubs.map((event) => event.data)).toEqual([1, 2, 3].map(() => expect.objectContaining({reason: "shutdown", nonZeroBytes: 0})));
         expect(new Set(cacheScrubs.map((event) => event.conversationId)).size).toBe(3);
         expect(JSON.stringify(events)).not.toMatch(/salt-one|salt-two/);
@@ -386,7 +387,7 @@ describe.skipIf(modelPath == null)("cleanroom serve: cache_salt, reuse within on
         expect(await cachedTokensOf(server, "none", saltedBody("Where did Max sleep?", "salt-idle"))).toBe(0);
 
         const {events} = await stopAndReadAudit(server);
-        const cacheScrubs = events.filter((event) => event.kind === "scrub.verified" && event.conversationId?.startsWith("api-cache-") === true);
+        const cacheScrubs = events.filter(isAuditEventOf("scrub.verified")).filter((event) => event.conversationId?.startsWith("api-cache-") === true);
         expect(cacheScrubs.map((event) => event.data.reason)).toEqual(["idle", expect.stringMatching(/^(idle|shutdown)$/)]);
     });
 });

@@ -1,3 +1,4 @@
+import {type AuditKind, isAuditEventOf} from "../../src/core/common/api/auditEvents.js";
 import {spawn} from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
@@ -35,7 +36,8 @@ describe.skipIf(modelPath == null)("a cancelled turn leaves no half-evaluated st
     let scrubbedCancels = 0;
 
     const events = (conversationId?: ConversationId) => core.auditEvents({conversationId, limit: 10_000});
-    const find = (list: AuditEvent[], kind: string, contextId: string) => list.find((event) => event.kind === kind && event.data.contextId === contextId);
+    const contextIdOf = (event: AuditEvent) => "contextId" in event.data ? event.data.contextId : undefined;
+    const find = <Kind extends AuditKind>(list: AuditEvent[], kind: Kind, contextId: string) => list.filter(isAuditEventOf(kind)).find((event) => contextIdOf(event) === contextId);
 
     /** The cancelled turn's context was scrubbed, verified and freed, and only its own conversation ever had it. */
     function expectScrubbedAndFreed(conversationId: ConversationId, turn: LocalTurnResult, reason = "abort") {
@@ -53,7 +55,7 @@ describe.skipIf(modelPath == null)("a cancelled turn leaves no half-evaluated st
         expect(core.lastScrubReport(conversationId)).toMatchObject({contextId, verified: true, nonZeroBytes: 0, reason});
         expect(servicesOf(core).engine.pool!.peek(conversationId)?.id).not.toBe(contextId);
         // No event of any other conversation names this context.
-        expect(events().filter((event) => event.data.contextId === contextId && event.conversationId !== conversationId)).toEqual([]);
+        expect(events().filter((event) => contextIdOf(event) === contextId && event.conversationId !== conversationId)).toEqual([]);
         if (reason === "abort")
             scrubbedCancels++;
         return verified!;
@@ -173,7 +175,7 @@ describe.skipIf(modelPath == null)("a cancelled turn leaves no half-evaluated st
         let during: Promise<TurnOutcome> | null = null;
         let scrubRunning = false;
         const stop = core.onAuditEvent((event) => {
-            if (event.conversationId !== d.id || event.data.contextId !== liveContextId)
+            if (event.conversationId !== d.id || contextIdOf(event) !== liveContextId)
                 return;
             if (event.kind === "scrub.started") {
                 scrubRunning = true;

@@ -1,7 +1,7 @@
-import type {AuditEvent} from "../../../src/core/common/types.js";
+import type {AuditEvent} from "../../../src/core/common/api/auditEvents.js";
 import {formatTime} from "../format.js";
 
-const labels: Record<string, string> = {
+const labels: Partial<Record<AuditEvent["kind"], string>> = {
     "conversation.created": "Conversation created",
     "conversation.policy": "Policy changed",
     "context.created": "Context created",
@@ -22,7 +22,8 @@ const labels: Record<string, string> = {
     "cloud.failed": "Cloud request failed",
     "cloud.secrets.blocked": "Cloud request held: secrets found, nothing sent",
     "cloud.secrets.redacted": "Cloud request sent with secrets redacted",
-    "cloud.secrets.allowed": "Cloud request sent with secrets allowed"
+    "cloud.secrets.allowed": "Cloud request sent with secrets allowed",
+    "unrecognised": "Unrecognised event"
 };
 
 const shownData = [
@@ -40,7 +41,7 @@ export function AuditTimeline({events}: {events: AuditEvent[]}) {
                     <li key={event.id} className={`timeline-item kind-${event.kind.replace(/\./g, "-")}`}>
                         <span className="timeline-time">{formatTime(event.at)}</span>
                         <span className="timeline-kind">{labels[event.kind] ?? event.kind}</span>
-                        <span className="timeline-data">{summarize(event.data)}</span>
+                        <span className="timeline-data">{summarize(event)}</span>
                     </li>
                 ))}
             </ol>
@@ -48,8 +49,14 @@ export function AuditTimeline({events}: {events: AuditEvent[]}) {
     );
 }
 
-/** The event's simple facts; objects (e.g. a blocked reply's verdict) are summarised by their kind. */
-function summarize(data: Record<string, unknown>): string {
+/**
+ * The event's simple facts; objects (e.g. a blocked reply's verdict) are summarised by their kind.
+ * A row this version does not recognise (an older or newer kind) is shown by its stored kind and why.
+ */
+function summarize(event: AuditEvent): string {
+    if (event.kind === "unrecognised")
+        return `${event.data.storedKind}: ${event.data.problem}`;
+    const data: Readonly<Record<string, unknown>> = event.data;
     return shownData
         .map((key) => [key, factOf(key, data[key])] as const)
         .filter(([, value]) => value != null)
@@ -62,8 +69,8 @@ function factOf(key: string, value: unknown): string | null {
         return key === "contextId" ? value.slice(0, 8) : value;
     if (typeof value === "number" || typeof value === "boolean")
         return String(value);
-    if (typeof value === "object" && value != null && typeof (value as {kind?: unknown}).kind === "string")
-        return (value as {kind: string}).kind;
+    if (typeof value === "object" && value != null && "kind" in value && typeof value.kind === "string")
+        return value.kind;
     if (key === "kinds" && typeof value === "object" && value != null) // secrets found: how many of each kind, never a value
         return Object.entries(value).map(([kind, count]) => `${kind} ×${String(count)}`).join(", ");
     return null;

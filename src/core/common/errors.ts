@@ -107,15 +107,19 @@ export class ModelLoadError extends CleanroomError {
 export class ContextOverflowError extends CleanroomError {
     public readonly neededTokens: number;
     public readonly contextSize: number;
+    /** Its details, typed: what the audit log records of a refused turn. */
+    public readonly overflow: {promptTokens: number, replyBudget: number, neededTokens: number, contextSize: number, overBy: number};
 
     public constructor(promptTokens: number, replyBudget: number, contextSize: number) {
         const needed = promptTokens + replyBudget;
+        const overflow = {promptTokens, replyBudget, neededTokens: needed, contextSize, overBy: needed - contextSize};
         super(
             "CONTEXT_OVERFLOW",
             `This turn needs ${needed} tokens (${promptTokens} prompt + ${replyBudget} reply budget) ` +
             `but the context holds ${contextSize}: ${needed - contextSize} over. Nothing was evaluated.`,
-            {promptTokens, replyBudget, neededTokens: needed, contextSize, overBy: needed - contextSize}
+            {...overflow}
         );
+        this.overflow = overflow;
         this.name = "ContextOverflowError";
         this.neededTokens = needed;
         this.contextSize = contextSize;

@@ -1,13 +1,15 @@
 import {AsyncDisposeAggregator} from "lifecycle-utils";
 import type {Llama} from "node-llama-cpp";
 import {catchScrubFault} from "../common/catchScrubFault.js";
-import {CleanroomError} from "../common/errors.js";
+import {CleanroomError, ContextOverflowError} from "../common/errors.js";
 import {compareListOrder, mostRecentlyActive} from "../common/conversationOrder.js";
 import type {SecretVault} from "../common/secrets.js";
 import type {
     AuditEvent, Conversation, ConversationId, ConversationPolicy, ConversationSettings, ConversationSummary,
     CloudTurnResult, LocalTurnResult, Message, ScrubReport, SearchHit, SessionEndReason, TurnOutcome
 } from "../common/types.js";
+import type {AuditDataOf, AuditEventOf, AuditKind} from "../common/api/auditEvents.js";
+import type {BackgroundScrubFault} from "../common/api/events.js";
 import type {ExportFormat, IsolationReport, ModelLoadStep} from "../common/api/types.js";
 import type {AuditQuery} from "./audit/AuditLog.js";
 import type {SessionEnd} from "./engine/ConversationContext.js";
@@ -384,8 +386,8 @@ export class Core {
                 localProblem: local.problem
             });
         } catch (error) {
-            if (error instanceof CleanroomError && error.code === "CONTEXT_OVERFLOW")
-                audit.record({kind: "turn.refused", conversationId: create == null ? conversation.id : null, data: {...error.details}});
+            if (error instanceof ContextOverflowError)
+                audit.record({kind: "turn.refused", conversationId: create == null ? conversation.id : null, data: error.overflow});
             throw error;
         }
         if (decision.route === "cloud") {
@@ -449,7 +451,7 @@ export class Core {
      * Removes the conversation's last prompt and everything after it (for a regenerate), and
      * returns the prompt's text and the removed messages (`restoreMessages` puts them back).
      */
-    public rewindToLastPrompt(conversationId: ConversationId, data: Record<string, unknown> = {}): {prompt: string, removed: Message[], documents: AttachmentWithText[]} {
+    public rewindToLastPrompt(conversationId: ConversationId, data: Omit<AuditDataOf<"reply.regenerated">, "removedMessages"> = {}): {prompt: string, removed: Message[], documents: AttachmentWithText[]} {
         const {store, audit, attachments} = this._at(conversationId);
         const messages = store.messages(store.get(conversationId).id);
         const lastPromptIndex = messages.findLastIndex((message) => message.role === "user");
@@ -487,8 +489,17 @@ export class Core {
     }
 
     /** The audit trail, oldest first: the newest `limit` events (default 500), of one conversation and of some kinds when asked. */
+    public auditEvents<Kind extends AuditKind>(query: AuditQuery<Kind> & {kinds: Kind[]}): Array<AuditEventOf<Kind>>;
+    public auditEvents(query?: AuditQuery): AuditEvent[];
     public auditEvents(query: AuditQuery = {}): AuditEvent[] {
         return (query.conversationId != null ? this._at(query.conversationId) : this._services).audit.events(query);
+    }
+
+    /** A session that ended with no call waiting for it could not be verified scrubbed (incognito ones too); dispose the handle to stop listening. */
+    public onBackgroundScrubFault(listener: (fault: BackgroundScrubFault) => void): Disposable & {dispose(): void} {
+        const handle = this._services.engine.onBackgroundScrubFault.createListener(listener);
+        const dispose = () => handle.dispose();
+        return {dispose, [Symbol.dispose]: dispose};
     }
 
     /** Every audit event as it is recorded, incognito conversations' too; dispose the handle to stop listening. */

@@ -1,4 +1,4 @@
-import type {ConversationId, ScrubReport} from "../common/types.js";
+import type {ConversationId} from "../common/types.js";
 import type {IsolationReport} from "../common/api/types.js";
 import type {ConversationServices} from "./createConversationServices.js";
 import type {ConversationContext} from "./engine/ConversationContext.js";
@@ -20,7 +20,7 @@ export function buildIsolationReport(conversationId: ConversationId, {audit, can
             tokensInContext: context.tokensInContext, threads: context.threads
         },
         lastScrub: lastScrubEvent == null ? null : {
-            ...(lastScrubEvent.data as Omit<ScrubReport, "verified">),
+            ...lastScrubEvent.data,
             verified: lastScrubEvent.kind === "scrub.verified",
             at: lastScrubEvent.at
         },
@@ -28,9 +28,9 @@ export function buildIsolationReport(conversationId: ConversationId, {audit, can
         refusals: count("turn.refused"),
         routes: {local: count("turn.local"), cloud: count("turn.cloud")},
         turns: audit.events({conversationId, kinds: ["turn.local", "turn.cloud"], limit: null}).map((event) => ({
-            messageId: typeof event.data.messageId === "number" ? event.data.messageId : null,
+            messageId: event.data.messageId ?? null,
             route: event.kind === "turn.cloud" ? "cloud" as const : "local" as const,
-            contextId: typeof event.data.contextId === "string" ? event.data.contextId : null,
+            contextId: event.kind === "turn.local" ? event.data.contextId : null,
             at: event.at
         })),
         canaries: {

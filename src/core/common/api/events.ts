@@ -1,6 +1,19 @@
 import {z} from "zod";
-import {ConversationIdSchema} from "../types.js";
+import {ConversationIdSchema, SessionEndReasonSchema} from "../types.js";
 import {AuditEventSchema, CoreStatusSchema, DownloadProgressEventSchema, TurnResultSchema, TurnStartedSchema, WireErrorSchema} from "./schemas.js";
+
+/**
+ * A session that ended with no call waiting for it (evicted, idle, another model loaded) whose KV
+ * scrub could not be verified: the error to show, as a call would have got it. Its audit rows
+ * (`scrub.failed`, `security.fault`) are recorded as for any other end.
+ */
+export const BackgroundScrubFaultSchema = z.object({
+    conversationId: ConversationIdSchema,
+    contextId: z.string(),
+    reason: SessionEndReasonSchema,
+    error: WireErrorSchema
+});
+export type BackgroundScrubFault = z.infer<typeof BackgroundScrubFaultSchema>;
 
 /** Every event the core emits. Event names are the keys; payloads follow the schemas. */
 export const coreEvents = {
@@ -11,6 +24,7 @@ export const coreEvents = {
     /** A turn failed after it started, or a regenerate could not start; nothing further streams for it. */
     "turn.error": z.object({conversationId: ConversationIdSchema, messageId: z.number().int().nullable(), error: WireErrorSchema}),
     "audit.event": AuditEventSchema,
+    "scrub.backgroundFault": BackgroundScrubFaultSchema,
     "core.status": CoreStatusSchema,
     /** A model download's progress, in order, ending with `done`, `failed` or `cancelled`. */
     "models.downloadProgress": DownloadProgressEventSchema

@@ -4,25 +4,20 @@ import {
     CatalogEntrySchema, CatalogIdSchema, DetectedModelSchema, DetectionResultSchema, MissingModelFileSchema, ModelFitSchema, RegisteredModelIdSchema, RegisteredModelSchema
 } from "../models.js";
 import {
-    CloudVerdictKindSchema, ConversationIdSchema, ConversationPolicySchema, ConversationSettingsSchema, MessageRoleSchema, MessageStatusSchema,
-    RouteSchema, SessionEndReasonSchema
+    ConversationIdSchema, ConversationPolicySchema, ConversationSettingsSchema, MessageRoleSchema, MessageStatusSchema,
+    RouteSchema
 } from "../types.js";
 import {SecretFindingSchema} from "../secretScan/types.js";
 import {ContextSizeSchema, LockAfterMinutesSchema, NeverSendListSchema, ThreadsSchema} from "./limits.js";
+import {AuditEventSchema} from "./auditEvents.js";
+import {CloudVerdictSchema, DroppedHistorySchema, ScrubReportSchema, WireErrorSchema} from "./recordedSchemas.js";
+
+export {AuditEventSchema, CloudVerdictSchema, DroppedHistorySchema, ScrubReportSchema, WireErrorSchema};
 
 /**
  * Shapes of the values that cross the API: what calls return and what events carry.
  * Inputs are validated at the core's door; outputs are typed by these schemas.
  */
-
-export const WireErrorSchema = z.object({
-    code: z.string(),
-    message: z.string(),
-    details: z.record(z.string(), z.union([
-        z.number(), z.string(), z.boolean(), z.null(),
-        z.array(z.record(z.string(), z.union([z.number(), z.string(), z.boolean(), z.null()])))
-    ]))
-});
 
 export const ConversationSchema = z.object({
     id: ConversationIdSchema,
@@ -47,14 +42,6 @@ export const SearchHitSchema = z.object({
     matchedIn: z.enum(["title", "message"]),
     messageId: z.number().int().nullable(),
     snippet: z.string().nullable()
-});
-
-/** Why a cloud reply was blocked or flagged. Holds kinds, offsets and lengths: never the text. */
-export const CloudVerdictSchema = z.object({
-    kind: CloudVerdictKindSchema,
-    blocked: z.boolean(),
-    detail: z.string(),
-    findings: z.array(z.object({kind: z.string(), start: z.number().int(), end: z.number().int()}))
 });
 
 /** A document attached to a user message (#23): what it is and how a turn gave it to the model; never its text. */
@@ -105,35 +92,6 @@ export const MessageSchema = z.object({
     attachments: z.array(MessageAttachmentSchema).optional(),
     createdAt: z.number(),
     updatedAt: z.number()
-});
-
-export const ScrubReportSchema = z.object({
-    contextId: z.string(),
-    kvCells: z.number().int(),
-    layers: z.number().int(),
-    /** Bytes of K/V payload written as zeros. */
-    bytesZeroed: z.number(),
-    /** Bytes of K/V payload read back and checked. */
-    bytesChecked: z.number(),
-    nonZeroBytes: z.number(),
-    cellsReadBack: z.number().int(),
-    verified: z.boolean(),
-    durationMs: z.number(),
-    reason: SessionEndReasonSchema,
-    /**
-     * Where the KV layout the scrub used came from: learned at model load, cached by an earlier load
-     * (proved again by this scrub), or learned again because this scrub contradicted the cached one.
-     * Absent from scrubs recorded before the KV layout was cached.
-     */
-    layoutSource: z.enum(["learned", "cached", "relearned"]).optional()
-});
-
-export const AuditEventSchema = z.object({
-    id: z.number().int(),
-    conversationId: ConversationIdSchema.nullable(),
-    at: z.number(),
-    kind: z.string(),
-    data: z.record(z.string(), z.unknown())
 });
 
 /** One turn of a conversation: where it went and which context served it. */
@@ -328,12 +286,6 @@ export const TurnTokensSchema = z.object({
 
 /** The local context that served a turn. */
 export const IsolationInfoSchema = z.object({contextId: z.string(), kvCells: z.number().int(), kvBytes: z.number(), threads: z.number().int()});
-
-export const DroppedHistorySchema = z.object({
-    /** Messages left out of the model's window by the `drop-oldest` policy (still kept in the database). */
-    droppedMessages: z.number().int(),
-    droppedTokens: z.number().int()
-});
 
 const TurnResultBaseSchema = z.object({
     conversationId: ConversationIdSchema,

@@ -1,17 +1,23 @@
 import type Database from "better-sqlite3-multiple-ciphers";
 import {EventRelay} from "lifecycle-utils";
-import type {AuditEvent, ConversationId} from "../../common/types.js";
+import {type AuditDataOf, type AuditEvent, type AuditEventOf, auditEventFromRow, type AuditKind, isAuditEventOf} from "../../common/api/auditEvents.js";
+import type {ConversationId} from "../../common/types.js";
 
-export type AuditRecord = {
-    kind: string,
+/** One event to record: its kind and the facts that kind records (see `auditEvents.ts`). */
+export type AuditRecord<Kind extends AuditKind> = {
+    kind: Kind,
     conversationId?: ConversationId | null,
-    data?: Record<string, unknown>
+    data: AuditDataOf<Kind>
 };
 
-/** Which events `events` returns: of one conversation, of some kinds, the newest `limit`. */
-export type AuditQuery = {
+/**
+ * Which events `events` returns: of one conversation, of some kinds, the newest `limit`. Asked for
+ * kinds, only rows that parse as those kinds come back; rows that do not parse come back, as
+ * `unrecognised` events, only when no kinds are asked for (the whole trail, as it is shown).
+ */
+export type AuditQuery<Kind extends AuditKind = AuditKind> = {
     conversationId?: ConversationId,
-    kinds?: string[],
+    kinds?: Kind[],
     /** The newest this many, returned oldest first; null: all of them. Defaults to `500`. */
     limit?: number | null
 };
@@ -47,7 +53,7 @@ export class AuditLog {
         this._divert = logOf;
     }
 
-    public record({kind, conversationId = null, data = {}}: AuditRecord): AuditEvent {
+    public record<Kind extends AuditKind>({kind, conversationId = null, data}: AuditRecord<Kind>): AuditEventOf<Kind> {
         const diverted = conversationId == null ? null : this._divert?.(conversationId);
         if (diverted != null && diverted !== this)
             return diverted.record({kind, conversationId, data});
@@ -61,12 +67,14 @@ export class AuditLog {
         } else
             id = ++this._memoryId;
 
-        const event: AuditEvent = {id, conversationId, at, kind, data};
+        const event = {id, conversationId, at, kind, data} as AuditEventOf<Kind>;
         this.onEvent.dispatchEvent(event);
 
         return event;
     }
 
+    public events<Kind extends AuditKind>(query: AuditQuery<Kind> & {kinds: Kind[]}): Array<AuditEventOf<Kind>>;
+    public events(query?: AuditQuery): AuditEvent[];
     public events({conversationId, kinds, limit = 500}: AuditQuery = {}): AuditEvent[] {
         if (this._db == null)
             return [];
@@ -84,9 +92,10 @@ export class AuditLog {
         const rows = this._db.prepare(
             `SELECT * FROM audit_events ${where.length > 0 ? "WHERE " + where.join(" AND ") : ""} ORDER BY id DESC LIMIT ?`
         ).all(...params, limit ?? -1) as Array<{id: number, conversation_id: string | null, at: number, kind: string, data_json: string}>;
-        return rows.reverse().map((row) => ({
-            id: row.id, conversationId: row.conversation_id, at: row.at, kind: row.kind, data: JSON.parse(row.data_json)
+        const events = rows.reverse().map((row) => auditEventFromRow({
+            id: row.id, conversationId: row.conversation_id, at: row.at, kind: row.kind, data: JSON.parse(row.data_json) as unknown
         }));
+        return kinds != null && kinds.length > 0 ? events.filter(isAuditEventOf(...kinds)) : events;
     }
 
     /** Counted in SQL over the whole trail, however long (not over the newest `events`). */

@@ -1,8 +1,9 @@
-import {AsyncDisposeAggregator} from "lifecycle-utils";
+import {AsyncDisposeAggregator, EventRelay} from "lifecycle-utils";
 import {
     resolveChatWrapper, LlamaText, type ChatHistoryItem, type ChatWrapper, type GbnfJsonSchema, type Llama, type LlamaGrammar, type LlamaModel, type Token
 } from "node-llama-cpp";
 import type {z} from "zod";
+import type {BackgroundScrubFault} from "../../common/api/events.js";
 import type {ModelInfoSchema} from "../../common/api/schemas.js";
 import {CleanroomError, ContextOverflowError, ModelLoadError, ScrubUnverifiedError} from "../../common/errors.js";
 import type {ConversationId, ConversationSettings, DroppedHistory, SessionEndReason} from "../../common/types.js";
@@ -13,6 +14,7 @@ import {ContextPool, conversationContextFactory, type ContextPoolOptions} from "
 import type {ConversationContext, GenerateResult, SessionEnd} from "./ConversationContext.js";
 import {KvLayoutCache} from "./KvLayoutCache.js";
 import {KvScrubber} from "./KvScrubber.js";
+import {backgroundScrubFault} from "./backgroundScrubFault.js";
 import {checkDevice, type DeviceCheckOutcome} from "./checkDevice.js";
 import {PrivateScratchDir} from "./PrivateScratchDir.js";
 import {describeLlamaBuild} from "./describeLlamaBuild.js";
@@ -95,6 +97,8 @@ export class LocalEngine {
     private _resume: KvResume | null = null;
     /** What a resume snapshot of the loaded model must match; null without a model. */
     private _snapshotBinding: (() => KvSnapshotBinding) | null = null;
+    /** A session no call waited for (evicted, idle, model switched) ended with a scrub that could not be verified. */
+    public readonly onBackgroundScrubFault = new EventRelay<BackgroundScrubFault>();
 
     /** `llama` may be a function: it is called when the first model loads, not before. */
     public constructor(llama: Llama | (() => Promise<Llama>), audit: AuditLog, settings: SettingsStore | null, options: LocalEngineOptions = {}) {
@@ -185,7 +189,12 @@ export class LocalEngine {
             const pool = new ContextPool(conversationContextFactory(model, contextOptions, scrubber), contextBytes, this._options.pool);
             pool.onSessionEnding.createListener(({conversationId, contextId, reason}) =>
                 this._audit.record({kind: "scrub.started", conversationId, data: {contextId, reason}}));
-            pool.onSessionEnd.createListener((end) => this._recordSessionEnd(end.conversationId, end));
+            pool.onSessionEnd.createListener((end) => {
+                this._recordSessionEnd(end.conversationId, end);
+                const fault = backgroundScrubFault(end);
+                if (fault != null)
+                    this.onBackgroundScrubFault.dispatchEvent(fault);
+            });
             const modelFile = fs.statSync(modelPath);
             const modelId = `${modelFingerprint(modelPath)} ${modelFile.size} ${Math.round(modelFile.mtimeMs)}`;
             // Read when used: a layout learned again can change the cells.

@@ -76,12 +76,13 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
     };
     const models = new ModelStatusTracker(core, (status) => void emitStatus(status));
     const library = options.models != null ? new ModelLibrary(options.models, (progress) => events.emit("models.downloadProgress", progress)) : null;
-    // What `dispose` undoes, in this order: replies stopped, downloads cancelled, the audit relay detached.
+    // What `dispose` undoes, in this order: replies stopped, downloads cancelled, the audit and fault relays detached.
     const teardown = new DisposeAggregator();
     teardown.add(() => turns.stopAll());
     teardown.add(() => uploads.clear());
     teardown.add(() => library?.cancelAll());
     teardown.add(core.onAuditEvent((event) => events.emit("audit.event", event)));
+    teardown.add(core.onBackgroundScrubFault((fault) => events.emit("scrub.backgroundFault", fault)));
     // Conversations a closed window left in the trash (its undo never ran out here) are deleted now.
     void core.deleteTrashed().catch(() => undefined);
     const requireLibrary = () => {

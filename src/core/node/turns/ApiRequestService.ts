@@ -121,7 +121,7 @@ export class ApiRequestService {
             }
         } catch (error) {
             if (error instanceof ContextOverflowError)
-                this._audit.record({kind: "api.refused", conversationId: requestId, data: {tenant: input.tenant, ...error.details}});
+                this._audit.record({kind: "api.refused", conversationId: requestId, data: {tenant: input.tenant, ...error.overflow}});
             throw error;
         }
         const grammar = input.json == null ? undefined : await this._engine.createJsonGrammar(input.json.schema);

@@ -1,0 +1,51 @@
+import {z} from "zod";
+import {CloudVerdictKindSchema, SessionEndReasonSchema} from "../types.js";
+
+/**
+ * Shapes that the audit log records and the API returns alike. They live apart from `schemas.ts`
+ * (which re-exports them) because `auditEvents.ts` needs them and `schemas.ts` needs the audit union.
+ */
+
+export const WireErrorSchema = z.object({
+    code: z.string(),
+    message: z.string(),
+    details: z.record(z.string(), z.union([
+        z.number(), z.string(), z.boolean(), z.null(),
+        z.array(z.record(z.string(), z.union([z.number(), z.string(), z.boolean(), z.null()])))
+    ]))
+});
+
+/** Why a cloud reply was blocked or flagged. Holds kinds, offsets and lengths: never the text. */
+export const CloudVerdictSchema = z.object({
+    kind: CloudVerdictKindSchema,
+    blocked: z.boolean(),
+    detail: z.string(),
+    findings: z.array(z.object({kind: z.string(), start: z.number().int(), end: z.number().int()}))
+});
+
+export const ScrubReportSchema = z.object({
+    contextId: z.string(),
+    kvCells: z.number().int(),
+    layers: z.number().int(),
+    /** Bytes of K/V payload written as zeros. */
+    bytesZeroed: z.number(),
+    /** Bytes of K/V payload read back and checked. */
+    bytesChecked: z.number(),
+    nonZeroBytes: z.number(),
+    cellsReadBack: z.number().int(),
+    verified: z.boolean(),
+    durationMs: z.number(),
+    reason: SessionEndReasonSchema,
+    /**
+     * Where the KV layout the scrub used came from: learned at model load, cached by an earlier load
+     * (proved again by this scrub), or learned again because this scrub contradicted the cached one.
+     * Absent from scrubs recorded before the KV layout was cached.
+     */
+    layoutSource: z.enum(["learned", "cached", "relearned"]).optional()
+});
+
+export const DroppedHistorySchema = z.object({
+    /** Messages left out of the model's window by the `drop-oldest` policy (still kept in the database). */
+    droppedMessages: z.number().int(),
+    droppedTokens: z.number().int()
+});
