@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import type {Core} from "../../src/core/node/Core.js";
+import {isAuditEventOf} from "../../src/core/common/api/auditEvents.js";
 import {vectorFromBlob} from "../../src/core/node/documents/chunkVectors.js";
 import {settingKeys} from "../../src/core/node/settings/settingKeys.js";
 import {runCliCapturing} from "../../tools/spawnCli.js";
@@ -49,7 +50,8 @@ describe.skipIf(modelPath == null)("document embeddings (stories260K standing in
             attachments: attach("plain.txt", longText(40, "The vault code is PLAINOTTER.", 30, 9))}));
         expect(turn.attachments![0]!.mode).toBe("retrieved");
         expect(vectorRows(turn.conversationId)).toEqual([]);
-        expect(core.isolationReport(turn.conversationId).events.filter((event) => event.data.purpose === "embedding")).toEqual([]);
+        expect(core.isolationReport(turn.conversationId).events.filter(isAuditEventOf("scrub.verified", "scrub.failed"))
+            .filter((event) => event.data.purpose === "embedding")).toEqual([]);
     });
 
     it("with one chosen, each retrieved chunk's vector is stored in its own conversation's rows, and another conversation's retrieval never ranks it", async () => {
@@ -104,7 +106,7 @@ describe.skipIf(modelPath == null)("document embeddings (stories260K standing in
     it("the embedding context's scrub is reported in the isolation report: zeroed, read back, verified, with the turns it served", () => {
         const [conversation] = core.listConversations().filter((summary) => summary.title === "Meaning");
         const report = core.isolationReport(conversation!.id);
-        const embeddingScrubs = report.events.filter((event) => event.kind === "scrub.verified" && event.data.purpose === "embedding");
+        const embeddingScrubs = report.events.filter(isAuditEventOf("scrub.verified")).filter((event) => event.data.purpose === "embedding");
         // The first turn (document and question embedded), then the second (the question).
         expect(embeddingScrubs.length).toBe(2);
         for (const scrub of embeddingScrubs) {

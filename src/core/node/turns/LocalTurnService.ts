@@ -185,7 +185,7 @@ export class LocalTurnService {
 
     private _recordEmbeddingScrub(conversationId: ConversationId | null, scrub: EmbeddingScrub) {
         const data = {
-            contextId: scrub.contextId, purpose: "embedding", reason: "request", kvCells: scrub.kvCells, layers: scrub.layers,
+            contextId: scrub.contextId, purpose: "embedding" as const, reason: "request" as const, kvCells: scrub.kvCells, layers: scrub.layers,
             bytesZeroed: scrub.bytesZeroed, bytesChecked: scrub.bytesChecked, nonZeroBytes: scrub.nonZeroBytes, cellsReadBack: scrub.cellsReadBack,
             durationMs: Math.round(scrub.durationMs * 1000) / 1000, layoutSource: scrub.layoutSource
         };
