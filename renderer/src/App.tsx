@@ -16,6 +16,7 @@ import {localAnswerUnavailable, SecretsFoundDialog} from "./components/SecretsFo
 import {CloudDocumentsDialog} from "./components/CloudDocumentsDialog.js";
 import {useCloudDocumentsReview} from "./hooks/useCloudDocumentsReview.js";
 import {uploadAttachment, type UploadedAttachment} from "./uploadAttachment.js";
+import {openCitation} from "./openCitation.js";
 import {SettingsDialog} from "./components/SettingsDialog.js";
 import {Sidebar} from "./components/Sidebar.js";
 import {useBanners} from "./hooks/useBanners.js";
@@ -391,6 +392,7 @@ export function App({client}: {client: AppCoreClient}) {
                     cloud={cloudAccessOf(models.settings)} onSend={send} onResend={chat.editAndResend} onStop={() => void chat.stop()}
                     onRegenerate={(route) => void chat.regenerate(route)} onSetPolicy={setPolicy} onShowVersion={(id) => void chat.showVersion(id)}
                     onSaveDraft={chat.saveDraft} onUpload={upload} onDiscardUpload={discardUpload}
+                    onOpenCitation={(conversationId, citation) => openCitation(client, conversationId, citation)}
                     headerStart={toggle("sidebar", "Conversations", <MenuIcon />)}
                     headerEnd={<>
                         {chat.conversation != null && <ExportMenu label="Export" onExport={(format) => void exportConversations(chat.conversation!.id, format)} />}

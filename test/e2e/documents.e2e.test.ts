@@ -1,3 +1,4 @@
+import {PDFDocument, StandardFonts} from "pdf-lib";
 import type {Page} from "playwright-core";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {formatBytes} from "../../src/core/common/formatBytes.js";
@@ -17,11 +18,31 @@ const sentence = "The lighthouse keeper counts eleven blue boats.";
 const docxSentence = "The DOCX says the harbour opens on Thursday.";
 const tsSource = "export const harbourPort = 8080;\nexport function openHarbour(): number {\n    return harbourPort;\n}\n";
 
+const keySentence = "The keeper hid the PELICANORCHID key under the third stair.";
+const fillerLines = ["The tide tables for the harbour were checked twice.", "Boats leave at dawn and come back before the evening bell.",
+    "Nets are mended on the quay when the weather is calm.", "The lamp room is painted white every spring."];
+
+/** A long report: `pageCount` pages of a heading and filler lines, with `keySentence` as line 3 of page `sentencePage`. */
+async function longReportPdf(pageCount: number, sentencePage: number): Promise<Buffer> {
+    const pdf = await PDFDocument.create();
+    const font = await pdf.embedFont(StandardFonts.Helvetica);
+    for (let page = 1; page <= pageCount; page++) {
+        const lines = [`Harbour report, page ${page}.`, ...fillerLines];
+        if (page === sentencePage)
+            lines.splice(2, 0, keySentence);
+        const drawn = pdf.addPage([595, 842]);
+        lines.forEach((line, index) => drawn.drawText(line, {x: 50, y: 780 - index * 20, size: 12, font}));
+    }
+    return Buffer.from(await pdf.save());
+}
+
 type FilePayload = {name: string, mimeType: string, buffer: Buffer};
 let reportPdf: FilePayload;
 let minutesDocx: FilePayload;
 let harbourTs: FilePayload;
 let scannedPdf: FilePayload;
+/** 60 pages, far larger than the context: retrieved by passages, `keySentence` on page 37. */
+let longReport: FilePayload;
 /** Larger than one upload chunk (72 KiB): the page sends it in several. */
 let serverLog: FilePayload;
 
@@ -36,6 +57,9 @@ const fileInput = () => page.getByLabel("Files to attach");
 const cloudDialog = () => page.getByRole("dialog", {name: "Send documents to the cloud?"});
 const lastPrompt = () => page.getByRole("article", {name: "Your message"}).last();
 const lastReply = () => page.getByRole("article", {name: "Assistant message"}).last();
+const sources = () => lastReply().getByRole("navigation", {name: "Sources"});
+const passageDialog = () => page.getByRole("dialog", {name: "long-report.pdf, page 37"});
+const isolation = () => page.getByRole("region", {name: "Isolation"});
 
 /** How long the core may take to read a file: PDF and DOCX are read in a fresh process each (about a second, more on a loaded machine). */
 const readingTimeoutMs = 60_000;
@@ -86,7 +110,7 @@ async function newConversation() {
     await expect.poll(() => composer().inputValue()).toBe("");
 }
 
-describe.skipIf(!runnable)("documents in the real UI (#23): attach by file picker and drop, chips, an unreadable file, the cloud's question", () => {
+describe.skipIf(!runnable)("documents in the real UI (#23): attach by file picker and drop, chips, an unreadable file, the cloud's question, citations, the Isolation panel", () => {
     beforeAll(async () => {
         reportPdf = {name: "report.pdf", mimeType: "application/pdf", buffer: Buffer.from(await textPdf(3, {2: sentence}))};
         minutesDocx = {name: "minutes.docx", mimeType: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
@@ -95,6 +119,7 @@ describe.skipIf(!runnable)("documents in the real UI (#23): attach by file picke
         serverLog = {name: "server.log", mimeType: "text/plain",
             buffer: Buffer.from(Array.from({length: 4000}, (_, line) => `2026-12-05 04:00:${String(line % 60).padStart(2, "0")} request ${line} served in 12 ms`).join("\n"))};
         scannedPdf = {name: "scan.pdf", mimeType: "application/pdf", buffer: Buffer.from(await imageOnlyPdf())};
+        longReport = {name: "long-report.pdf", mimeType: "application/pdf", buffer: await longReportPdf(60, 37)};
         sim = await SharedCloudSimulator.start({mode: "honest", reply: "echo"});
         app = await openE2eApp({label: "e2e-documents-home", args: ["--model", modelPath!], screenshotPrefix: "documents-"});
         page = app.page;
@@ -233,5 +258,67 @@ describe.skipIf(!runnable)("documents in the real UI (#23): attach by file picke
         expect(chat[0]!.body).toContain(sentence);
         expect(await lastPrompt().getByRole("list", {name: "Attached documents"}).getByRole("listitem").count()).toBe(1);
         await expect.poll(() => composerChips().count()).toBe(0);
+
+        // The Isolation panel says where the document went: whole, to the simulator's host, and not to the local model.
+        const entry = isolation().getByLabel("Documents", {exact: true}).getByRole("listitem", {name: "report.pdf"});
+        await expect.poll(() => entry.textContent(), {timeout: 10_000}).toContain(`Sent whole to the cloud: ${new URL(sim.url).host},`);
+        expect(await entry.textContent()).toContain("Not sent to the local model yet");
+        // The reply cites the document given whole; the citation opens it page by page, the sentence on its page 2.
+        const wholeCitation = lastReply().getByRole("navigation", {name: "Sources"}).getByRole("button");
+        expect(await wholeCitation.allTextContents()).toEqual(["report.pdf, whole (3 pages)"]);
+        await wholeCitation.click();
+        const wholeDialog = page.getByRole("dialog", {name: "report.pdf, whole (3 pages)"});
+        await expect.poll(() => wholeDialog.getByRole("region", {name: "Page 2"}).textContent()).toContain(sentence);
+        expect(await wholeDialog.getByRole("region", {name: "Page 1"}).textContent()).not.toContain(sentence);
+        await page.keyboard.press("Escape");
+        await wholeDialog.waitFor({state: "detached"});
+    });
+
+    it("a 60-page PDF is attached and asked about: the reply cites page 37, and the citation opens that passage's lines (keyboard, Escape closes)", async () => {
+        await newConversation();
+        await composer().fill("Where did the keeper hide the PELICANORCHID key?");
+        await fileInput().setInputFiles([longReport]);
+        await waitUntilRead(1);
+        await page.getByRole("button", {name: "Send", exact: true}).click();
+        await expect.poll(() => lastReply().getAttribute("data-status"), {timeout: 120_000}).toBe("complete");
+
+        // The best passage is page 37's, cited first; every citation names the document and a page.
+        await expect.poll(() => sources().getByRole("button").count()).toBeGreaterThan(0);
+        const labels = await sources().getByRole("button").allTextContents();
+        expect(labels[0]).toBe("long-report.pdf, page 37");
+        expect(labels.every((label) => /^long-report\.pdf, page \d+$/.test(label))).toBe(true);
+
+        // Reached with the keyboard: focused, then Enter opens the passage; focus starts on Close.
+        await sources().getByRole("button", {name: "long-report.pdf, page 37", exact: true}).focus();
+        await page.keyboard.press("Enter");
+        await passageDialog().waitFor();
+        await expect.poll(() => passageDialog().textContent()).toContain(keySentence);
+        const lines = passageDialog().getByRole("listitem");
+        const sentenceLine = lines.filter({hasText: keySentence});
+        expect(await sentenceLine.getAttribute("value")).toBe("3");
+        expect(await passageDialog().getByRole("region", {name: "Page 37"}).count()).toBe(1);
+        expect(await passageDialog().textContent()).toMatch(/Page 37, lines \d+–\d+/);
+        await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe("Close");
+        expect(await seriousAxeViolations(page)).toEqual([]);
+        await app.screenshot("05-cited-passage");
+
+        await page.keyboard.press("Escape");
+        await passageDialog().waitFor({state: "detached"});
+        await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe("long-report.pdf, page 37");
+    });
+
+    it("the Isolation panel lists the document (size, pages, retrieved) as sent to the local model, never to the cloud", async () => {
+        const documents = isolation().getByLabel("Documents", {exact: true});
+        const entry = documents.getByRole("listitem", {name: "long-report.pdf"});
+        await expect.poll(() => entry.textContent(), {timeout: 10_000}).toMatch(/60 pages · retrieved by passages/);
+        expect(await entry.textContent()).toMatch(/Sent to the local model: [1-6] passages? in 1 reply/);
+        expect(await entry.textContent()).toContain("Never sent to the cloud");
+        await app.screenshot("06-isolation-documents");
+    });
+
+    it("the sidebar search finds words of the key sentence inside the attached PDF", async () => {
+        const sidebar = page.getByRole("navigation", {name: "Conversations"});
+        await sidebar.getByRole("searchbox", {name: "Search conversations"}).fill("third stair");
+        await expect.poll(() => sidebar.textContent(), {timeout: 10_000}).toContain("[third] [stair]");
     });
 });

@@ -5,6 +5,8 @@ import {cloudUsable, type CloudAccess} from "../cloudAccess.js";
 import type {UploadedAttachment} from "../uploadAttachment.js";
 import {Composer, type EditingMessage} from "./Composer.js";
 import {MessageItem} from "./MessageItem.js";
+import type {Citation} from "../../../src/core/common/api/documentSchemas.js";
+import type {CitedText} from "./Citations.js";
 import {PolicyControl} from "./PolicyControl.js";
 import {IncognitoIcon} from "./Sidebar.js";
 
@@ -13,7 +15,7 @@ import {IncognitoIcon} from "./Sidebar.js";
  * messages (following the stream) and the composer, which keeps the conversation's draft.
  */
 export function ChatView({conversation, messages, draft, generating, modelReady, cloud, headerStart, headerEnd,
-    onSend, onResend, onStop, onRegenerate, onSetPolicy, onShowVersion, onSaveDraft, onUpload, onDiscardUpload}: {
+    onSend, onResend, onStop, onRegenerate, onSetPolicy, onShowVersion, onSaveDraft, onUpload, onDiscardUpload, onOpenCitation}: {
     conversation: Conversation | null, messages: Message[], draft: string | null, generating: boolean, modelReady: boolean, cloud: CloudAccess,
     headerStart?: ReactNode, headerEnd?: ReactNode,
     onSend: (text: string, route: RouteRequest, attachments: UploadedAttachment[]) => Promise<boolean>,
@@ -22,7 +24,9 @@ export function ChatView({conversation, messages, draft, generating, modelReady,
     onSetPolicy: (policy: ConversationPolicy) => void, onShowVersion: (messageId: number) => void,
     onSaveDraft: (conversationId: string, text: string) => Promise<void>,
     onUpload: (file: File) => Promise<UploadedAttachment>,
-    onDiscardUpload: (uploadId: string) => void
+    onDiscardUpload: (uploadId: string) => void,
+    /** Reads the text of a citation under a reply (#23): the passage or document it names, of this conversation. */
+    onOpenCitation?: (conversationId: string, citation: Citation) => Promise<CitedText>
 }) {
     const scroller = useRef<HTMLDivElement>(null);
     const [editing, setEditing] = useState<EditingMessage | null>(null);
@@ -80,7 +84,8 @@ export function ChatView({conversation, messages, draft, generating, modelReady,
                     return (
                         <MessageItem key={message.id} message={message} canRegenerate={isLastReply} canEdit={canEdit}
                             onRegenerate={() => onRegenerate("auto")} onEdit={() => edit(message)} onShowVersion={onShowVersion}
-                            onRetryLocally={isLastReply && modelReady && message.status === "blocked" ? () => onRegenerate("local") : null} />
+                            onRetryLocally={isLastReply && modelReady && message.status === "blocked" ? () => onRegenerate("local") : null}
+                            onOpenCitation={onOpenCitation == null ? undefined : (citation) => onOpenCitation(conversation.id, citation)} />
                     );
                 })}
                 {generating && !(lastMessageIsReply(messages) && messages.at(-1)!.status === "streaming") && (

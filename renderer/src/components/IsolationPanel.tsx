@@ -3,6 +3,7 @@ import type {CanaryCounts, IsolationReport, ModelStatus} from "../../../src/core
 import type {ScrubReport} from "../../../src/core/common/types.js";
 import {formatBytes, formatCount, formatTime, shortId} from "../format.js";
 import {AuditTimeline} from "./AuditTimeline.js";
+import {IsolationDocuments} from "./IsolationDocuments.js";
 
 export type PreviousSession = {title: string, scrub: ScrubReport, at: number};
 
@@ -56,6 +57,8 @@ function ReportBody({report}: {report: IsolationReport}) {
             </div>
 
             <CanaryCard canaries={canaries} />
+
+            <IsolationDocuments documents={report.documents} />
 
             <div className="card" aria-label="Turn routes">
                 <div className="card-title">Turn routes</div>

@@ -5,16 +5,17 @@ import {BlockedNotice} from "./BlockedNotice.js";
 import {Markdown} from "./Markdown.js";
 import {MessageMeta} from "./MessageMeta.js";
 import {AttachmentChips} from "./AttachmentChips.js";
+import {Citations, type OpenCitation} from "./Citations.js";
 
 /**
  * One chat message as an article: Markdown for replies, plain text for prompts. Every message can
  * be copied; a prompt can be edited and resent (the earlier version kept, and reachable with the
  * version arrows); the last reply can be regenerated. Under a reply: its tokens and speed. A blocked
- * cloud reply shows why, and (last reply) Retry locally.
+ * cloud reply shows why, and (last reply) Retry locally. A reply given documents cites them (#23).
  */
-export function MessageItem({message, canRegenerate, canEdit, onRegenerate, onRetryLocally, onEdit, onShowVersion}: {
+export function MessageItem({message, canRegenerate, canEdit, onRegenerate, onRetryLocally, onEdit, onShowVersion, onOpenCitation}: {
     message: Message, canRegenerate: boolean, canEdit: boolean, onRegenerate: () => void, onRetryLocally: (() => void) | null,
-    onEdit: () => void, onShowVersion: (messageId: number) => void
+    onEdit: () => void, onShowVersion: (messageId: number) => void, onOpenCitation?: OpenCitation
 }) {
     const [copied, setCopied] = useState(false);
     const isReply = message.role === "assistant";
@@ -40,6 +41,7 @@ export function MessageItem({message, canRegenerate, canEdit, onRegenerate, onRe
                         : <Markdown text={message.content} />
                     : <p className="prompt-text">{message.content}</p>}
             <AttachmentChips label="Attached documents" attachments={(message.attachments ?? []).map(({id, name, bytes, pages, tokens}) => ({key: String(id), name, bytes, pages, tokens}))} />
+            {isReply && !streaming && onOpenCitation != null && <Citations citations={message.citations ?? []} onOpen={onOpenCitation} />}
             {flagged && <p className="flag-detail">{message.verdict!.detail}</p>}
             {!streaming && message.status !== "blocked" && (
                 <footer className="message-actions">

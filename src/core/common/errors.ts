@@ -60,6 +60,7 @@ export const errorCodes = [
     "UNAUTHORIZED",
     "ATTACHMENT_UNREADABLE",
     "CLOUD_ATTACHMENTS_UNCONFIRMED",
+    "PASSAGE_NOT_FOUND",
     "INTERNAL"
 ] as const;
 

@@ -32,6 +32,7 @@ import {deleteEveryRow, wipeOpenDatabase, type WipeReport} from "./store/wipeSto
 import {CloudAttachmentsNotSentError} from "./documents/CloudAttachmentsNotSentError.js";
 import {userTurnWithDocuments} from "./documents/documentPrompt.js";
 import {readDocumentOf, type AttachmentWithText} from "./documents/AttachmentStore.js";
+import type {CitedDocument, CitedPassage} from "../common/api/documentSchemas.js";
 import {extractDocument} from "./documents/extraction/extractDocument.js";
 import type {DocumentSource, ExtractedDocument} from "./documents/extraction/types.js";
 import type {SendMessageCallbacks, SendMessageInput, TurnRequest} from "./turns/types.js";
@@ -507,6 +508,20 @@ export class Core {
         const handles = [this._services.audit, this._services.incognito.audit].map((audit) => audit.onEvent.createListener(listener));
         const dispose = () => handles.forEach((handle) => handle.dispose());
         return {dispose, [Symbol.dispose]: dispose};
+    }
+
+    /** A passage of the conversation's documents (#23 item 4); PASSAGE_NOT_FOUND for one of another conversation. */
+    public citedPassage(conversationId: ConversationId, chunkId: number): CitedPassage {
+        const services = this._at(conversationId);
+        services.store.get(conversationId);
+        return services.replySources.passage(conversationId, chunkId);
+    }
+
+    /** A document of the conversation, page by page (#23 item 4); PASSAGE_NOT_FOUND for one of another conversation. */
+    public citedDocument(conversationId: ConversationId, attachmentId: number): CitedDocument {
+        const services = this._at(conversationId);
+        services.store.get(conversationId);
+        return services.replySources.document(conversationId, attachmentId);
     }
 
     /** What the Isolation panel shows: the live context, the last scrub, counters, each turn's route, the audit trail. */

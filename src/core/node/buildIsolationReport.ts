@@ -7,7 +7,7 @@ import type {ConversationContext} from "./engine/ConversationContext.js";
  * What the Isolation panel shows of a conversation: its live context (if any), the last scrub,
  * counters and each turn's route from its whole audit trail (SQL), the newest events for display.
  */
-export function buildIsolationReport(conversationId: ConversationId, {audit, canaries}: Pick<ConversationServices, "audit" | "canaries">,
+export function buildIsolationReport(conversationId: ConversationId, {audit, canaries, replySources}: Pick<ConversationServices, "audit" | "canaries" | "replySources">,
     context: ConversationContext | undefined): IsolationReport {
     const events = audit.events({conversationId});
     const {byKind, cloudChecksPassed} = audit.counts(conversationId);
@@ -39,6 +39,7 @@ export function buildIsolationReport(conversationId: ConversationId, {audit, can
             repliesBlocked: count("cloud.blocked"),
             repliesFlagged: count("cloud.flagged")
         },
+        documents: replySources.isolationDocuments(conversationId),
         events
     };
 }

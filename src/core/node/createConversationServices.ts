@@ -3,6 +3,7 @@ import {AuditLog} from "./audit/AuditLog.js";
 import {CanaryLedger} from "./cloud/CanaryLedger.js";
 import {AttachmentStore} from "./documents/AttachmentStore.js";
 import type {DocumentEmbedder} from "./documents/embedding/DocumentEmbedder.js";
+import {ReplySources} from "./documents/ReplySources.js";
 import type {LocalEngine} from "./engine/LocalEngine.js";
 import type {CloudSettingsStore} from "./settings/CloudSettingsStore.js";
 import {ConversationStore} from "./store/ConversationStore.js";
@@ -17,6 +18,8 @@ export type ConversationServices = {
     store: ConversationStore,
     /** The documents of the conversations in `store` (#23), in the same database. */
     attachments: AttachmentStore,
+    /** What each reply was given of those documents (#23 items 4, 7): its citations, and what went where. */
+    replySources: ReplySources,
     canaries: CanaryLedger,
     localTurns: LocalTurnService,
     cloudTurns: CloudTurnService
@@ -49,13 +52,15 @@ export function createConversationServices({database, audit = new AuditLog(datab
     const store = new ConversationStore(database, {audit, purge, incognito});
     const canaries = new CanaryLedger(database);
     const attachments = new AttachmentStore(database);
+    const replySources = new ReplySources(database);
     return {
         database,
         audit,
         store,
         attachments,
+        replySources,
         canaries,
-        localTurns: new LocalTurnService({store, audit, engine, attachments, streamSaveIntervalMs, embedder}),
-        cloudTurns: new CloudTurnService({store, attachments, audit, canaries, settings: cloudSettings, access: cloud, streamSaveIntervalMs, fingerprintStores})
+        localTurns: new LocalTurnService({store, audit, engine, attachments, replySources, streamSaveIntervalMs, embedder}),
+        cloudTurns: new CloudTurnService({store, attachments, replySources, audit, canaries, settings: cloudSettings, access: cloud, streamSaveIntervalMs, fingerprintStores})
     };
 }

@@ -12,6 +12,7 @@ import {
     GivenPassphraseSchema, LockAfterMinutesSchema, MaxTokensSchema, MessageTextSchema, NeverSendListSchema, NewPassphraseSchema, SearchTextSchema,
     maxMessageTextLength, maxUploadChunkBytes
 } from "./limits.js";
+import {CitedDocumentSchema, CitedPassageSchema} from "./documentSchemas.js";
 
 export type CallDefinition = {input: z.ZodType, output: z.ZodType};
 
@@ -232,6 +233,16 @@ export const coreCalls = {
     "chat.showVersion": {
         input: z.strictObject({conversationId: ConversationIdSchema, messageId: z.number().int().min(1)}),
         output: z.object({messages: z.array(MessageSchema)})
+    },
+    /** A passage cited under a reply (#23 item 4): its text, page and lines, read from this conversation's chunks only (PASSAGE_NOT_FOUND for another's). */
+    "documents.passage": {
+        input: z.strictObject({conversationId: ConversationIdSchema, chunkId: z.number().int().min(1)}),
+        output: CitedPassageSchema
+    },
+    /** A document cited under a reply as given whole, page by page: this conversation's only (PASSAGE_NOT_FOUND for another's). */
+    "documents.document": {
+        input: z.strictObject({conversationId: ConversationIdSchema, attachmentId: z.number().int().min(1)}),
+        output: CitedDocumentSchema
     },
     "isolation.report": {
         input: conversationRef,

@@ -11,6 +11,7 @@ import {SecretFindingSchema} from "../secretScan/types.js";
 import {ContextSizeSchema, LockAfterMinutesSchema, NeverSendListSchema, ThreadsSchema} from "./limits.js";
 import {AuditEventSchema} from "./auditEvents.js";
 import {CloudVerdictSchema, DroppedHistorySchema, ScrubReportSchema, WireErrorSchema} from "./recordedSchemas.js";
+import {CitationSchema, IsolationDocumentSchema} from "./documentSchemas.js";
 
 export {AuditEventSchema, CloudVerdictSchema, DroppedHistorySchema, ScrubReportSchema, WireErrorSchema};
 
@@ -90,6 +91,8 @@ export const MessageSchema = z.object({
     verdict: CloudVerdictSchema.nullable().optional(),
     /** The documents a user message brought (absent when none). */
     attachments: z.array(MessageAttachmentSchema).optional(),
+    /** What a reply was given of the conversation's documents: retrieved passages and documents given whole (absent when none). */
+    citations: z.array(CitationSchema).optional(),
     createdAt: z.number(),
     updatedAt: z.number()
 });
@@ -127,6 +130,8 @@ export const IsolationReportSchema = z.object({
     routes: z.object({local: z.number().int(), cloud: z.number().int()}),
     turns: z.array(TurnRouteSchema),
     canaries: CanaryCountsSchema,
+    /** The conversation's documents and what of them was sent where (#23 item 7). */
+    documents: z.array(IsolationDocumentSchema),
     events: z.array(AuditEventSchema)
 });
 

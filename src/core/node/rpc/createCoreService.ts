@@ -177,6 +177,8 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
                 throw new InvalidInputError("chat.showVersion", ["a reply is being generated in this conversation; stop it first"]);
             return {messages: core.showVersion(conversationId, messageId)};
         },
+        "documents.passage": async ({conversationId, chunkId}) => core.citedPassage(conversationId, chunkId),
+        "documents.document": async ({conversationId, attachmentId}) => core.citedDocument(conversationId, attachmentId),
         "isolation.report": async ({conversationId}) => core.isolationReport(conversationId),
         "audit.events": async ({conversationId, limit}) => core.auditEvents({conversationId, limit}),
         "settings.get": async () => await settings.get(),

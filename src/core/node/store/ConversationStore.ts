@@ -4,6 +4,7 @@ import {describeZodIssues} from "../../common/describeZodIssues.js";
 import {CleanroomError, InvalidInputError} from "../../common/errors.js";
 import {isWellFormed} from "../../common/titleFromText.js";
 import {AuditLog} from "../audit/AuditLog.js";
+import {ReplySources} from "../documents/ReplySources.js";
 import {processActivityClock, type ActivityClock} from "./ActivityClock.js";
 import {DeletionPurger, type DeletionPurgerOptions, type PurgeState} from "./DeletionPurger.js";
 import {
@@ -58,11 +59,13 @@ export class ConversationStore {
     private readonly _db: Database.Database;
     private readonly _incognito: boolean;
     private readonly _clock: ActivityClock;
+    private readonly _replySources: ReplySources;
 
     public constructor(db: Database.Database, {audit, purge, incognito = false, clock = processActivityClock}: ConversationStoreOptions = {}) {
         this._db = db;
         this._incognito = incognito;
         this._clock = clock;
+        this._replySources = new ReplySources(db);
         this.purger = new DeletionPurger(db, audit ?? new AuditLog(db), purge);
     }
 
@@ -323,6 +326,7 @@ export class ConversationStore {
             versions.set(key, [...versions.get(key) ?? [], id]);
         }
         const attachments = this._attachmentsByMessage(conversationId);
+        const citations = this._replySources.citationsByMessage(conversationId);
         return rows.map((row) => {
             const siblings = versions.get(`${row.parent_id ?? ""}:${row.role}`) ?? [row.id];
             const index = siblings.indexOf(row.id);
@@ -330,6 +334,7 @@ export class ConversationStore {
             return {
                 ...messageFromRow(row),
                 ...attached != null ? {attachments: attached} : {},
+                ...citations.has(row.id) ? {citations: citations.get(row.id)} : {},
                 branch: siblings.length < 2 ? null : {
                     index, count: siblings.length, previousId: siblings[index - 1] ?? null, nextId: siblings[index + 1] ?? null
                 }

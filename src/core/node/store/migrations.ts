@@ -199,7 +199,29 @@ export const migrations: ReadonlyArray<(db: Database.Database) => void> = [
             );
         `);
     },
-    // --- #23 items 4-5 (document embeddings), appended after #29's: each chunk's vector, in the conversation's own rows of the same encrypted database. ---
+    // --- #23 items 4 and 7 (citations, the Isolation panel's documents): what each reply was given of them. ---
+    (db) => {
+        // One row per document (whole: `chunk_id` null) or retrieved chunk a reply was given, on its
+        // route; `endpoint_host` for a cloud request. `cited`: shown under the reply (what its turn brought
+        // or retrieved), not the earlier whole documents its history carried again. Ids only, no text.
+        db.exec(`
+            CREATE TABLE reply_sources (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+                message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+                attachment_id INTEGER NOT NULL REFERENCES attachments(id) ON DELETE CASCADE,
+                chunk_id INTEGER REFERENCES attachment_chunks(id) ON DELETE CASCADE,
+                route TEXT NOT NULL CHECK (route IN ('local', 'cloud')),
+                endpoint_host TEXT,
+                cited INTEGER NOT NULL CHECK (cited IN (0, 1)),
+                created_at INTEGER NOT NULL
+            );
+            CREATE INDEX reply_sources_by_message ON reply_sources(message_id, id);
+            CREATE INDEX reply_sources_by_attachment ON reply_sources(attachment_id);
+            CREATE INDEX reply_sources_by_chunk ON reply_sources(chunk_id);
+        `);
+    },
+    // --- #23 items 4-5 (document embeddings), appended after #29's and docpanel's: each chunk's vector, in the conversation's own rows of the same encrypted database. ---
     (db) => {
         // A chunk's embedding (little-endian float32, unit length) by the embedding model `model` (its
         // fingerprint): retrieval compares only vectors of the model in use. Gone with its chunk or its conversation.

@@ -13,6 +13,7 @@ import {countByKind, screenCloudRequest} from "../cloud/secrets/screenCloudReque
 import type {CloudSettings, CloudSettingsStore} from "../settings/CloudSettingsStore.js";
 import type {ConversationStore} from "../store/ConversationStore.js";
 import type {AttachmentStore} from "../documents/AttachmentStore.js";
+import type {ReplySources} from "../documents/ReplySources.js";
 import {userTurnWithDocuments, wholeDocumentBlock} from "../documents/documentPrompt.js";
 import {estimateCloudTokens} from "../cloud/estimateCloudTokens.js";
 import {StreamingReply} from "./StreamingReply.js";
@@ -44,6 +45,8 @@ export type CloudTurnServiceOptions = {
     store: ConversationStore,
     /** Where a turn's documents are stored with its user message (#23). */
     attachments: AttachmentStore,
+    /** Where each reply's documents are recorded as sent to the endpoint (#23 item 7). */
+    replySources: ReplySources,
     audit: AuditLog,
     canaries: CanaryLedger,
     settings: CloudSettingsStore,
@@ -62,6 +65,7 @@ export type CloudTurnServiceOptions = {
 export class CloudTurnService {
     private readonly _store: ConversationStore;
     private readonly _attachments: AttachmentStore;
+    private readonly _replySources: ReplySources;
     private readonly _audit: AuditLog;
     private readonly _canaries: CanaryLedger;
     private readonly _settings: CloudSettingsStore;
@@ -77,9 +81,10 @@ export class CloudTurnService {
     /** Scans every request before it leaves (secretlint's preset and our own rules). */
     private readonly _secrets = new SecretScanner();
 
-    public constructor({store, attachments, audit, canaries, settings, access, streamSaveIntervalMs, fingerprintStores}: CloudTurnServiceOptions) {
+    public constructor({store, attachments, replySources, audit, canaries, settings, access, streamSaveIntervalMs, fingerprintStores}: CloudTurnServiceOptions) {
         this._store = store;
         this._attachments = attachments;
+        this._replySources = replySources;
         this._fingerprintStores = fingerprintStores;
         this._audit = audit;
         this._canaries = canaries;
@@ -128,9 +133,15 @@ export class CloudTurnService {
         }
 
         const {user, reply: replyMessage} = this._attachments.transaction(() => {
+            // The history this request carries holds the conversation's earlier documents given whole, sent again with it.
+            const earlierWhole = create == null ? this._attachments.ofConversation(conversationId).filter((document) => document.mode === "whole") : [];
             const appended = this._store.appendTurn(conversationId, request.text, {route: "cloud", routeReason});
-            for (const {document, block} of documents)
-                this._attachments.add(conversationId, appended.user.id, {document, tokens: estimateCloudTokens(block), mode: "whole"});
+            const broughtIds = documents.map(({document, block}) =>
+                this._attachments.add(conversationId, appended.user.id, {document, tokens: estimateCloudTokens(block), mode: "whole"}));
+            this._replySources.record(conversationId, appended.reply.id, {route: "cloud", endpointHost: new URL(cloud.endpoint!).host}, [
+                ...earlierWhole.map((document) => ({attachmentId: document.id, chunkId: null, cited: false})),
+                ...broughtIds.map((attachmentId) => ({attachmentId, chunkId: null, cited: true}))
+            ]);
             return appended;
         });
         callbacks.onStarted?.({userMessageId: user.id, assistantMessageId: replyMessage.id});

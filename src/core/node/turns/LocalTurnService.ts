@@ -3,6 +3,7 @@ import type {ConversationId, LocalTurnResult} from "../../common/types.js";
 import type {AuditLog} from "../audit/AuditLog.js";
 import type {AttachmentStore} from "../documents/AttachmentStore.js";
 import type {DocumentEmbedder, EmbeddingScrub} from "../documents/embedding/DocumentEmbedder.js";
+import type {ReplySource, ReplySources} from "../documents/ReplySources.js";
 import {planDocumentTurn, turnAttachmentReport, type DocumentTurnPlan, type TurnEmbedder} from "../documents/planDocumentTurn.js";
 import type {ChatTurnInput, LocalEngine, PreparedPrompt} from "../engine/LocalEngine.js";
 import type {ConversationStore} from "../store/ConversationStore.js";
@@ -14,6 +15,8 @@ export type LocalTurnServiceOptions = {
     audit: AuditLog,
     engine: LocalEngine,
     attachments: AttachmentStore,
+    /** Where each reply's citations are recorded (#23 item 4). */
+    replySources: ReplySources,
     /** How often a growing reply is written to the database. */
     streamSaveIntervalMs: number,
     /** The embedding model chosen for documents (`EmbeddingModelChoice.current`). Defaults to none: retrieval is BM25 alone. */
@@ -40,15 +43,17 @@ export class LocalTurnService {
     private readonly _audit: AuditLog;
     private readonly _engine: LocalEngine;
     private readonly _attachments: AttachmentStore;
+    private readonly _replySources: ReplySources;
     private readonly _streamSaveIntervalMs: number;
     private readonly _embedder: () => Promise<DocumentEmbedder | null>;
 
-    public constructor({store, audit, engine, attachments, streamSaveIntervalMs, embedder = async () => null}: LocalTurnServiceOptions) {
+    public constructor({store, audit, engine, attachments, replySources, streamSaveIntervalMs, embedder = async () => null}: LocalTurnServiceOptions) {
         this._embedder = embedder;
         this._store = store;
         this._audit = audit;
         this._engine = engine;
         this._attachments = attachments;
+        this._replySources = replySources;
         this._streamSaveIntervalMs = streamSaveIntervalMs;
     }
 
@@ -89,9 +94,14 @@ export class LocalTurnService {
 
         const documents = prepared.documents;
         const {user, reply: replyMessage} = this._attachments.transaction(() => {
+            // The history holds the conversation's earlier documents given whole: the reply is given them again (not cited under it).
+            const earlierWhole = this._attachments.ofConversation(conversationId).filter((document) => document.mode === "whole");
             const appended = this._store.appendTurn(conversationId, request.text, {route: "local", routeReason});
-            for (const attachment of documents?.attachments ?? [])
-                this._attachments.add(conversationId, appended.user.id, attachment);
+            const broughtIds = (documents?.attachments ?? []).map((attachment) => this._attachments.add(conversationId, appended.user.id, attachment));
+            this._replySources.record(conversationId, appended.reply.id, {route: "local"}, [
+                ...earlierWhole.map((document) => ({attachmentId: document.id, chunkId: null, cited: false})),
+                ...documents == null ? [] : this._sourcesOf(conversationId, documents, broughtIds)
+            ]);
             return appended;
         });
         // The embedding scrub of a conversation stored only now (its first turn) is recorded once it exists.
@@ -199,6 +209,21 @@ export class LocalTurnService {
             contextId: scrub.contextId, what: "the KV scrub of an embedding context could not be verified; the context was discarded", error: error.toWire()
         }});
         throw error;
+    }
+
+    /** What a reply is cited with: the documents its turn brought whole, and each passage it was given (as its stored chunk). */
+    private _sourcesOf(conversationId: ConversationId, documents: DocumentTurnPlan, broughtIds: readonly number[]): ReplySource[] {
+        const sources: ReplySource[] = documents.attachments.flatMap((attachment, index) =>
+            attachment.mode === "whole" ? [{attachmentId: broughtIds[index]!, chunkId: null, cited: true}] : []);
+        // A passage of a document this turn brought was retrieved before the document was stored: `pendingIndex` is its place among the turn's retrieved documents.
+        const broughtRetrievedIds = broughtIds.filter((_, index) => documents.attachments[index]!.mode === "retrieved");
+        for (const passage of documents.passages) {
+            const attachmentId = passage.attachmentId ?? (passage.pendingIndex == null ? undefined : broughtRetrievedIds[passage.pendingIndex]);
+            const chunkId = attachmentId == null ? null : this._replySources.chunkIdOf(conversationId, attachmentId, passage);
+            if (attachmentId != null && chunkId != null)
+                sources.push({attachmentId, chunkId, cited: true});
+        }
+        return sources;
     }
 }
 
