@@ -183,3 +183,13 @@ function grayPng(width: number, height: number): Uint8Array {
         chunk("IHDR", header), chunk("IDAT", zlib.deflateSync(rows)), chunk("IEND", Buffer.alloc(0))
     ]);
 }
+
+const fillerWords = "fox bird tree river stone cloud garden lamp door window apple house".split(" ");
+
+/** A text of `lines` lines of filler words (the same for a given `seed`), with `sentence` as line `at` (from 1). */
+export function longText(lines: number, sentence: string, at: number, seed = 1): string {
+    let state = seed;
+    const next = () => (state = (state * 1103515245 + 12345) % 2147483648);
+    return Array.from({length: lines}, (_, index) => index + 1 === at ? sentence
+        : Array.from({length: 10}, () => fillerWords[next() % fillerWords.length]).join(" ")).join("\n");
+}

@@ -13,7 +13,7 @@ export function testCatalogEntry({id, name, url, fileName, sha256 = testModelSha
     const kvBytesPerToken = 2 * 5 * 64 * 2 * 2;
     const overheadBytes = 8_000_000;
     return {
-        id, name, url, fileName, sha256, fileBytes,
+        id, purpose: "chat", name, url, fileName, sha256, fileBytes,
         family: "TinyStories",
         parameters: "260K",
         quantization: "F32",

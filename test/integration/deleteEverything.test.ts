@@ -56,7 +56,7 @@ describe("app.deleteEverything", () => {
         const report = (result as {ok: true, value: {checks: Array<{what: string, remains: boolean, removed: boolean}>, clean: boolean, modelFilesKept: number}}).value;
         expect(report.clean).toBe(true);
         expect(report.checks.every((check) => !check.remains)).toBe(true);
-        expect(report.checks.map((check) => check.what)).toEqual(expect.arrayContaining(["rows of messages", "rows of conversations", "rows of audit_events", "rows of settings", "rows of canaries", "rows of attachments", "rows of attachment_chunks", "registered-model records"]));
+        expect(report.checks.map((check) => check.what)).toEqual(expect.arrayContaining(["rows of messages", "rows of conversations", "rows of audit_events", "rows of settings", "rows of canaries", "rows of attachments", "rows of attachment_chunks", "rows of attachment_chunk_vectors", "registered-model records"]));
         expect(report.checks.find((check) => check.what === "registered-model records")?.removed).toBe(true);
         expect(report.modelFilesKept).toBe(1);
         expect(fs.existsSync(path.join(modelsDir, "kept.gguf"))).toBe(true);

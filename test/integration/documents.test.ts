@@ -9,22 +9,13 @@ import {createCoreService} from "../../src/core/node/rpc/createCoreService.js";
 import {runCliCapturing} from "../../tools/spawnCli.js";
 import {hermeticCliEnv} from "../helpers/cliEnv.js";
 import {testFingerprintKey} from "../helpers/cloudFixtures.js";
-import {textPdf} from "../helpers/documentFixtures.js";
+import {longText, textPdf} from "../helpers/documentFixtures.js";
 import {asLocalTurn, servicesOf} from "../helpers/coreServices.js";
 import {decryptedRows} from "../helpers/decryptedRows.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {createTestCore, tempDir} from "../helpers/tempCore.js";
 
 const modelPath = requireTestModel();
-const fillerWords = "fox bird tree river stone cloud garden lamp door window apple house".split(" ");
-
-/** A text of `lines` lines of filler words (the same for a given `seed`), with `sentence` as line `at` (from 1). */
-function longText(lines: number, sentence: string, at: number, seed = 1): string {
-    let state = seed;
-    const next = () => (state = (state * 1103515245 + 12345) % 2147483648);
-    return Array.from({length: lines}, (_, index) => index + 1 === at ? sentence
-        : Array.from({length: 10}, () => fillerWords[next() % fillerWords.length]).join(" ")).join("\n");
-}
 
 /** An OpenAI-compatible endpoint that streams `reply` to every chat request and keeps each request's body. */
 async function fakeCloud(reply: string) {

@@ -7,6 +7,7 @@ import {textOption} from "../optionParsers.js";
 import {printJson} from "../output.js";
 import {withDatabase, type DatabaseCliOptions} from "../withDatabase.js";
 import {registerResumeSettingsCommand} from "./settingsResume.js";
+import {registerEmbeddingModelCommands} from "./settingsEmbeddingModel.js";
 
 const phraseArgument = textOption("phrase", NeverSendPhraseSchema, {private: true});
 const whatTheListDoes = "A cloud request holding one of them (any case) is stopped before it is sent.";
@@ -63,6 +64,8 @@ export function registerSettingsCommand(program: Command) {
             else
                 process.stdout.write(`Removed: the Never send list has ${countOf(list)}.\n`);
         }));
+
+    registerEmbeddingModelCommands(settings);
 }
 
 function countOf(list: readonly string[]) {

@@ -20,6 +20,8 @@ export const CatalogMemorySchema = z.object({
 
 export const CatalogEntrySchema = z.object({
     id: CatalogIdSchema,
+    /** `embedding`: a model that turns document chunks into vectors for retrieval (#23), never a chat model. Defaults to `chat`. */
+    purpose: z.enum(["chat", "embedding"]).default("chat"),
     name: z.string().min(1),
     family: z.string().min(1),
     parameters: z.string().min(1),

@@ -69,7 +69,8 @@ export class Core {
     public constructor(services: CoreServices) {
         this._services = services;
         this._apiRequests = new ApiRequestService(services.engine, services.audit);
-        // The teardown, in the order it must run: sessions ended (scrubbed) and the model unloaded, then the database closed.
+        // The teardown, in the order it must run: the embedding model freed, sessions ended (scrubbed) and the model unloaded, then the database closed.
+        this._teardown.add(() => services.embeddings.unload());
         this._teardown.add(() => services.engine.shutdown());
         this._teardown.add(() => services.store.purger.close());
         this._teardown.add(() => services.incognito.store.purger.close());
@@ -374,7 +375,7 @@ export class Core {
             conversation, history, text: input.text, maxTokens: input.maxTokens, temperature: input.temperature, seed: input.seed, secrets: input.secrets,
             attachments: attached
         };
-        const local = localTurns.prepare(turn);
+        const local = await localTurns.prepare(turn);
         const cloud = this._services.cloudSettings.get();
         let decision;
         try {

@@ -2,6 +2,7 @@ import type Database from "better-sqlite3-multiple-ciphers";
 import {AuditLog} from "./audit/AuditLog.js";
 import {CanaryLedger} from "./cloud/CanaryLedger.js";
 import {AttachmentStore} from "./documents/AttachmentStore.js";
+import type {DocumentEmbedder} from "./documents/embedding/DocumentEmbedder.js";
 import {ReplySources} from "./documents/ReplySources.js";
 import type {LocalEngine} from "./engine/LocalEngine.js";
 import type {CloudSettingsStore} from "./settings/CloudSettingsStore.js";
@@ -36,7 +37,9 @@ export type ConversationServicesOptions = {
     incognito?: boolean,
     cloud?: CloudAccess,
     purge?: DeletionPurgerOptions,
-    streamSaveIntervalMs: number
+    streamSaveIntervalMs: number,
+    /** The embedding model chosen for documents (#23). Defaults to none: retrieval is BM25 alone. */
+    embedder?: () => Promise<DocumentEmbedder | null>
 };
 
 /**
@@ -45,7 +48,7 @@ export type ConversationServicesOptions = {
  * share the core's one engine (the model is never loaded twice) and its cloud settings.
  */
 export function createConversationServices({database, audit = new AuditLog(database), engine, cloudSettings, fingerprintStores, incognito = false,
-    cloud = {}, purge, streamSaveIntervalMs}: ConversationServicesOptions): ConversationServices {
+    cloud = {}, purge, streamSaveIntervalMs, embedder}: ConversationServicesOptions): ConversationServices {
     const store = new ConversationStore(database, {audit, purge, incognito});
     const canaries = new CanaryLedger(database);
     const attachments = new AttachmentStore(database);
@@ -57,7 +60,7 @@ export function createConversationServices({database, audit = new AuditLog(datab
         attachments,
         replySources,
         canaries,
-        localTurns: new LocalTurnService({store, audit, engine, attachments, replySources, streamSaveIntervalMs}),
+        localTurns: new LocalTurnService({store, audit, engine, attachments, replySources, streamSaveIntervalMs, embedder}),
         cloudTurns: new CloudTurnService({store, attachments, replySources, audit, canaries, settings: cloudSettings, access: cloud, streamSaveIntervalMs, fingerprintStores})
     };
 }

@@ -3,6 +3,7 @@ import {defaultResumeSnapshotMaxMiB} from "../common/api/limits.js";
 import {AuditLog} from "./audit/AuditLog.js";
 import {LocalEngine, type LocalEngineOptions} from "./engine/LocalEngine.js";
 import {createConversationServices, type ConversationServices} from "./createConversationServices.js";
+import {EmbeddingModelChoice} from "./documents/embedding/EmbeddingModelChoice.js";
 import {CloudSettingsStore} from "./settings/CloudSettingsStore.js";
 import {settingKeys} from "./settings/settingKeys.js";
 import type {DeletionPurgerOptions} from "./store/DeletionPurger.js";
@@ -40,6 +41,8 @@ export type CoreServices = ConversationServices & {
     settings: SettingsStore,
     cloudSettings: CloudSettingsStore,
     engine: LocalEngine,
+    /** The embedding model chosen for documents (#23), loaded when a turn first needs it. */
+    embeddings: EmbeddingModelChoice,
     incognito: ConversationServices,
     /** See `CoreOptions.deletionGraceMs`. */
     deletionGraceMs: number
@@ -59,8 +62,12 @@ export function createCoreServices(llama: Llama | (() => Promise<Llama>), option
     const settings = new SettingsStore(database);
     const cloudSettings = new CloudSettingsStore(settings, audit, options.cloud?.settingsOverride);
     const engine = new LocalEngine(llama, audit, settings, options.engine);
+    // On the chat model's backend: an embedding model is used only beside a loaded chat model.
+    const embeddings = new EmbeddingModelChoice(settings,
+        () => engine.model == null || engine.info == null ? null : {llama: engine.model.llama, threads: engine.info.threads},
+        {scratchParent: options.engine?.scratchParent});
     const shared = {engine, cloudSettings, cloud: options.cloud, purge: options.purge,
-        streamSaveIntervalMs: options.streamSaveIntervalMs ?? defaultStreamSaveIntervalMs};
+        streamSaveIntervalMs: options.streamSaveIntervalMs ?? defaultStreamSaveIntervalMs, embedder: () => embeddings.current()};
     // Each set's cloud turns are checked against the text of both sets' other conversations.
     const fingerprintStores = () => [stored.store, incognito.store];
     const stored = createConversationServices({...shared, database, audit, fingerprintStores});
@@ -79,6 +86,7 @@ export function createCoreServices(llama: Llama | (() => Promise<Llama>), option
         settings,
         cloudSettings,
         engine,
+        embeddings,
         incognito,
         deletionGraceMs: options.deletionGraceMs ?? defaultDeletionGraceMs
     };

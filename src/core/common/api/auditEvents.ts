@@ -34,7 +34,10 @@ export const ContextOverflowSchema = z.object({
     overBy: z.number().int()
 });
 
-const ScrubFactsSchema = ScrubReportSchema.omit({verified: true});
+const ScrubFactsSchema = ScrubReportSchema.omit({verified: true}).extend({
+    /** `embedding`: the scrub of an embedding context a turn used for its documents (#23); absent for a conversation's own context. */
+    purpose: z.literal("embedding").optional()
+});
 const SecretsFoundSchema = z.object({
     requestId: z.string(),
     count: z.number().int(),

@@ -1,16 +1,23 @@
 import type Database from "better-sqlite3-multiple-ciphers";
 import type {ConversationId, MessageAttachment} from "../../common/types.js";
 import {chunkDocument, type DocumentChunk} from "./chunkDocument.js";
+import {cosineOfUnitVectors, fuseRankings, vectorFromBlob, vectorToBlob} from "./chunkVectors.js";
 import {pagesFromText, pagesToText, wholeDocumentBlock, type RetrievedPassage} from "./documentPrompt.js";
 import type {DocumentFormat, ExtractedDocument} from "./extraction/types.js";
 
 export type AttachmentMode = "whole" | "retrieved";
 
-/** A document that arrives with a turn, chunked, not stored yet. */
-export type PendingDocument = {name: string, chunks: DocumentChunk[]};
+/** A document that arrives with a turn, chunked, not stored yet; `vectors`: one per chunk, by the query's embedding model. */
+export type PendingDocument = {name: string, chunks: DocumentChunk[], vectors?: Float32Array[]};
 
-/** A document as a turn stores it with its user message. */
-export type NewAttachment = {document: ExtractedDocument, tokens: number, mode: AttachmentMode, chunks?: DocumentChunk[]};
+/** The embeddings of a document's chunks (one unit vector per chunk, in order) by the embedding model `model` (its fingerprint). */
+export type ChunkEmbeddings = {model: string, vectors: Float32Array[]};
+
+/** A document as a turn stores it with its user message; `embeddings` only with `chunks`, a vector for each. */
+export type NewAttachment = {document: ExtractedDocument, tokens: number, mode: AttachmentMode, chunks?: DocumentChunk[], embeddings?: ChunkEmbeddings};
+
+/** The query's embedding: retrieval then fuses BM25 with the cosine similarity of the chunks embedded by the same model. */
+export type QueryEmbedding = {model: string, vector: Float32Array};
 
 /** A stored document with its text (for the prompt, export): never sent to a front end as such. */
 export type AttachmentWithText = MessageAttachment & {messageId: number, pages: number, text: string};
@@ -36,7 +43,7 @@ export class AttachmentStore {
     }
 
     /** Stores a document with its chunks, as part of the user message `messageId`. */
-    public add(conversationId: ConversationId, messageId: number, {document, tokens, mode, chunks = chunkDocument(document.pages)}: NewAttachment): number {
+    public add(conversationId: ConversationId, messageId: number, {document, tokens, mode, chunks = chunkDocument(document.pages), embeddings}: NewAttachment): number {
         const {lastInsertRowid} = this._db.prepare(`
             INSERT INTO attachments (conversation_id, message_id, name, format, bytes, pages, tokens, mode, text, created_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -45,8 +52,13 @@ export class AttachmentStore {
         const attachmentId = Number(lastInsertRowid);
         const insertChunk = this._db.prepare(`INSERT INTO attachment_chunks (conversation_id, attachment_id, page, start_line, end_line, text)
             VALUES (?, ?, ?, ?, ?, ?)`);
-        for (const chunk of chunks)
-            insertChunk.run(conversationId, attachmentId, chunk.page, chunk.startLine, chunk.endLine, chunk.text);
+        const insertVector = this._db.prepare("INSERT INTO attachment_chunk_vectors (chunk_id, conversation_id, model, vector) VALUES (?, ?, ?, ?)");
+        chunks.forEach((chunk, index) => {
+            const {lastInsertRowid: chunkId} = insertChunk.run(conversationId, attachmentId, chunk.page, chunk.startLine, chunk.endLine, chunk.text);
+            const vector = embeddings?.vectors[index];
+            if (vector != null)
+                insertVector.run(chunkId, conversationId, embeddings!.model, vectorToBlob(vector));
+        });
         return attachmentId;
     }
 
@@ -85,20 +97,62 @@ export class AttachmentStore {
      * MEMORY`) and is dropped at once. The store's index receives each chunk once, when the turn that
      * brings it is stored (`add`).
      */
-    public retrieve(conversationId: ConversationId, query: string, pending: readonly PendingDocument[] = []): RetrievedPassage[] {
+    public retrieve(conversationId: ConversationId, query: string, pending: readonly PendingDocument[] = [], queryEmbedding?: QueryEmbedding): RetrievedPassage[] {
+        const byWords = this._retrieveByWords(conversationId, query, pending);
+        const byMeaning = queryEmbedding == null ? [] : this._nearestChunks(conversationId, pending, queryEmbedding);
+        if (byMeaning.length === 0)
+            return byWords.passages;
+        // Reciprocal rank fusion of the two rankings; the first chunks (what BM25 gives when no word matches) are no ranking.
+        const keyed = new Map<string, RetrievedPassage>();
+        const keysOf = (passages: RetrievedPassage[]) => passages.map((passage) => {
+            const key = JSON.stringify([passage.attachmentId, passage.pendingIndex, passage.page, passage.startLine, passage.endLine, passage.text]);
+            keyed.set(key, passage);
+            return key;
+        });
+        return fuseRankings([keysOf(byWords.matched ? byWords.passages : []), keysOf(byMeaning)]).slice(0, candidateLimit).map((key) => keyed.get(key)!);
+    }
+
+    /** How many of the conversation's chunks have a vector by `model` (all models when none is named). */
+    public vectorCount(conversationId: ConversationId, model?: string): number {
+        return (this._db.prepare(`SELECT count(*) AS count FROM attachment_chunk_vectors WHERE conversation_id = ?${model == null ? "" : " AND model = ?"}`)
+            .get(...model == null ? [conversationId] : [conversationId, model]) as {count: number}).count;
+    }
+
+    /**
+     * The conversation's retrievable chunks (stored, and `pending` ones with vectors) embedded by the
+     * query's model, most similar first, at most `candidateLimit`. Only this conversation's vectors are read.
+     */
+    private _nearestChunks(conversationId: ConversationId, pending: readonly PendingDocument[], {model, vector}: QueryEmbedding): RetrievedPassage[] {
+        const stored = (this._db.prepare(`SELECT v.chunk_id AS id, v.vector AS vector FROM attachment_chunk_vectors v
+            JOIN attachment_chunks c ON c.id = v.chunk_id JOIN attachments a ON a.id = c.attachment_id
+            WHERE v.conversation_id = ? AND v.model = ? AND a.mode = 'retrieved'`).all(conversationId, model) as Array<{id: number, vector: Buffer}>)
+            .map((row) => ({storedId: row.id, passage: null as RetrievedPassage | null, similarity: cosineOfUnitVectors(vector, vectorFromBlob(row.vector))}));
+        const fresh = pending.flatMap(({name, chunks, vectors = []}, pendingIndex) => chunks.flatMap((chunk, index) => vectors[index] == null ? [] : [{
+            storedId: null, passage: {attachmentId: null, pendingIndex, name, ...chunk} as RetrievedPassage, similarity: cosineOfUnitVectors(vector, vectors[index]!)
+        }]));
+        const nearest = [...stored, ...fresh].sort((a, b) => b.similarity - a.similarity).slice(0, candidateLimit);
+        const ids = nearest.flatMap((entry) => entry.storedId == null ? [] : [entry.storedId]);
+        const rows = ids.length === 0 ? [] : this._db.prepare(`SELECT c.id AS id, ${storedChunkColumns} FROM attachment_chunks c JOIN attachments a ON a.id = c.attachment_id
+            WHERE c.id IN (${ids.map(() => "?").join(", ")})`).all(...ids) as Array<StoredChunkRow & {id: number}>;
+        const byId = new Map(rows.map((row) => [row.id, storedPassage(row)]));
+        return nearest.map((entry) => entry.passage ?? byId.get(entry.storedId!)!);
+    }
+
+    /** BM25 retrieval; `matched`: whether any word matched (else the passages are the documents' first chunks). */
+    private _retrieveByWords(conversationId: ConversationId, query: string, pending: readonly PendingDocument[]): {passages: RetrievedPassage[], matched: boolean} {
         const match = ftsAnyWordQuery(query);
         const stored = match == null ? [] : this._bestStoredChunks(conversationId, match);
         if (pending.length === 0)
-            return (stored.length > 0 ? stored : this._firstStoredChunks(conversationId)).map(storedPassage);
+            return {passages: (stored.length > 0 ? stored : this._firstStoredChunks(conversationId)).map(storedPassage), matched: stored.length > 0};
         const candidates: RetrievedPassage[] = [
             ...stored.map(storedPassage),
             ...pending.flatMap(({name, chunks}, pendingIndex) => chunks.map((chunk) => ({attachmentId: null, pendingIndex, name, ...chunk})))
         ];
         const ranked = match == null ? [] : this._rankInMemory(candidates.map((candidate) => candidate.text), match).map((index) => candidates[index]!);
         if (ranked.length > 0)
-            return ranked;
+            return {passages: ranked, matched: true};
         const firstPending = pending.flatMap((_document, index) => candidates.filter((candidate) => candidate.pendingIndex === pending.length - 1 - index));
-        return [...firstPending, ...this._firstStoredChunks(conversationId).map(storedPassage)].slice(0, candidateLimit);
+        return {passages: [...firstPending, ...this._firstStoredChunks(conversationId).map(storedPassage)].slice(0, candidateLimit), matched: false};
     }
 
     /**

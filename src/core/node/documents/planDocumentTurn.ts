@@ -1,10 +1,14 @@
 import {ContextOverflowError} from "../../common/errors.js";
 import type {ConversationId, TurnAttachment} from "../../common/types.js";
 import type {PreparedPrompt} from "../engine/LocalEngine.js";
-import type {AttachmentStore, NewAttachment} from "./AttachmentStore.js";
+import type {AttachmentStore, NewAttachment, PendingDocument, QueryEmbedding} from "./AttachmentStore.js";
 import {chunkDocument} from "./chunkDocument.js";
 import {passagesBlock, userTurnWithDocuments, wholeDocumentBlock, type RetrievedPassage} from "./documentPrompt.js";
 import type {ExtractedDocument} from "./extraction/types.js";
+import type {EmbeddingBatch, EmbeddingScrub} from "./embedding/DocumentEmbedder.js";
+
+/** What retrieval needs of an embedding model (`DocumentEmbedder`). */
+export type TurnEmbedder = {modelId: string, embed: (texts: readonly string[]) => Promise<EmbeddingBatch>};
 
 /** At most this many retrieved passages go into one turn. */
 export const maxPassagesPerTurn = 6;
@@ -20,7 +24,9 @@ export type DocumentTurnPlan = {
     /** The documents this turn brought, as they are stored with its user message once it is accepted. */
     attachments: NewAttachment[],
     /** The passages retrieved for this turn, best first. */
-    passages: RetrievedPassage[]
+    passages: RetrievedPassage[],
+    /** The scrub of the embedding context this turn used (the query and its new chunks embedded); null without one. */
+    embeddingScrub: EmbeddingScrub | null
 };
 
 export type PlanDocumentTurnInput = {
@@ -35,7 +41,9 @@ export type PlanDocumentTurnInput = {
     /** Builds and checks the prompt for a user turn (`LocalEngine.preparePrompt` with the turn's history and settings). */
     prepare: (userText: string) => PreparedPrompt,
     countTokens: (text: string) => number,
-    attachments: AttachmentStore
+    attachments: AttachmentStore,
+    /** The chosen embedding model, if any: retrieval then fuses BM25 with the vectors' cosine similarity. Defaults to none (BM25 alone). */
+    embedder?: () => Promise<TurnEmbedder | null>
 };
 
 /**
@@ -44,9 +52,11 @@ export type PlanDocumentTurnInput = {
  * documents (stored, and those of this turn) give their best-matching chunks for the typed text,
  * as many as fit. A turn whose retrieved documents cannot give even one passage is refused
  * (CONTEXT_OVERFLOW, by how much), as a prompt too long for the context is: before anything is
- * stored or evaluated.
+ * stored or evaluated. With an embedding model, the typed text and this turn's new chunks are
+ * embedded (in one embedding context, scrubbed before this returns) and the chunks' vectors kept
+ * with the documents.
  */
-export function planDocumentTurn({conversationId, text, attached, hasRetrieved, contextSize, prepare, countTokens, attachments}: PlanDocumentTurnInput): DocumentTurnPlan {
+export async function planDocumentTurn({conversationId, text, attached, hasRetrieved, contextSize, prepare, countTokens, attachments, embedder}: PlanDocumentTurnInput): Promise<DocumentTurnPlan> {
     const plain = prepare(text);
     let room = contextSize - plain.maxTokens - plain.tokens.length;
     const blocks: string[] = [];
@@ -66,11 +76,25 @@ export function planDocumentTurn({conversationId, text, attached, hasRetrieved, 
         }
     }
 
-    const pending = planned.filter((attachment) => attachment.mode === "retrieved")
-        .map((attachment) => ({name: attachment.document.name, chunks: attachment.chunks ?? []}));
+    const retrievedNow = planned.filter((attachment) => attachment.mode === "retrieved");
+    const pending: PendingDocument[] = retrievedNow.map((attachment) => ({name: attachment.document.name, chunks: attachment.chunks ?? []}));
     const passages: RetrievedPassage[] = [];
+    let embeddingScrub: EmbeddingScrub | null = null;
     if (hasRetrieved || pending.length > 0) {
-        const candidates = attachments.retrieve(conversationId, text, pending);
+        let queryEmbedding: QueryEmbedding | undefined;
+        const chosen = await embedder?.() ?? null;
+        if (chosen != null) {
+            const {vectors, scrub} = await chosen.embed([text, ...pending.flatMap((document) => document.chunks.map((chunk) => chunk.text))]);
+            embeddingScrub = scrub;
+            let next = 1;
+            pending.forEach((document, index) => {
+                document.vectors = vectors.slice(next, next += document.chunks.length);
+                retrievedNow[index]!.embeddings = {model: chosen.modelId, vectors: document.vectors};
+            });
+            if (vectors[0]!.length > 0)
+                queryEmbedding = {model: chosen.modelId, vector: vectors[0]!};
+        }
+        const candidates = attachments.retrieve(conversationId, text, pending, queryEmbedding);
         for (const candidate of candidates) {
             if (passages.length >= maxPassagesPerTurn)
                 break;
@@ -85,7 +109,7 @@ export function planDocumentTurn({conversationId, text, attached, hasRetrieved, 
             blocks.push(passagesBlock(passages));
     }
     const userText = userTurnWithDocuments(text, blocks);
-    return {userText, prepared: blocks.length === 0 ? plain : prepare(userText), attachments: planned, passages};
+    return {userText, prepared: blocks.length === 0 ? plain : prepare(userText), attachments: planned, passages, embeddingScrub};
 }
 
 /** What a turn reports of each document it brought: whole pages, or the passages retrieved from it. */

@@ -19,6 +19,10 @@ export const settingKeys = {
     apiServer: {
         port: "apiServer.port"
     },
+    /** Documents (#23): the embedding model chosen for retrieval (EmbeddingModelChoice), a GGUF path; absent: BM25 alone. */
+    documents: {
+        embeddingModelPath: "documents.embeddingModelPath"
+    },
     /** Where the shared cloud is (CloudSettingsStore, and the app's settings dialog through AppSettingsStore). */
     cloud: {
         endpoint: "cloud.endpoint",

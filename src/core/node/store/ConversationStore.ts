@@ -239,6 +239,7 @@ export class ConversationStore {
     public delete(id: ConversationId): DeletionResult {
         this.get(id);
         this._db.transaction(() => {
+            this._db.prepare("DELETE FROM attachment_chunk_vectors WHERE conversation_id = ?").run(id);
             this._db.prepare("DELETE FROM attachment_chunks WHERE conversation_id = ?").run(id);
             this._db.prepare("DELETE FROM attachments WHERE conversation_id = ?").run(id);
             this._db.prepare("DELETE FROM messages WHERE conversation_id = ?").run(id);

@@ -220,5 +220,19 @@ export const migrations: ReadonlyArray<(db: Database.Database) => void> = [
             CREATE INDEX reply_sources_by_attachment ON reply_sources(attachment_id);
             CREATE INDEX reply_sources_by_chunk ON reply_sources(chunk_id);
         `);
+    },
+    // --- #23 items 4-5 (document embeddings), appended after #29's and docpanel's: each chunk's vector, in the conversation's own rows of the same encrypted database. ---
+    (db) => {
+        // A chunk's embedding (little-endian float32, unit length) by the embedding model `model` (its
+        // fingerprint): retrieval compares only vectors of the model in use. Gone with its chunk or its conversation.
+        db.exec(`
+            CREATE TABLE attachment_chunk_vectors (
+                chunk_id INTEGER PRIMARY KEY REFERENCES attachment_chunks(id) ON DELETE CASCADE,
+                conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+                model TEXT NOT NULL,
+                vector BLOB NOT NULL
+            );
+            CREATE INDEX attachment_chunk_vectors_by_conversation ON attachment_chunk_vectors(conversation_id, model);
+        `);
     }
 ];

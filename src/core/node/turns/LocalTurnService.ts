@@ -1,9 +1,10 @@
-import {CleanroomError} from "../../common/errors.js";
+import {CleanroomError, ScrubUnverifiedError} from "../../common/errors.js";
 import type {ConversationId, LocalTurnResult} from "../../common/types.js";
 import type {AuditLog} from "../audit/AuditLog.js";
 import type {AttachmentStore} from "../documents/AttachmentStore.js";
+import type {DocumentEmbedder, EmbeddingScrub} from "../documents/embedding/DocumentEmbedder.js";
 import type {ReplySource, ReplySources} from "../documents/ReplySources.js";
-import {planDocumentTurn, turnAttachmentReport, type DocumentTurnPlan} from "../documents/planDocumentTurn.js";
+import {planDocumentTurn, turnAttachmentReport, type DocumentTurnPlan, type TurnEmbedder} from "../documents/planDocumentTurn.js";
 import type {ChatTurnInput, LocalEngine, PreparedPrompt} from "../engine/LocalEngine.js";
 import type {ConversationStore} from "../store/ConversationStore.js";
 import {StreamingReply} from "./StreamingReply.js";
@@ -17,11 +18,17 @@ export type LocalTurnServiceOptions = {
     /** Where each reply's citations are recorded (#23 item 4). */
     replySources: ReplySources,
     /** How often a growing reply is written to the database. */
-    streamSaveIntervalMs: number
+    streamSaveIntervalMs: number,
+    /** The embedding model chosen for documents (`EmbeddingModelChoice.current`). Defaults to none: retrieval is BM25 alone. */
+    embedder?: () => Promise<DocumentEmbedder | null>
 };
 
 /** A prompt ready to evaluate, with what it holds of the conversation's documents (null: none). */
-export type PreparedTurn = PreparedPrompt & {documents: DocumentTurnPlan | null};
+export type PreparedTurn = PreparedPrompt & {
+    documents: DocumentTurnPlan | null,
+    /** The embedding context's scrub of a conversation not stored yet, recorded once the turn is accepted (null: none, or recorded). */
+    unrecordedEmbeddingScrub?: EmbeddingScrub | null
+};
 
 /** Why the local engine cannot serve a turn: no model loaded, or a prompt larger than the context. */
 export type LocalTurnProblem = CleanroomError & {code: "CONTEXT_OVERFLOW" | "MODEL_NOT_LOADED"};
@@ -38,8 +45,10 @@ export class LocalTurnService {
     private readonly _attachments: AttachmentStore;
     private readonly _replySources: ReplySources;
     private readonly _streamSaveIntervalMs: number;
+    private readonly _embedder: () => Promise<DocumentEmbedder | null>;
 
-    public constructor({store, audit, engine, attachments, replySources, streamSaveIntervalMs}: LocalTurnServiceOptions) {
+    public constructor({store, audit, engine, attachments, replySources, streamSaveIntervalMs, embedder = async () => null}: LocalTurnServiceOptions) {
+        this._embedder = embedder;
         this._store = store;
         this._audit = audit;
         this._engine = engine;
@@ -48,21 +57,29 @@ export class LocalTurnService {
         this._streamSaveIntervalMs = streamSaveIntervalMs;
     }
 
-    /** The prompt for `request`, or why the local engine cannot serve it (any other failure is thrown). */
-    public prepare(request: TurnRequest): {prepared: PreparedTurn, problem: null} | {prepared: null, problem: LocalTurnProblem} {
+    /**
+     * The prompt for `request`, or why the local engine cannot serve it (any other failure is thrown,
+     * `ScrubUnverifiedError` among them when the scrub of the embedding context could not be verified).
+     */
+    public async prepare(request: TurnRequest): Promise<{prepared: PreparedTurn, problem: null} | {prepared: null, problem: LocalTurnProblem}> {
         try {
             const conversationId = request.conversation.id;
             const attached = request.attachments ?? [];
-            const hasRetrieved = this._store.find(conversationId) != null && this._attachments.hasRetrieved(conversationId);
+            const stored = this._store.find(conversationId) != null;
+            const hasRetrieved = stored && this._attachments.hasRetrieved(conversationId);
             if (attached.length === 0 && !hasRetrieved)
                 return {prepared: {...this._engine.preparePrompt(engineInputOf(request)), documents: null}, problem: null};
-            const documents = planDocumentTurn({
+            const documents = await planDocumentTurn({
                 conversationId, text: request.text, attached, hasRetrieved, contextSize: this._engine.info?.contextSize ?? 0,
                 prepare: (userText) => this._engine.preparePrompt({...engineInputOf(request), userText}),
                 countTokens: (text) => this._engine.countTokens(text),
-                attachments: this._attachments
+                attachments: this._attachments,
+                embedder: async () => {
+                    const embedder = await this._embedder();
+                    return embedder == null ? null : this._recordingScrubs(embedder, stored ? conversationId : null);
+                }
             });
-            return {prepared: {...documents.prepared, documents}, problem: null};
+            return {prepared: {...documents.prepared, documents, unrecordedEmbeddingScrub: stored ? null : documents.embeddingScrub}, problem: null};
         } catch (error) {
             if (error instanceof CleanroomError && (error.code === "CONTEXT_OVERFLOW" || error.code === "MODEL_NOT_LOADED"))
                 return {prepared: null, problem: error as LocalTurnProblem};
@@ -87,6 +104,9 @@ export class LocalTurnService {
             ]);
             return appended;
         });
+        // The embedding scrub of a conversation stored only now (its first turn) is recorded once it exists.
+        if (prepared.unrecordedEmbeddingScrub != null)
+            this._recordEmbeddingScrub(conversationId, prepared.unrecordedEmbeddingScrub);
         if (documents != null)
             this._audit.record({kind: "turn.documents", conversationId, data: {
                 attached: documents.attachments.length,
@@ -155,6 +175,40 @@ export class LocalTurnService {
             this._store.finishMessage(reply.messageId, {content: reply.text, status: "interrupted", tokens: reply.pieces});
             throw error;
         }
+    }
+    /**
+     * The embedder as a turn uses it: each call's scrub is recorded as the conversation's (or, for a
+     * conversation not stored yet, once its turn is accepted); a scrub that could not be verified is
+     * a security fault, recorded and thrown (`ScrubUnverifiedError`): the turn does not go on.
+     */
+    private _recordingScrubs(embedder: DocumentEmbedder, storedConversationId: ConversationId | null): TurnEmbedder {
+        return {
+            modelId: embedder.modelId,
+            embed: async (texts) => {
+                const batch = await embedder.embed(texts);
+                if (storedConversationId != null || !batch.scrub.verified)
+                    this._recordEmbeddingScrub(storedConversationId, batch.scrub);
+                return batch;
+            }
+        };
+    }
+
+    private _recordEmbeddingScrub(conversationId: ConversationId | null, scrub: EmbeddingScrub) {
+        const data = {
+            contextId: scrub.contextId, purpose: "embedding" as const, reason: "request" as const, kvCells: scrub.kvCells, layers: scrub.layers,
+            bytesZeroed: scrub.bytesZeroed, bytesChecked: scrub.bytesChecked, nonZeroBytes: scrub.nonZeroBytes, cellsReadBack: scrub.cellsReadBack,
+            durationMs: Math.round(scrub.durationMs * 1000) / 1000, layoutSource: scrub.layoutSource
+        };
+        if (scrub.verified) {
+            this._audit.record({kind: "scrub.verified", conversationId, data});
+            return;
+        }
+        const error = new ScrubUnverifiedError(scrub);
+        this._audit.record({kind: "scrub.failed", conversationId, data: {...data, failure: scrub.failure}});
+        this._audit.record({kind: "security.fault", conversationId, data: {
+            contextId: scrub.contextId, what: "the KV scrub of an embedding context could not be verified; the context was discarded", error: error.toWire()
+        }});
+        throw error;
     }
 
     /** What a reply is cited with: the documents its turn brought whole, and each passage it was given (as its stored chunk). */
