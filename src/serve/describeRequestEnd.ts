@@ -17,9 +17,9 @@ export function describeRequestEnd({requestId, tenant, result, error}: ApiReques
             : cache != null ? `context kept in ${cache.sessionId} for its cache_salt (scrubbed after ${formatSeconds(cache.idleMs)} idle)` : "context kept");
 }
 
-/** One line for a `cache_salt` reuse cache that ended: idle, or at shutdown. */
+/** One line for a `cache_salt` reuse cache that ended: idle, at shutdown, or its key revoked. */
 export function describeCacheEnd({sessionId, tenant, reason, scrub, error}: ApiCacheEnd) {
-    const why = reason === "idle" ? "idle" : "the server is stopping";
+    const why = reason === "idle" ? "idle" : reason === "revoked" ? "its key was revoked" : "the server is stopping";
     if (error != null)
         return `${sessionId} (${tenant}): cache_salt cache ended (${why}): ${describeLocally(error)}`;
     return `${sessionId} (${tenant}): cache_salt cache ended (${why}); ` + (scrub != null ? describeScrub(scrub) : "its context was already scrubbed (evicted or failed)");

@@ -67,7 +67,9 @@ describe.skipIf(modelPath == null)("the app's local API server with stored keys 
 
         const reply = await chat(status.baseUrl, created.secret);
         expect(reply.choices[0]!.message.content!.length).toBeGreaterThan(0);
-        // The Isolation panel's list: the request under the key's label, its own context, scrubbed and verified.
+        // The Isolation panel's list: the request under the key's label, its own context, scrubbed and verified
+        // (the scrub follows the reply, off its path).
+        await expect.poll(() => core.apiSessions()[0]?.scrub?.verified ?? null).toBe(true);
         const [session] = core.apiSessions();
         expect(session).toMatchObject({tenant: "editor", outcome: "answered", scrub: {verified: true, reason: "request"}});
         expect(session!.contextId).toBe(session!.scrub!.contextId);
@@ -112,6 +114,34 @@ describe.skipIf(modelPath == null)("the app's local API server with stored keys 
         expect(await openAiStatusOf(chat(baseUrl, script.secret))).toBe(401);
         expect(await openAiStatusOf(chat(baseUrl, "anything"))).toBe(401);
         expect(await call(service, "apiServer.status", {})).toMatchObject({running: true, keys: 0, keyRequired: true});
+    });
+
+    it("a revoked key's cache_salt cache is scrubbed at once: a new key under the same label and salt finds nothing cached", async () => {
+        const {core, service} = await openAppCore();
+        const ends: Array<{tenant: string, reason: string, verified: boolean | null}> = [];
+        const listener = core.onApiCacheEnd.createListener((end) => ends.push({tenant: end.tenant, reason: end.reason, verified: end.scrub?.verified ?? null}));
+        try {
+            const first = await call<Created>(service, "apiKeys.create", {label: "editor"});
+            const {baseUrl} = await call<Status>(service, "apiServer.start", {port: 0});
+            const salted = (apiKey: string) => {
+                const body = {
+                    model: "stories260K", messages: [{role: "user" as const, content: "Once upon a time there was a little girl named Lily who"}],
+                    temperature: 0, max_tokens: 4, cache_salt: "editor-session"
+                };
+                return new OpenAI({baseURL: baseUrl, apiKey, maxRetries: 0}).chat.completions.create(body);
+            };
+            await salted(first.secret);
+            // The same key and salt reuse the cache (the control: reuse is there to be lost).
+            expect((await salted(first.secret)).usage?.prompt_tokens_details?.cached_tokens).toBeGreaterThan(0);
+
+            expect(await call(service, "apiKeys.revoke", {id: first.key.id})).toEqual({revoked: true});
+            expect(ends).toEqual([{tenant: "editor", reason: "revoked", verified: true}]);
+
+            const second = await call<Created>(service, "apiKeys.create", {label: "editor"});
+            expect((await salted(second.secret)).usage?.prompt_tokens_details?.cached_tokens ?? 0).toBe(0);
+        } finally {
+            listener.dispose();
+        }
     });
 
     it("refuses a second key with the same label, and starting without a model, each with a clear error", async () => {

@@ -424,6 +424,18 @@ export class Core {
         await this._apiRequests.endCaches();
     }
 
+    /**
+     * Revokes an API key: refused from the server's next request on, and its `cache_salt` caches
+     * scrubbed now, so that a key made later under the same label starts with none of them.
+     */
+    public async revokeApiKey(id: string): Promise<boolean> {
+        const label = this.apiKeys.list().find((key) => key.id === id)?.label;
+        const revoked = this.apiKeys.revoke(id);
+        if (revoked && label != null)
+            await this._apiRequests.endCaches(label);
+        return revoked;
+    }
+
     /** Hears each `cache_salt` reuse cache of the API server end (idle, or at shutdown), with its scrub. */
     public get onApiCacheEnd() {
         return this._apiRequests.onCacheEnd;

@@ -218,7 +218,7 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
         "apiServer.sessions": async ({limit}) => ({sessions: core.apiSessions(limit)}),
         "apiKeys.list": async () => ({keys: core.apiKeys.list()}),
         "apiKeys.create": async ({label}) => core.apiKeys.create(label),
-        "apiKeys.revoke": async ({id}) => ({revoked: core.apiKeys.revoke(id)})
+        "apiKeys.revoke": async ({id}) => ({revoked: await core.revokeApiKey(id)})
     };
 
     return {

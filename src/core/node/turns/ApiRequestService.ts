@@ -71,11 +71,11 @@ export type ApiRunCallbacks = {
     onAnswered?: (answer: ApiAnswer) => void
 };
 
-/** A reuse cache (tenant and `cache_salt`) ended: idle, at shutdown, or dropped by the pool. */
+/** A reuse cache (tenant and `cache_salt`) ended: idle, at shutdown, its key revoked, or dropped by the pool. */
 export type ApiCacheEnd = {
     sessionId: string,
     tenant: string,
-    reason: "idle" | "shutdown",
+    reason: "idle" | "shutdown" | "revoked",
     /** Null when the context was already gone (evicted, or ended by a failed request). */
     scrub: ScrubReport | null,
     error: unknown
@@ -171,9 +171,13 @@ export class ApiRequestService {
         }
     }
 
-    /** Scrubs every reuse cache now (the server is stopping), each reported on `onCacheEnd`. */
-    public async endCaches(): Promise<void> {
-        await Promise.all([...this._caches.keys()].map((sessionId) => this._endCache(sessionId, "shutdown")));
+    /**
+     * Scrubs every reuse cache now (the server is stopping), or only `tenant`'s (its key was revoked:
+     * a key made later with the same label starts with none), each reported on `onCacheEnd`.
+     */
+    public async endCaches(tenant?: string): Promise<void> {
+        const ending = [...this._caches].filter(([, cache]) => tenant == null || cache.tenant === tenant).map(([sessionId]) => sessionId);
+        await Promise.all(ending.map((sessionId) => this._endCache(sessionId, tenant == null ? "shutdown" : "revoked")));
     }
 
     private async _run(request: PreparedApiRequest, {signal, onText, onAnswered}: ApiRunCallbacks): Promise<ApiRequestResult> {
@@ -245,7 +249,7 @@ export class ApiRequestService {
         let scrub: ScrubReport | null = null;
         let error: unknown = null;
         try {
-            const end = await this._engine.endSession(sessionId, reason);
+            const end = await this._engine.endSession(sessionId, reason === "revoked" ? "close" : reason);
             scrub = end == null ? null : toScrubReport(end);
         } catch (caught) {
             error = caught;
