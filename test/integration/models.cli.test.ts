@@ -104,14 +104,16 @@ describe.skipIf(modelPath == null)("cleanroom models (CLI)", () => {
         expect(list.defaultModel).toBe(ollama.id);
         expect(list.installed.length).toBeGreaterThanOrEqual(3);
         expect(list.installed.every((model: {fit: {basis: string} | null}) => model.fit?.basis === "gguf")).toBe(true);
-        expect(list.catalog.map((entry: {id: string}) => entry.id)).toEqual([
-            "llama-3.2-1b-instruct-q4_k_m", "llama-3.2-3b-instruct-q4_k_m", "qwen2.5-7b-instruct-q4_k_m"
+        expect(list.catalog.map((entry: {id: string, purpose: string}) => [entry.id, entry.purpose])).toEqual([
+            ["llama-3.2-1b-instruct-q4_k_m", "chat"], ["llama-3.2-3b-instruct-q4_k_m", "chat"], ["qwen2.5-7b-instruct-q4_k_m", "chat"],
+            ["bge-small-en-v1.5-q8_0", "embedding"]
         ]);
         expect(list.catalog.every((entry: {fit: {basis: string}}) => entry.fit.basis === "catalog")).toBe(true);
 
         const text = (await cli("list")).stdout;
         expect(text).toMatch(/Installed \(\* the default\):[\s\S]*\* +stories/);
         expect(text).toMatch(/Catalog[\s\S]*qwen2\.5-7b-instruct-q4_k_m/);
+        expect(text).toMatch(/bge-small-en-v1\.5-q8_0 +BGE Small EN v1\.5 \(embeddings\), for documents only/);
 
         expect((await cli("remove", ollama.id)).exitCode).toBe(0);
         expect(registry.defaultModel()).toBeNull();

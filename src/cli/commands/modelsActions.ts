@@ -44,7 +44,7 @@ async function listModels(io: ModelsCommandIo, options: JsonOption) {
         [{header: "ID"}, {header: "MODEL"}, {header: "QUANT"}, {header: "SIZE", align: "right"}, {header: "LICENSE"},
             {header: "FITS THIS MACHINE"}, {header: "INSTALLED AS"}],
         catalogRows.map((entry) => [
-            entry.id, entry.name, entry.quantization, formatBytes(entry.fileBytes), entry.license, summariseFit(entry.fit, null), entry.installedAs ?? ""
+            entry.id, entry.purpose === "embedding" ? `${entry.name}, for documents only` : entry.name, entry.quantization, formatBytes(entry.fileBytes), entry.license, summariseFit(entry.fit, null), entry.installedAs ?? ""
         ]),
         {indent: "  "}
     ));

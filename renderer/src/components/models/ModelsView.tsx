@@ -52,7 +52,7 @@ export function ModelsView({client, banners, onError, onBack, onModelReady}: Mod
                     {library.library == null
                         ? <p className="muted">Loading…</p>
                         : <div className="model-cards">
-                            {library.library.catalog.map((entry) => (
+                            {library.library.catalog.filter((entry) => entry.purpose === "chat").map((entry) => (
                                 <CatalogCard key={entry.id} entry={entry} download={latestDownloadOf(library.downloads, entry.id)}
                                     isDefault={entry.installedAs != null && entry.installedAs === library.library?.defaultModelId}
                                     settingDefault={settingDefaultId != null} onDownload={() => void library.download(entry.id)}
