@@ -10,8 +10,8 @@ import os from "node:os";
 import path from "node:path";
 import {AuditLog} from "../src/core/node/audit/AuditLog.js";
 import {ModelDownloader} from "../src/core/node/models/ModelDownloader.js";
-import {ConversationStore} from "../src/core/node/store/ConversationStore.js";
-import {openDatabase} from "../src/core/node/store/openDatabase.js";
+import {ConversationStore} from "../src/core/node/database/ConversationStore.js";
+import {openDatabase} from "../src/core/node/database/openDatabase.js";
 import {median, round} from "./stats.js";
 
 export type LatencyLimit = {what: string, medianMs: number, maxMs: number, goalMs: number, met: boolean};

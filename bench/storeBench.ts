@@ -2,11 +2,11 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import {Command} from "commander";
-import {ConversationStore} from "../src/core/node/store/ConversationStore.js";
-import {deriveKey, forgetDerivedKeys} from "../src/core/node/store/keys/deriveKey.js";
-import {newPassphraseEnvelope} from "../src/core/node/store/keys/keyEnvelope.js";
-import type {StoreKeySource} from "../src/core/node/store/keys/types.js";
-import {openDatabase} from "../src/core/node/store/openDatabase.js";
+import {ConversationStore} from "../src/core/node/database/ConversationStore.js";
+import {deriveKey, forgetDerivedKeys} from "../src/core/node/database/keys/deriveKey.js";
+import {newPassphraseEnvelope} from "../src/core/node/database/keys/keyEnvelope.js";
+import type {StoreKeySource} from "../src/core/node/database/keys/types.js";
+import {openDatabase} from "../src/core/node/database/openDatabase.js";
 import {loadAverage1m, median, round} from "./stats.js";
 
 type Options = {rounds: number, out: string, json?: boolean};

@@ -1,14 +1,14 @@
 import type {GpuSetting} from "../core/common/api/types.js";
 import {CleanroomError, isCleanroomError} from "../core/common/errors.js";
 import {Core, type CloudAccess} from "../core/node/Core.js";
-import {defaultDatabasePath, defaultModelsDir} from "../core/node/appPaths.js";
+import {defaultDatabasePath, defaultModelsDir} from "../core/node/paths/appPaths.js";
 import {loadLlama} from "../core/node/engine/loadLlama.js";
 import type {LocalEngineOptions} from "../core/node/engine/LocalEngine.js";
 import {resolveStartupModel} from "../core/node/host/resolveStartupModel.js";
 import {terminalStoreKey} from "../core/node/host/terminalStoreKey.js";
 import {missingModelFile} from "../core/node/models/missingModelFile.js";
 import {ModelRegistry} from "../core/node/models/ModelRegistry.js";
-import {realDatabasePath} from "../core/node/store/realDatabasePath.js";
+import {realDatabasePath} from "../core/node/database/realDatabasePath.js";
 import {cloudApiKeyFromEnvironment} from "./cloudApiKeyFromEnvironment.js";
 import {MissingModelFileError} from "./MissingModelFileError.js";
 import {trackOpenCore} from "./openCores.js";

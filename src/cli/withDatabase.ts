@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3-multiple-ciphers";
-import {realDatabasePath} from "../core/node/store/realDatabasePath.js";
+import {realDatabasePath} from "../core/node/database/realDatabasePath.js";
 import {reportError, reportWarning} from "./output.js";
 
 export type DatabaseCliOptions = {db?: string, json?: boolean};
@@ -13,7 +13,7 @@ export async function withDatabase(options: DatabaseCliOptions, work: (db: Datab
     let db: Database.Database | undefined;
     try {
         const [{openDatabase}, {defaultDatabasePath}, {terminalStoreKey}] = await Promise.all([
-            import("../core/node/store/openDatabase.js"), import("../core/node/appPaths.js"), import("../core/node/host/terminalStoreKey.js")
+            import("../core/node/database/openDatabase.js"), import("../core/node/paths/appPaths.js"), import("../core/node/host/terminalStoreKey.js")
         ]);
         const database = realDatabasePath(options.db ?? defaultDatabasePath());
         db = openDatabase(database, {key: await terminalStoreKey(database, (warning) => reportWarning(warning, options.json === true))});

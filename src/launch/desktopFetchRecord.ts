@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import {writeFileDurably} from "../base/writeFileDurably.js";
-import {appDataDir} from "../core/node/appPaths.js";
+import {appDataDir} from "../core/node/paths/appPaths.js";
 
 /** After a failed automatic fetch of the Electron binary, `npm start` waits this long before trying again. */
 export const retryFetchAfterMs = 24 * 60 * 60_000;

@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import {sha256Of, type StoredApiKeyHash} from "../core/node/store/ApiKeyStore.js";
+import {sha256Of, type StoredApiKeyHash} from "../core/node/database/ApiKeyStore.js";
 
 type KeyEntry = {tenant: string, sha256: Buffer};
 

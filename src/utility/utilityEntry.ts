@@ -1,12 +1,12 @@
 import {parseArgs} from "node:util";
 import {GpuSettingSchema} from "../core/common/api/schemas.js";
-import {defaultDatabasePath} from "../core/node/appPaths.js";
+import {defaultDatabasePath} from "../core/node/paths/appPaths.js";
 import type {CoreHost} from "../core/node/host/openCoreHost.js";
 import {openLockableCoreHost, type LockableCoreHost} from "../core/node/host/openLockableCoreHost.js";
 import {resolveStartupModel} from "../core/node/host/resolveStartupModel.js";
 import {keychainKeyWithoutPassphrase} from "../core/node/secrets/keychainStoreKey.js";
-import {storeKeyFromEnvironment} from "../core/node/store/openDatabase.js";
-import {realDatabasePath} from "../core/node/store/realDatabasePath.js";
+import {storeKeyFromEnvironment} from "../core/node/database/openDatabase.js";
+import {realDatabasePath} from "../core/node/database/realDatabasePath.js";
 import {ParentPortSecretVault, type VaultMessage, type VaultReply} from "../core/node/secrets/ParentPortSecretVault.js";
 import {messagePortChannel, type MessagePortLike} from "./messagePortChannel.js";
 import {serveCoreOverChannel} from "../core/node/rpc/serveCoreOverChannel.js";

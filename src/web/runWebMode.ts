@@ -3,7 +3,7 @@ import {fileURLToPath} from "node:url";
 import {parseArgs} from "node:util";
 import {GpuSettingSchema} from "../core/common/api/schemas.js";
 import type {GpuSetting} from "../core/common/api/types.js";
-import {defaultDatabasePath} from "../core/node/appPaths.js";
+import {defaultDatabasePath} from "../core/node/paths/appPaths.js";
 import {ensureRendererBuilt} from "./ensureRendererBuilt.js";
 import {startWebServer, type WebServer} from "./server.js";
 import {WebCoreProcess} from "./WebCoreProcess.js";

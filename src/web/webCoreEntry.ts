@@ -6,7 +6,7 @@ import type {CoreHost} from "../core/node/host/openCoreHost.js";
 import {openLockableCoreHost, type LockableCoreHost} from "../core/node/host/openLockableCoreHost.js";
 import {resolveStartupModel} from "../core/node/host/resolveStartupModel.js";
 import {terminalStoreKey} from "../core/node/host/terminalStoreKey.js";
-import {realDatabasePath} from "../core/node/store/realDatabasePath.js";
+import {realDatabasePath} from "../core/node/database/realDatabasePath.js";
 import {startAppApiServer} from "../serve/startAppApiServer.js";
 import {CoreWebSockets} from "./CoreWebSockets.js";
 import {ToWebCoreSchema, WebCoreOptionsSchema, type FromWebCore, type WebCoreOptions} from "./webCoreMessages.js";

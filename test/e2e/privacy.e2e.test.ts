@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import type {Page} from "playwright-core";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
-import {openDatabase} from "../../src/core/node/store/openDatabase.js";
+import {openDatabase} from "../../src/core/node/database/openDatabase.js";
 import {openE2eApp, type E2eApp} from "../helpers/e2eApp.js";
 import {requireChromium} from "../helpers/launchChromium.js";
 import {tempDir} from "../helpers/tempCore.js";

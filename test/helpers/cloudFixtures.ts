@@ -1,7 +1,7 @@
 import Database from "better-sqlite3-multiple-ciphers";
 import {createCanary, hashCanary} from "../../src/core/common/cloud/canary.js";
 import type {CanaryBook, PlantedCanary} from "../../src/core/common/cloud/types.js";
-import {migrations} from "../../src/core/node/store/migrations.js";
+import {migrations} from "../../src/core/node/database/migrations.js";
 import {CanaryLedger} from "../../src/core/node/cloud/CanaryLedger.js";
 import {type SeededRandom} from "../../tools/cloudSim/SeededRandom.js";
 

@@ -1,4 +1,4 @@
-import {openDatabase} from "../../src/core/node/store/openDatabase.js";
+import {openDatabase} from "../../src/core/node/database/openDatabase.js";
 
 /**
  * Every row of every ordinary table of the database, read through the store's key, as JSON text

@@ -3,7 +3,7 @@ import path from "node:path";
 import {afterEach, describe, expect, it} from "vitest";
 import type {Core} from "../../src/core/node/Core.js";
 import {createCoreService, type CoreService} from "../../src/core/node/rpc/createCoreService.js";
-import {openDatabase} from "../../src/core/node/store/openDatabase.js";
+import {openDatabase} from "../../src/core/node/database/openDatabase.js";
 import {openTestCore, servicesOf} from "../helpers/coreServices.js";
 import {tempDir} from "../helpers/tempCore.js";
 import {decryptedCopy} from "../security/helpers/decryptedCopy.js";

@@ -2,7 +2,7 @@ import path from "node:path";
 import {fileURLToPath} from "node:url";
 import {afterEach, describe, expect, it} from "vitest";
 import {DeviceProbeCache, type DeviceProbeCacheKey} from "../../src/core/node/engine/DeviceProbeCache.js";
-import type {SettingsStore} from "../../src/core/node/store/SettingsStore.js";
+import type {SettingsStore} from "../../src/core/node/settings/SettingsStore.js";
 import {cliEntry, runCliCapturing} from "../../tools/spawnCli.js";
 import {hermeticCliEnv} from "../helpers/cliEnv.js";
 import {forceDeviceProbeFault, forcedDeviceProbeProblem} from "../helpers/forceDeviceProbeFault.js";

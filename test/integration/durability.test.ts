@@ -1,8 +1,8 @@
 import {spawn} from "node:child_process";
 import {describe, expect, it} from "vitest";
 import {cliCommand} from "../../tools/spawnCli.js";
-import {openDatabase} from "../../src/core/node/store/openDatabase.js";
-import {ConversationStore} from "../../src/core/node/store/ConversationStore.js";
+import {openDatabase} from "../../src/core/node/database/openDatabase.js";
+import {ConversationStore} from "../../src/core/node/database/ConversationStore.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {createTestCore} from "../helpers/tempCore.js";
 

@@ -1,5 +1,5 @@
 import path from "node:path";
-import {openDatabase} from "../../src/core/node/store/openDatabase.js";
+import {openDatabase} from "../../src/core/node/database/openDatabase.js";
 import {describe, expect, it} from "vitest";
 import {runCli} from "../../tools/spawnCli.js";
 import {requireTestModel} from "../helpers/testModel.js";

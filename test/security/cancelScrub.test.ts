@@ -4,7 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
-import {envelopeFile} from "../../src/core/node/store/keys/keyEnvelope.js";
+import {envelopeFile} from "../../src/core/node/database/keys/keyEnvelope.js";
 import type {AuditEvent, ConversationId, LocalTurnResult, TurnOutcome} from "../../src/core/common/types.js";
 import type {Core} from "../../src/core/node/Core.js";
 import {createTestCore} from "../helpers/tempCore.js";

@@ -1,7 +1,7 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import {openDatabase} from "../../src/core/node/store/openDatabase.js";
+import {openDatabase} from "../../src/core/node/database/openDatabase.js";
 import {afterEach, describe, expect, it} from "vitest";
 import {runCliCapturing} from "../../tools/spawnCli.js";
 import {toWireError} from "../../src/core/common/errors.js";

@@ -3,7 +3,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import {describe, expect, it} from "vitest";
-import {openDatabase} from "../../src/core/node/store/openDatabase.js";
+import {openDatabase} from "../../src/core/node/database/openDatabase.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {tempDir} from "../helpers/tempCore.js";
 import {cliCommand, cliForm} from "../../tools/spawnCli.js";

@@ -2,10 +2,10 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import {afterEach, describe, expect, it, vi} from "vitest";
-import {defaultDatabasePath} from "../../src/core/node/appPaths.js";
+import {defaultDatabasePath} from "../../src/core/node/paths/appPaths.js";
 import {PrivateScratchDir} from "../../src/core/node/engine/PrivateScratchDir.js";
-import {envelopeFile, newDeviceEnvelope, readEnvelope, writeEnvelope} from "../../src/core/node/store/keys/keyEnvelope.js";
-import {openDatabase} from "../../src/core/node/store/openDatabase.js";
+import {envelopeFile, newDeviceEnvelope, readEnvelope, writeEnvelope} from "../../src/core/node/database/keys/keyEnvelope.js";
+import {openDatabase} from "../../src/core/node/database/openDatabase.js";
 import {octalModeOf, usePermissiveUmask} from "../helpers/permissiveUmask.js";
 import {tempDir} from "../helpers/tempCore.js";
 

@@ -3,7 +3,7 @@ import path from "node:path";
 import {afterEach, describe, expect, it, vi} from "vitest";
 import {recentFetchFailure, recordFetchFailure} from "../../src/launch/desktopFetchRecord.js";
 import {KeyVault} from "../../src/main/KeyVault.js";
-import {openDatabase} from "../../src/core/node/store/openDatabase.js";
+import {openDatabase} from "../../src/core/node/database/openDatabase.js";
 import {octalModeOf, usePermissiveUmask} from "../helpers/permissiveUmask.js";
 import {tempDir} from "../helpers/tempCore.js";
 

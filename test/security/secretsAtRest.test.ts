@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
-import {envelopeFile} from "../../src/core/node/store/keys/keyEnvelope.js";
-import {openDatabase} from "../../src/core/node/store/openDatabase.js";
+import {envelopeFile} from "../../src/core/node/database/keys/keyEnvelope.js";
+import {openDatabase} from "../../src/core/node/database/openDatabase.js";
 import {describe, expect, it} from "vitest";
 import {runCliCapturing} from "../../tools/spawnCli.js";
 import {requireTestModel} from "../helpers/testModel.js";

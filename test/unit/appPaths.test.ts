@@ -1,7 +1,7 @@
 import os from "node:os";
 import path from "node:path";
 import {afterEach, describe, expect, it} from "vitest";
-import {appDataDir, defaultDatabasePath, defaultModelsDir} from "../../src/core/node/appPaths.js";
+import {appDataDir, defaultDatabasePath, defaultModelsDir} from "../../src/core/node/paths/appPaths.js";
 import {setEnvForTest} from "../helpers/setEnvForTest.js";
 
 describe.runIf(process.platform === "linux")("app data paths (one module, env-paths)", () => {

@@ -4,7 +4,7 @@ import {afterEach, describe, expect, it} from "vitest";
 import type {AuditDataByKind, AuditKind} from "../../src/core/common/api/auditEvents.js";
 import type {CloudVerdict} from "../../src/core/common/types.js";
 import {AuditLog} from "../../src/core/node/audit/AuditLog.js";
-import {openDatabase} from "../../src/core/node/store/openDatabase.js";
+import {openDatabase} from "../../src/core/node/database/openDatabase.js";
 import {tempDir} from "../helpers/tempCore.js";
 
 const scrubFacts = {

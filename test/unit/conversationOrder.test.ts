@@ -2,9 +2,9 @@ import path from "node:path";
 import {afterEach, describe, expect, it, vi} from "vitest";
 import {mostRecentlyActive} from "../../src/core/common/conversationOrder.js";
 import type {Core} from "../../src/core/node/Core.js";
-import {ActivityClock} from "../../src/core/node/store/ActivityClock.js";
-import {ConversationStore} from "../../src/core/node/store/ConversationStore.js";
-import {openDatabase} from "../../src/core/node/store/openDatabase.js";
+import {ActivityClock} from "../../src/core/node/database/ActivityClock.js";
+import {ConversationStore} from "../../src/core/node/database/ConversationStore.js";
+import {openDatabase} from "../../src/core/node/database/openDatabase.js";
 import {openTestCore, servicesOf} from "../helpers/coreServices.js";
 import {tempDir} from "../helpers/tempCore.js";
 

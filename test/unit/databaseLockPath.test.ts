@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import {describe, expect, it} from "vitest";
-import {DatabaseLock} from "../../src/core/node/store/lock/DatabaseLock.js";
+import {DatabaseLock} from "../../src/core/node/database/lock/DatabaseLock.js";
 import {tempDir} from "../helpers/tempCore.js";
 
 /** #27: a process that opens the database through a symbolic link must meet the one that opens it by its real name. */

@@ -3,8 +3,8 @@ import path from "node:path";
 import {afterEach, describe, expect, it} from "vitest";
 import {AttachmentStore} from "../../src/core/node/documents/AttachmentStore.js";
 import type {DocumentChunk} from "../../src/core/node/documents/chunkDocument.js";
-import {ConversationStore} from "../../src/core/node/store/ConversationStore.js";
-import {openDatabase} from "../../src/core/node/store/openDatabase.js";
+import {ConversationStore} from "../../src/core/node/database/ConversationStore.js";
+import {openDatabase} from "../../src/core/node/database/openDatabase.js";
 import {tempDir} from "../helpers/tempCore.js";
 
 const fillerWords = "fox bird tree river stone cloud garden lamp door window apple house".split(" ");

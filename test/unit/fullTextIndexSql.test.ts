@@ -1,7 +1,7 @@
 import path from "node:path";
 import {afterEach, describe, expect, it} from "vitest";
-import {fullTextIndexSql} from "../../src/core/node/store/fullTextIndexSql.js";
-import {openDatabase} from "../../src/core/node/store/openDatabase.js";
+import {fullTextIndexSql} from "../../src/core/node/database/fullTextIndexSql.js";
+import {openDatabase} from "../../src/core/node/database/openDatabase.js";
 import {tempDir} from "../helpers/tempCore.js";
 
 describe("fullTextIndexSql, for future FTS5 migrations", () => {

@@ -5,8 +5,8 @@ import {AuditLog} from "../../src/core/node/audit/AuditLog.js";
 import {stateMagic} from "../../src/core/node/engine/SequenceStateFile.js";
 import {KvResume, type KvResumeOptions} from "../../src/core/node/resume/KvResume.js";
 import type {KvSnapshotBinding} from "../../src/core/node/resume/sealKvSnapshot.js";
-import {rememberSnapshotKey} from "../../src/core/node/store/keys/snapshotKeys.js";
-import {openDatabase} from "../../src/core/node/store/openDatabase.js";
+import {rememberSnapshotKey} from "../../src/core/node/database/keys/snapshotKeys.js";
+import {openDatabase} from "../../src/core/node/database/openDatabase.js";
 
 const binding: KvSnapshotBinding = {model: "m 1 2", context: "cells 512", build: "prebuilt cpu"};
 const conversationId = "conversation-a";

@@ -1,7 +1,7 @@
 import crypto from "node:crypto";
 import {describe, expect, it} from "vitest";
 import {associatedData, keyIdOf, openKvSnapshot, sealKvSnapshot, type KvSnapshotHeader} from "../../src/core/node/resume/sealKvSnapshot.js";
-import {kvSnapshotKeyInfo} from "../../src/core/node/store/keys/snapshotKeys.js";
+import {kvSnapshotKeyInfo} from "../../src/core/node/database/keys/snapshotKeys.js";
 
 const header: KvSnapshotHeader = {model: "m 1 2", context: "cells 512", build: "prebuilt cpu", tokenCount: 3};
 const key = Buffer.from(crypto.hkdfSync("sha256", crypto.randomBytes(32), Buffer.alloc(0), kvSnapshotKeyInfo, 32));

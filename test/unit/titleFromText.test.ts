@@ -1,7 +1,7 @@
 import {describe, expect, it} from "vitest";
 import {isWellFormed, titleFromText} from "../../src/core/common/titleFromText.js";
-import {ConversationStore} from "../../src/core/node/store/ConversationStore.js";
-import {openDatabase} from "../../src/core/node/store/openDatabase.js";
+import {ConversationStore} from "../../src/core/node/database/ConversationStore.js";
+import {openDatabase} from "../../src/core/node/database/openDatabase.js";
 
 const graphemes = (text: string) => [...new Intl.Segmenter(undefined, {granularity: "grapheme"}).segment(text)].map((part) => part.segment);
 /** True when UTF-8 encoding and decoding gives back the same string, as SQLite will store it. */

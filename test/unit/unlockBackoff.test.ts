@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import {afterEach, beforeEach, describe, expect, it, vi} from "vitest";
-import {UnlockBackoff} from "../../src/core/node/store/keys/UnlockBackoff.js";
+import {UnlockBackoff} from "../../src/core/node/database/keys/UnlockBackoff.js";
 import {tempDir} from "../helpers/tempCore.js";
 
 /** The unlock's back-off, on a fake clock: 1 s after a wrong passphrase, doubling, at most 5 min, gone after the right one. */

@@ -10,7 +10,7 @@ import {ConversationIdSchema, ConversationSettingsSchema, type CloudTurnResult, 
 import type {DocumentSource} from "../../core/node/documents/extraction/types.js";
 import type {GpuSetting} from "../../core/common/api/types.js";
 import type {Core} from "../../core/node/Core.js";
-import type {NewConversation} from "../../core/node/store/ConversationStore.js";
+import type {NewConversation} from "../../core/node/database/ConversationStore.js";
 import type {LoadedModelInfo} from "../../core/node/engine/LocalEngine.js";
 import type {SecretKindId} from "../../core/common/secretScan/secretKinds.js";
 import type {CloudSecretsOptions, SecretFinding} from "../../core/common/secretScan/types.js";

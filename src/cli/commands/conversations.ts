@@ -1,6 +1,6 @@
 import type {Command} from "commander";
 import {SearchTextSchema} from "../../core/common/api/limits.js";
-import type {ConversationStore} from "../../core/node/store/ConversationStore.js";
+import type {ConversationStore} from "../../core/node/database/ConversationStore.js";
 import type {AuditLog} from "../../core/node/audit/AuditLog.js";
 import {ConversationIdSchema} from "../../core/common/types.js";
 import {formatTable} from "../formatTable.js";
@@ -82,7 +82,7 @@ export function registerConversationsCommand(program: Command) {
 /** Opens the database with its store and audit log (SQLite is loaded only now, so that `--help` never loads it). */
 async function withStore(options: Options, work: (store: ConversationStore, audit: AuditLog) => void) {
     await withDatabase(options, async (db) => {
-        const [{ConversationStore}, {AuditLog}] = await Promise.all([import("../../core/node/store/ConversationStore.js"), import("../../core/node/audit/AuditLog.js")]);
+        const [{ConversationStore}, {AuditLog}] = await Promise.all([import("../../core/node/database/ConversationStore.js"), import("../../core/node/audit/AuditLog.js")]);
         const audit = new AuditLog(db);
         const store = new ConversationStore(db, {audit});
         work(store, audit);

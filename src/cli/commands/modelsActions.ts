@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import {CleanroomError} from "../../core/common/errors.js";
 import type {DownloadProgress, ModelFit} from "../../core/common/models.js";
-import {defaultModelsDir} from "../../core/node/appPaths.js";
+import {defaultModelsDir} from "../../core/node/paths/appPaths.js";
 import {ModelLibrary, type ModelLibraryOptions} from "../../core/node/models/ModelLibrary.js";
 import {formatBytes} from "../../core/common/formatBytes.js";
 import {formatDuration} from "../formatDuration.js";

@@ -1,7 +1,7 @@
 import type {Command} from "commander";
 import {passphraseMinimumLength as minimumLength} from "../../core/common/api/limits.js";
 import {CleanroomError} from "../../core/common/errors.js";
-import {realDatabasePath} from "../../core/node/store/realDatabasePath.js";
+import {realDatabasePath} from "../../core/node/database/realDatabasePath.js";
 import {printJson, reportError, reportWarning} from "../output.js";
 
 type PassphraseCliOptions = {db?: string, json?: boolean};
@@ -28,9 +28,9 @@ async function rekey(options: PassphraseCliOptions, action: "set" | "remove") {
     const json = options.json === true;
     try {
         const [{rekeyDatabase}, {terminalStoreKey}, {promptPassphrase}, {openDatabase}, {defaultDatabasePath}, {DatabaseLock}] = await Promise.all([
-            import("../../core/node/store/keys/rekeyDatabase.js"), import("../../core/node/host/terminalStoreKey.js"),
-            import("../../core/node/host/promptPassphrase.js"), import("../../core/node/store/openDatabase.js"), import("../../core/node/appPaths.js"),
-            import("../../core/node/store/lock/DatabaseLock.js")
+            import("../../core/node/database/keys/rekeyDatabase.js"), import("../../core/node/host/terminalStoreKey.js"),
+            import("../../core/node/host/promptPassphrase.js"), import("../../core/node/database/openDatabase.js"), import("../../core/node/paths/appPaths.js"),
+            import("../../core/node/database/lock/DatabaseLock.js")
         ]);
         const database = realDatabasePath(options.db ?? defaultDatabasePath());
         // The database to this command alone from the start (no prompt for nothing): refused with DATABASE_IN_USE while another process has it open.

@@ -76,7 +76,7 @@ function countOf(list: readonly string[]) {
 async function withCloudSettings(options: DatabaseCliOptions, work: (cloud: CloudSettingsStore) => void) {
     await withDatabase(options, async (db) => {
         const [{SettingsStore}, {CloudSettingsStore}, {AuditLog}] = await Promise.all([
-            import("../../core/node/store/SettingsStore.js"), import("../../core/node/settings/CloudSettingsStore.js"), import("../../core/node/audit/AuditLog.js")
+            import("../../core/node/settings/SettingsStore.js"), import("../../core/node/settings/CloudSettingsStore.js"), import("../../core/node/audit/AuditLog.js")
         ]);
         work(new CloudSettingsStore(new SettingsStore(db), new AuditLog(db)));
     });

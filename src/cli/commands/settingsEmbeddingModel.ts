@@ -1,6 +1,6 @@
 import type {Command} from "commander";
 import type * as Choosing from "../../core/node/documents/embedding/chooseEmbeddingModel.js";
-import type {SettingsStore} from "../../core/node/store/SettingsStore.js";
+import type {SettingsStore} from "../../core/node/settings/SettingsStore.js";
 import {printJson} from "../output.js";
 import {withDatabase, type DatabaseCliOptions} from "../withDatabase.js";
 
@@ -52,7 +52,7 @@ export function registerEmbeddingModelCommands(settings: Command) {
 async function withSettings(options: DatabaseCliOptions, work: (settings: SettingsStore, choosing: typeof Choosing) => void) {
     await withDatabase(options, async (db) => {
         const [{SettingsStore}, choosing] = await Promise.all([
-            import("../../core/node/store/SettingsStore.js"), import("../../core/node/documents/embedding/chooseEmbeddingModel.js")
+            import("../../core/node/settings/SettingsStore.js"), import("../../core/node/documents/embedding/chooseEmbeddingModel.js")
         ]);
         work(new SettingsStore(db), choosing);
     });

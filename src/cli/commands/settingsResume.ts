@@ -22,7 +22,7 @@ export function registerResumeSettingsCommand(settings: Command) {
             if (state != null && state !== "on" && state !== "off")
                 throw new CleanroomError("INVALID_INPUT", `resume-snapshots takes on or off, not "${state.slice(0, 20)}".`, {option: "state"});
             const [{SettingsStore}, {settingKeys}] = await Promise.all([
-                import("../../core/node/store/SettingsStore.js"), import("../../core/node/settings/settingKeys.js")
+                import("../../core/node/settings/SettingsStore.js"), import("../../core/node/settings/settingKeys.js")
             ]);
             const store = new SettingsStore(db);
             if (state != null)

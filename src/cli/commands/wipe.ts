@@ -20,7 +20,7 @@ export function registerWipeCommand(program: Command) {
                 if (options.yes !== true)
                     throw new CleanroomError("INVALID_INPUT", "wipe deletes every conversation and setting for good: add --yes to confirm.", {option: "--yes"});
                 const [{wipeStore}, {defaultDatabasePath, defaultModelsDir}] = await Promise.all([
-                    import("../../core/node/store/wipeStore.js"), import("../../core/node/appPaths.js")
+                    import("../../core/node/database/wipeStore.js"), import("../../core/node/paths/appPaths.js")
                 ]);
                 const report = wipeStore({
                     database: options.db ?? defaultDatabasePath(),

@@ -22,13 +22,13 @@ import {chooseRoute} from "./routing/chooseRoute.js";
 import {AppSettingsStore} from "./settings/AppSettingsStore.js";
 import {settingKeys} from "./settings/settingKeys.js";
 import type {CloudSettings} from "./settings/CloudSettingsStore.js";
-import type {NewConversation} from "./store/ConversationStore.js";
+import type {NewConversation} from "./database/ConversationStore.js";
 import {
     conversationsToJson, conversationsToMarkdown, exportFileName, exportMimeTypes, exportedConversation, parseConversationExport
-} from "./store/conversationExport.js";
-import type {PurgeState} from "./store/DeletionPurger.js";
-import {DatabaseLock} from "./store/lock/DatabaseLock.js";
-import {deleteEveryRow, wipeOpenDatabase, type WipeReport} from "./store/wipeStore.js";
+} from "./database/conversationExport.js";
+import type {PurgeState} from "./database/DeletionPurger.js";
+import {DatabaseLock} from "./database/lock/DatabaseLock.js";
+import {deleteEveryRow, wipeOpenDatabase, type WipeReport} from "./database/wipeStore.js";
 import {CloudAttachmentsNotSentError} from "./documents/CloudAttachmentsNotSentError.js";
 import {userTurnWithDocuments} from "./documents/documentPrompt.js";
 import {readDocumentOf, type AttachmentWithText} from "./documents/AttachmentStore.js";
@@ -37,7 +37,7 @@ import {extractDocument} from "./documents/extraction/extractDocument.js";
 import type {DocumentSource, ExtractedDocument} from "./documents/extraction/types.js";
 import type {SendMessageCallbacks, SendMessageInput, TurnRequest} from "./turns/types.js";
 import {ApiRequestService, type ApiRequestInput, type ApiRequestResult, type ApiRunCallbacks, type PreparedApiRequest} from "./turns/ApiRequestService.js";
-import {ApiKeyStore} from "./store/ApiKeyStore.js";
+import {ApiKeyStore} from "./database/ApiKeyStore.js";
 import type {ApiSession} from "../common/api/apiServerSchemas.js";
 import {buildApiSessions} from "./serving/buildApiSessions.js";
 

@@ -6,8 +6,8 @@ import type {DocumentEmbedder} from "./documents/embedding/DocumentEmbedder.js";
 import {ReplySources} from "./documents/ReplySources.js";
 import type {LocalEngine} from "./engine/LocalEngine.js";
 import type {CloudSettingsStore} from "./settings/CloudSettingsStore.js";
-import {ConversationStore} from "./store/ConversationStore.js";
-import type {DeletionPurgerOptions} from "./store/DeletionPurger.js";
+import {ConversationStore} from "./database/ConversationStore.js";
+import type {DeletionPurgerOptions} from "./database/DeletionPurger.js";
 import {CloudTurnService, type CloudAccess} from "./turns/CloudTurnService.js";
 import {LocalTurnService} from "./turns/LocalTurnService.js";
 

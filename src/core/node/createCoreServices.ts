@@ -6,10 +6,10 @@ import {createConversationServices, type ConversationServices} from "./createCon
 import {EmbeddingModelChoice} from "./documents/embedding/EmbeddingModelChoice.js";
 import {CloudSettingsStore} from "./settings/CloudSettingsStore.js";
 import {settingKeys} from "./settings/settingKeys.js";
-import type {DeletionPurgerOptions} from "./store/DeletionPurger.js";
-import {SettingsStore} from "./store/SettingsStore.js";
-import type {StoreKeySource} from "./store/keys/types.js";
-import {openDatabase} from "./store/openDatabase.js";
+import type {DeletionPurgerOptions} from "./database/DeletionPurger.js";
+import {SettingsStore} from "./settings/SettingsStore.js";
+import type {StoreKeySource} from "./database/keys/types.js";
+import {openDatabase} from "./database/openDatabase.js";
 import {KvResume} from "./resume/KvResume.js";
 import type {CloudAccess} from "./turns/CloudTurnService.js";
 

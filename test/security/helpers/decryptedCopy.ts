@@ -1,8 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
-import {envelopeFile} from "../../../src/core/node/store/keys/keyEnvelope.js";
-import {openKeyedDatabase} from "../../../src/core/node/store/keys/openKeyedDatabase.js";
-import type {StoreKeySource} from "../../../src/core/node/store/keys/types.js";
+import {envelopeFile} from "../../../src/core/node/database/keys/keyEnvelope.js";
+import {openKeyedDatabase} from "../../../src/core/node/database/keys/openKeyedDatabase.js";
+import type {StoreKeySource} from "../../../src/core/node/database/keys/types.js";
 
 /**
  * What someone holding the key would read from the database's files: a copy of the file and its

@@ -1,6 +1,6 @@
 import {z} from "zod";
 import {settingKeys} from "../settings/settingKeys.js";
-import type {SettingsStore} from "../store/SettingsStore.js";
+import type {SettingsStore} from "../settings/SettingsStore.js";
 
 /** Bumped when the probe changes what it checks: older verdicts are then left unused. */
 const deviceProbeVersion = 1;

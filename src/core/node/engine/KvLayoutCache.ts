@@ -1,6 +1,6 @@
 import type {LlamaContextOptions} from "node-llama-cpp";
 import {z} from "zod";
-import type {SettingsStore} from "../store/SettingsStore.js";
+import type {SettingsStore} from "../settings/SettingsStore.js";
 import type {KvLayout} from "./KvStateFile.js";
 import {settingKeys} from "../settings/settingKeys.js";
 

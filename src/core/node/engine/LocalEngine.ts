@@ -9,7 +9,7 @@ import {CleanroomError, ContextOverflowError, ModelLoadError, ScrubUnverifiedErr
 import type {ConversationId, ConversationSettings, DroppedHistory, SessionEndReason} from "../../common/types.js";
 import type {AuditLog} from "../audit/AuditLog.js";
 import {settingKeys} from "../settings/settingKeys.js";
-import type {SettingsStore} from "../store/SettingsStore.js";
+import type {SettingsStore} from "../settings/SettingsStore.js";
 import {ContextPool, conversationContextFactory, type ContextPoolOptions} from "./ContextPool.js";
 import type {ConversationContext, GenerateResult, SessionEnd} from "./ConversationContext.js";
 import {KvLayoutCache} from "./KvLayoutCache.js";

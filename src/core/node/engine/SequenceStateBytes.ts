@@ -1,6 +1,6 @@
 import fs from "node:fs/promises";
 import type {LlamaContextSequence, Token} from "node-llama-cpp";
-import {zeroAndRemove} from "../store/keys/durableFiles.js";
+import {zeroAndRemove} from "../database/keys/durableFiles.js";
 import type {PrivateScratchDir} from "./PrivateScratchDir.js";
 import {stateMagic} from "./SequenceStateFile.js";
 

@@ -1,7 +1,7 @@
 import type {LlamaModel} from "node-llama-cpp";
 import type {LoadedModelInfo} from "./LocalEngine.js";
 import type {GpuBackend} from "../../common/api/types.js";
-import type {SettingsStore} from "../store/SettingsStore.js";
+import type {SettingsStore} from "../settings/SettingsStore.js";
 import {DeviceProbe} from "./DeviceProbe.js";
 import {DeviceProbeCache, type DeviceProbeCacheKey} from "./DeviceProbeCache.js";
 import {describeLlamaBuild} from "./describeLlamaBuild.js";

@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import {z} from "zod";
 import {writeFileDurably} from "../../../base/writeFileDurably.js";
-import {appDataDir} from "../appPaths.js";
+import {appDataDir} from "../paths/appPaths.js";
 
 /** What `--gpu auto` settled on: the binary node-llama-cpp loads for it (`false`: the CPU binary). */
 export type AutoGpuBinary = "cuda" | "vulkan" | "metal" | false;

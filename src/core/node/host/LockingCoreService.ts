@@ -3,14 +3,14 @@ import {CleanroomError, InvalidInputError, toWireError} from "../../common/error
 import {coreCalls, defaultLockAfterMinutes, type AppSettings, type CallResult} from "../../common/api/index.js";
 import {CoreEventEmitter} from "../rpc/CoreEventEmitter.js";
 import type {ClientConnection, CoreService} from "../rpc/createCoreService.js";
-import type {ModelStatusTracker} from "../rpc/ModelStatusTracker.js";
-import {forgetDerivedKeys} from "../store/keys/deriveKey.js";
-import {StoreLockedError} from "../store/keys/StoreLockedError.js";
-import type {StoreKeySource} from "../store/keys/types.js";
-import {DatabaseLock} from "../store/lock/DatabaseLock.js";
+import type {ModelStatusTracker} from "../models/ModelStatusTracker.js";
+import {forgetDerivedKeys} from "../database/keys/deriveKey.js";
+import {StoreLockedError} from "../database/keys/StoreLockedError.js";
+import type {StoreKeySource} from "../database/keys/types.js";
+import {DatabaseLock} from "../database/lock/DatabaseLock.js";
 import type {CoreHost} from "./openCoreHost.js";
 import {currentKeyFor, passphraseOperation, rekeyOpenDatabase, type KeyWithoutPassphrase} from "./rekeyOpenDatabase.js";
-import {UnlockBackoff} from "../store/keys/UnlockBackoff.js";
+import {UnlockBackoff} from "../database/keys/UnlockBackoff.js";
 import {describeZodIssues} from "../../common/describeZodIssues.js";
 
 export type LockingCoreServiceOptions = {

@@ -4,16 +4,16 @@ import type {SecretVault} from "../../common/secrets.js";
 import {Core} from "../Core.js";
 import {loadLlama} from "../engine/loadLlama.js";
 import type {ContextPoolOptions} from "../engine/ContextPool.js";
-import {defaultModelsDir} from "../appPaths.js";
+import {defaultModelsDir} from "../paths/appPaths.js";
 import type {ModelLibraryOptions} from "../models/ModelLibrary.js";
 import {createCoreService, type CoreService} from "../rpc/createCoreService.js";
 import {AppSettingsStore} from "../settings/AppSettingsStore.js";
 import {CloudKeyStore} from "../secrets/CloudKeyStore.js";
 import {FingerprintKeyStore} from "../secrets/FingerprintKeyStore.js";
 import {MemorySecretVault} from "../secrets/MemorySecretVault.js";
-import {SettingsStore} from "../store/SettingsStore.js";
-import type {StoreKeySource} from "../store/keys/types.js";
-import {openDatabase} from "../store/openDatabase.js";
+import {SettingsStore} from "../settings/SettingsStore.js";
+import type {StoreKeySource} from "../database/keys/types.js";
+import {openDatabase} from "../database/openDatabase.js";
 import {LocalApiServer, type LocalApiServerStarter} from "../serving/LocalApiServer.js";
 
 export type CoreHostOptions = {

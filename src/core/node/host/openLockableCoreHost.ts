@@ -1,9 +1,9 @@
 import type {CoreService} from "../rpc/createCoreService.js";
-import {storeKeyModeOf} from "../store/keys/storeKeyModeOf.js";
+import {storeKeyModeOf} from "../database/keys/storeKeyModeOf.js";
 import {LockingCoreService} from "./LockingCoreService.js";
 import {openCoreHost, type CoreHost, type CoreHostOptions} from "./openCoreHost.js";
 import type {KeyWithoutPassphrase} from "./rekeyOpenDatabase.js";
-import {UnlockBackoff, unlockBackoffFile, type UnlockBackoffOptions} from "../store/keys/UnlockBackoff.js";
+import {UnlockBackoff, unlockBackoffFile, type UnlockBackoffOptions} from "../database/keys/UnlockBackoff.js";
 
 export type LockableCoreHostOptions = CoreHostOptions & {
     /**

@@ -1,9 +1,9 @@
 import {InvalidInputError} from "../../common/errors.js";
-import {forgetDerivedKeys} from "../store/keys/deriveKey.js";
-import {openKeyedDatabase} from "../store/keys/openKeyedDatabase.js";
-import {rekeyDatabase} from "../store/keys/rekeyDatabase.js";
-import type {StoreKeySource} from "../store/keys/types.js";
-import {DatabaseLock} from "../store/lock/DatabaseLock.js";
+import {forgetDerivedKeys} from "../database/keys/deriveKey.js";
+import {openKeyedDatabase} from "../database/keys/openKeyedDatabase.js";
+import {rekeyDatabase} from "../database/keys/rekeyDatabase.js";
+import type {StoreKeySource} from "../database/keys/types.js";
+import {DatabaseLock} from "../database/lock/DatabaseLock.js";
 import type {CoreHost} from "./openCoreHost.js";
 
 /** What opens the database when no passphrase is set, and what becomes of it once one is. */

@@ -1,7 +1,7 @@
-import type {StoreKeySource} from "../store/keys/types.js";
-import {envelopeFile} from "../store/keys/keyEnvelope.js";
-import {storeKeyModeOf} from "../store/keys/storeKeyModeOf.js";
-import {storeKeyFromEnvironment} from "../store/openDatabase.js";
+import type {StoreKeySource} from "../database/keys/types.js";
+import {envelopeFile} from "../database/keys/keyEnvelope.js";
+import {storeKeyModeOf} from "../database/keys/storeKeyModeOf.js";
+import {storeKeyFromEnvironment} from "../database/openDatabase.js";
 import {promptPassphrase} from "./promptPassphrase.js";
 
 /** A warning for the user: the front end prints it (on stderr; as JSON with --json). */

@@ -5,7 +5,7 @@ import {CleanroomError, ModelLoadError} from "../../common/errors.js";
 import type {DownloadProgress} from "../../common/models.js";
 import {loadLlama} from "../engine/loadLlama.js";
 import {validateModelFile} from "../engine/validateModelFile.js";
-import {ensureDirectory} from "../storage/ensureDirectory.js";
+import {ensureDirectory} from "../paths/ensureDirectory.js";
 import {DiskFullError} from "./DiskFullError.js";
 import {DownloadFetcher, type DownloadFetcherOptions} from "./DownloadFetcher.js";
 import {DownloadUrlRefusedError} from "./DownloadUrlRefusedError.js";

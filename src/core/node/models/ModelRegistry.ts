@@ -2,8 +2,8 @@ import fs from "node:fs";
 import path from "node:path";
 import {CleanroomError} from "../../common/errors.js";
 import {ModelRegistryFileSchema, type ModelRegistryFile, type RegisteredModel} from "../../common/models.js";
-import {ensureDirectory} from "../storage/ensureDirectory.js";
-import {writeFileDurably} from "../store/keys/durableFiles.js";
+import {ensureDirectory} from "../paths/ensureDirectory.js";
+import {writeFileDurably} from "../database/keys/durableFiles.js";
 import {describeZodIssues} from "../../common/describeZodIssues.js";
 
 export type NewRegisteredModel = Omit<RegisteredModel, "id" | "addedAt"> & {

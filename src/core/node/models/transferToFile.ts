@@ -1,5 +1,5 @@
 import fs from "node:fs";
-import {writeFileDurably} from "../store/keys/durableFiles.js";
+import {writeFileDurably} from "../database/keys/durableFiles.js";
 import {DownloadStalledError} from "./DownloadStalledError.js";
 import {ModelDownloadError} from "./ModelDownloadError.js";
 

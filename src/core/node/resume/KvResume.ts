@@ -4,7 +4,7 @@ import {defaultResumeSnapshotMaxMiB} from "../../common/api/limits.js";
 import type {ConversationId, SessionEndReason} from "../../common/types.js";
 import type {AuditLog} from "../audit/AuditLog.js";
 import {tokensOfState} from "../engine/SequenceStateBytes.js";
-import {snapshotKeyOf} from "../store/keys/snapshotKeys.js";
+import {snapshotKeyOf} from "../database/keys/snapshotKeys.js";
 import {KvSnapshotStore} from "./KvSnapshotStore.js";
 import {associatedData, keyIdOf, openKvSnapshot, startSealing, type KvSnapshotBinding} from "./sealKvSnapshot.js";
 

@@ -8,8 +8,8 @@ import {ModelLibrary, type ModelLibraryOptions} from "../models/ModelLibrary.js"
 import {MemorySecretVault} from "../secrets/MemorySecretVault.js";
 import {LocalApiServer} from "../serving/LocalApiServer.js";
 import {CoreEventEmitter} from "./CoreEventEmitter.js";
-import {ModelStatusTracker} from "./ModelStatusTracker.js";
-import {TurnRunner} from "./TurnRunner.js";
+import {ModelStatusTracker} from "../models/ModelStatusTracker.js";
+import {TurnRunner} from "../turns/TurnRunner.js";
 import {describeZodIssues} from "../../common/describeZodIssues.js";
 
 export type CoreServiceOptions = {

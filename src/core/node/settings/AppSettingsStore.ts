@@ -4,7 +4,7 @@ import {GpuSettingSchema} from "../../common/api/schemas.js";
 import {InvalidInputError} from "../../common/errors.js";
 import type {SecretVault} from "../../common/secrets.js";
 import {CloudKeyStore} from "../secrets/CloudKeyStore.js";
-import type {SettingsStore} from "../store/SettingsStore.js";
+import type {SettingsStore} from "./SettingsStore.js";
 import {settingKeys} from "./settingKeys.js";
 
 const keys = {

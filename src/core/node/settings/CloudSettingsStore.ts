@@ -1,5 +1,5 @@
 import type {AuditLog} from "../audit/AuditLog.js";
-import type {SettingsStore} from "../store/SettingsStore.js";
+import type {SettingsStore} from "./SettingsStore.js";
 import {settingKeys} from "./settingKeys.js";
 
 export type CloudSettings = {

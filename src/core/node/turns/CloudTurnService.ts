@@ -11,7 +11,7 @@ import {runGuardedCloudTurn} from "../cloud/runGuardedCloudTurn.js";
 import {SecretScanner} from "../cloud/secrets/SecretScanner.js";
 import {countByKind, screenCloudRequest} from "../cloud/secrets/screenCloudRequest.js";
 import type {CloudSettings, CloudSettingsStore} from "../settings/CloudSettingsStore.js";
-import type {ConversationStore} from "../store/ConversationStore.js";
+import type {ConversationStore} from "../database/ConversationStore.js";
 import type {AttachmentStore} from "../documents/AttachmentStore.js";
 import type {ReplySources} from "../documents/ReplySources.js";
 import {userTurnWithDocuments, wholeDocumentBlock} from "../documents/documentPrompt.js";

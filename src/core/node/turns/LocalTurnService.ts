@@ -6,7 +6,7 @@ import type {DocumentEmbedder, EmbeddingScrub} from "../documents/embedding/Docu
 import type {ReplySource, ReplySources} from "../documents/ReplySources.js";
 import {planDocumentTurn, turnAttachmentReport, type DocumentTurnPlan, type TurnEmbedder} from "../documents/planDocumentTurn.js";
 import type {ChatTurnInput, LocalEngine, PreparedPrompt} from "../engine/LocalEngine.js";
-import type {ConversationStore} from "../store/ConversationStore.js";
+import type {ConversationStore} from "../database/ConversationStore.js";
 import {StreamingReply} from "./StreamingReply.js";
 import type {SendMessageCallbacks, TurnRequest} from "./types.js";
 

@@ -1,4 +1,4 @@
-import type {ConversationStore} from "../store/ConversationStore.js";
+import type {ConversationStore} from "../database/ConversationStore.js";
 
 /**
  * A reply as it streams in: its text so far, saved to its (still `streaming`) message at most

@@ -1,7 +1,7 @@
 import type {Llama} from "node-llama-cpp";
 import {CleanroomError} from "../../../common/errors.js";
 import {chosenEmbeddingModel} from "./chooseEmbeddingModel.js";
-import type {SettingsStore} from "../../store/SettingsStore.js";
+import type {SettingsStore} from "../../settings/SettingsStore.js";
 import {DocumentEmbedder, type DocumentEmbedderOptions} from "./DocumentEmbedder.js";
 
 /**

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import {ModelLoadError} from "../../../common/errors.js";
 import {settingKeys} from "../../settings/settingKeys.js";
-import type {SettingsStore} from "../../store/SettingsStore.js";
+import type {SettingsStore} from "../../settings/SettingsStore.js";
 
 const ggufMagic = "GGUF";
 

@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3-multiple-ciphers";
 import type {AuditLog} from "../audit/AuditLog.js";
-import {SettingsStore} from "./SettingsStore.js";
+import {SettingsStore} from "../settings/SettingsStore.js";
 
 export type DeletionPurgerOptions = {
     /** How often a pending purge is retried while this process holds the database. Defaults to `2 s`. */

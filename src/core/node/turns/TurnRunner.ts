@@ -5,7 +5,7 @@ import type {ConversationId, RouteRequest, TurnOutcome} from "../../common/types
 import type {Core} from "../Core.js";
 import {readDocumentOf} from "../documents/AttachmentStore.js";
 import type {DocumentSource, ExtractedDocument} from "../documents/extraction/types.js";
-import type {CoreEventEmitter} from "./CoreEventEmitter.js";
+import type {CoreEventEmitter} from "../rpc/CoreEventEmitter.js";
 
 type ActiveTurn = {controller: AbortController, assistantMessageId: number | null, done?: Promise<void>};
 
