@@ -215,6 +215,47 @@ describe.skipIf(process.platform !== "linux")("document extraction: a hostile co
     });
 });
 
+describe.skipIf(process.platform !== "linux")("document extraction in a worker thread, as the desktop core runs it (under Node here: Electron cannot run on this machine)", () => {
+    const inWorker: ExtractDocumentOptions = {extractorIsolation: "worker"};
+    const cases: Array<{what: string, source: () => Promise<DocumentSource>, reason: string, message: RegExp}> = [
+        {what: "an image-only PDF", source: async () => ({kind: "bytes", name: "scan.pdf", bytes: await imageOnlyPdf()}), reason: "scanned-pdf", message: /^scan\.pdf: has no text layer/},
+        {what: "an encrypted PDF", source: async () => ({kind: "bytes", name: "locked.pdf", bytes: encryptedPdf()}), reason: "encrypted-pdf", message: /^locked\.pdf: is an encrypted PDF/},
+        {what: "a PDF with 100,000 nested arrays and dictionaries", source: async () => ({kind: "bytes", name: "nested.pdf", bytes: deeplyNestedPdf(100_000)}),
+            reason: "corrupt", message: /^nested\.pdf: is a damaged PDF: its structure is nested too deeply to read$/},
+        {what: "a DOCX zip bomb whose directory lies about its size", source: async () => ({kind: "bytes", name: "liar.docx", bytes: await docxZipBomb(1 << 30, 2048)}),
+            reason: "inflated-too-large", message: /^liar\.docx: would unpack to more than 200 MB/}
+    ];
+
+    it("a PDF, a DOCX and an HTML page read as in a process of their own", async () => {
+        const pdf = await extractDocument({kind: "bytes", name: "report.pdf", bytes: await textPdf(3, {2: "Read in a worker."})}, inWorker);
+        expect(pdf.pages.map((page) => page.text)).toEqual(["This is page 1 of the report.", "This is page 2 of the report.\nRead in a worker.", "This is page 3 of the report."]);
+        const docx = await extractDocument({kind: "bytes", name: "letter.docx", bytes: await docxFile(["Dear reader,", "Kind regards."])}, inWorker);
+        expect(docx.pages).toEqual([{page: 1, text: "Dear reader,\n\nKind regards."}]);
+        const html = await extractDocument({kind: "bytes", name: "page.html", bytes: Buffer.from("<html><head><title>T</title><script>x()</script></head><body><p>Visible.</p></body></html>")}, inWorker);
+        expect(html.pages[0]!.text).toBe("T\n\nVisible.");
+    });
+
+    it.each(cases)("$what: refused ($reason) with the same message", async ({source, reason, message}) => {
+        const refused = await refusal(await source(), inWorker);
+        expect(refused.reason).toBe(reason);
+        expect(refused.message).toMatch(message);
+        expect(refused.elapsedMs).toBeLessThan(refusalBoundMs);
+    });
+
+    it("a worker over its time limit is stopped, one over its heap limit too (extractor-crashed); this process goes on extracting", async () => {
+        const pdf = await textPdf(3, {2: "Still readable afterwards."});
+        expect(await refusal({kind: "bytes", name: "slow.pdf", bytes: pdf}, {...inWorker, timeoutMs: 50})).toMatchObject({
+            reason: "timeout", message: "slow.pdf: took longer than 0.05 s to read and was stopped; it may be damaged or built to stall readers"
+        });
+        const bigHtml = `<html><body>${"<div><p>row</p><span>cell</span></div>".repeat(400_000)}</body></html>`;
+        expect(await refusal({kind: "bytes", name: "heavy.html", bytes: Buffer.from(bigHtml)}, {...inWorker, extractorHeapMb: 16})).toMatchObject({
+            reason: "extractor-crashed", message: "heavy.html: needed more than 16 MB of memory to read and was stopped; it may be damaged or built to exhaust memory"
+        });
+        const document = await extractDocument({kind: "bytes", name: "good.pdf", bytes: pdf}, inWorker);
+        expect(document.pages[1]!.text).toContain("Still readable afterwards.");
+    });
+});
+
 describe.skipIf(process.platform !== "linux")("document extraction from compiled JavaScript", () => {
     it("bundled as the CLI is (esbuild, split at dynamic imports), plain node extracts a PDF in a process of its own and refuses a scan", async () => {
         const esbuild = await import("esbuild");
@@ -238,6 +279,31 @@ describe.skipIf(process.platform !== "linux")("document extraction from compiled
             expect(run(saved(dir, "scan.pdf", await imageOnlyPdf()))).toEqual({
                 reason: "scanned-pdf", message: "scan.pdf: has no text layer on any of its 2 pages: it looks scanned, and no OCR is done"
             });
+        } finally {
+            fs.rmSync(outdir, {recursive: true, force: true});
+        }
+    });
+
+    it("bundled as the desktop core is (one file, the extractor's entry built beside it), plain node extracts a PDF in a worker thread and refuses a scan", async () => {
+        const esbuild = await import("esbuild");
+        fs.mkdirSync(path.join(repoRoot, "out"), {recursive: true});
+        const outdir = fs.mkdtempSync(path.join(repoRoot, "out", "extraction-desktop-bundle-"));
+        try {
+            const common = {absWorkingDir: repoRoot, bundle: true, format: "esm", platform: "node", target: "node20", packages: "external", logLevel: "silent"} as const;
+            // As `npm run build:electron` builds out/core/utilityEntry.mjs and out/core/extractorEntry.mjs.
+            await esbuild.build({...common, entryPoints: ["test/helpers/extractDocumentMain.ts"], outfile: path.join(outdir, "main.mjs")});
+            await esbuild.build({...common, entryPoints: ["src/core/node/documents/extraction/extractorEntry.ts"], outfile: path.join(outdir, "extractorEntry.mjs")});
+
+            const dir = tempDir("extract-desktop-bundled");
+            const run = (source: DocumentSource & {kind: "path"}, isolation: string) => JSON.parse(execFileSync(process.execPath, [path.join(outdir, "main.mjs"), source.path, isolation],
+                {encoding: "utf8", env: {PATH: process.env.PATH, TMPDIR: process.env.TMPDIR}})) as unknown;
+            const pdf = saved(dir, "desktop.pdf", await textPdf(2, {2: "Read by the desktop build."}));
+            expect(run(pdf, "worker")).toMatchObject({format: "pdf", pages: [{page: 1}, {page: 2, text: "This is page 2 of the report.\nRead by the desktop build."}]});
+            expect(run(saved(dir, "scan.pdf", await imageOnlyPdf()), "worker")).toEqual({
+                reason: "scanned-pdf", message: "scan.pdf: has no text layer on any of its 2 pages: it looks scanned, and no OCR is done"
+            });
+            // A process cannot be started from this one file: it would be the whole bundle.
+            expect(run(pdf, "process")).toEqual({reason: "extractor-crashed", message: "desktop.pdf: cannot be read here: this build of Cleanroom cannot start its document extractor process"});
         } finally {
             fs.rmSync(outdir, {recursive: true, force: true});
         }

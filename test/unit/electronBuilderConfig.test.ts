@@ -49,5 +49,7 @@ describe("electron-builder.yml", () => {
         expect(scripts["build:electron"]).toContain("--outfile=out/main/index.cjs");
         expect(scripts["build:electron"]).toContain("--outfile=out/preload/index.cjs");
         expect(scripts["build:electron"]).toContain("--outfile=out/core/utilityEntry.mjs");
+        // The desktop core extracts documents in a worker thread that runs this file (runExtractorInWorker.ts).
+        expect(scripts["build:electron"]).toContain("extraction/extractorEntry.ts --bundle --platform=node --format=esm --packages=external --outfile=out/core/extractorEntry.mjs");
     });
 });

@@ -18,6 +18,7 @@ export async function extractDocument(source: DocumentSource, options: ExtractDo
     const {name, bytes} = await readSource(source, options.maxBytes ?? defaultMaxDocumentBytes);
     options.signal?.throwIfAborted();
     const limits: ExtractorLimits = {
+        isolation: options.extractorIsolation,
         timeoutMs: options.timeoutMs ?? defaultExtractionTimeoutMs,
         heapMb: options.extractorHeapMb ?? defaultExtractorHeapMb,
         signal: options.signal,

@@ -1,5 +1,5 @@
 import {z} from "zod";
-import {attachmentUnreadableReasons} from "./types.js";
+import {AttachmentUnreadableError, attachmentUnreadableReasons, type ExtractedPage} from "./types.js";
 
 /** What the core sends the extractor process: one file, already read and sniffed. */
 export const ExtractionRequestSchema = z.discriminatedUnion("format", [
@@ -23,3 +23,13 @@ export const ExtractionReplySchema = z.discriminatedUnion("type", [
     })
 ]);
 export type ExtractionReply = z.infer<typeof ExtractionReplySchema>;
+
+/** The pages of the extractor's answer, or the refusal it carries (or a crash, for an answer that is not one) thrown. */
+export function pagesOfReply(name: string, raw: unknown): {pages: ExtractedPage[], maxRssBytes: number} {
+    const reply = ExtractionReplySchema.safeParse(raw);
+    if (!reply.success)
+        throw new AttachmentUnreadableError(name, "extractor-crashed", "could not be read: the extractor answered something unexpected");
+    if (reply.data.type === "refused")
+        throw new AttachmentUnreadableError(name, reply.data.reason, reply.data.problem, reply.data.details);
+    return reply.data;
+}

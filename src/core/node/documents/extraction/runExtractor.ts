@@ -2,19 +2,20 @@ import {fork} from "node:child_process";
 import fs from "node:fs/promises";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
-import {describeBytes} from "./describeBytes.js";
-import {ExtractionReplySchema, type ExtractionRequest} from "./extractorMessages.js";
-import {AttachmentUnreadableError, type ExtractedPage, type ExtractorUsage} from "./types.js";
+import {settleWithReply, watchExtraction} from "./extractionWatch.js";
+import {pagesOfReply, type ExtractionRequest} from "./extractorMessages.js";
+import {extractorIsolationHere, runExtractorInWorker} from "./runExtractorInWorker.js";
+import {AttachmentUnreadableError, type ExtractedPage, type ExtractorIsolation, type ExtractorUsage} from "./types.js";
 
 export type ExtractorLimits = {
+    /** Where the extraction runs: a process of its own (the default), or a worker thread where no process can be started (`extractorIsolationHere`). */
+    isolation?: ExtractorIsolation,
     timeoutMs: number,
     heapMb: number,
     signal?: AbortSignal,
     onUsage?: (usage: ExtractorUsage) => void
 };
 
-/** How often the extractor's resident memory is checked against its limit. */
-const memoryCheckIntervalMs = 100;
 /** Resident memory allowed beyond the heap limit: Node itself, pdf.js's and zlib's buffers. */
 const residentAllowanceMb = 512;
 const pageSize = 4096;
@@ -31,16 +32,15 @@ const extractorEntryFile = /^(?:extractorEntry\.(?:ts|m?js)|chunk-\w+\.m?js)$/;
  */
 export async function runExtractor(request: ExtractionRequest, limits: ExtractorLimits): Promise<ExtractedPage[]> {
     limits.signal?.throwIfAborted();
+    if ((limits.isolation ?? extractorIsolationHere()) === "worker")
+        return await runExtractorInWorker(request, limits);
     const {extractorEntryUrl, extractorProcessFlag} = await import("./extractorEntry.js");
     const entry = fileURLToPath(extractorEntryUrl);
     const name = request.name;
-    // Bundled without splitting (the desktop app's utility process, out/core/utilityEntry.mjs), the
-    // entry would be the whole bundle: forking it would start the app again. And in Electron, fork
-    // runs Electron itself, which the packaged app's fuses forbid to act as Node (RunAsNode).
-    if (!extractorEntryFile.test(path.basename(entry)) || process.versions.electron != null)
+    // Bundled without splitting, the entry would be the whole bundle: forking it would start the app again.
+    if (!extractorEntryFile.test(path.basename(entry)))
         throw new AttachmentUnreadableError(name, "extractor-crashed", "cannot be read here: this build of Cleanroom cannot start its document extractor process");
     const fromSource = entry.endsWith(".ts");
-    const maxResidentBytes = (limits.heapMb + residentAllowanceMb) * 1024 * 1024;
     const started = performance.now();
     const child = fork(entry, [], {
         execArgv: [...(fromSource ? ["--import", import.meta.resolve("tsx")] : []), `--max-old-space-size=${limits.heapMb}`],
@@ -58,61 +58,29 @@ export async function runExtractor(request: ExtractionRequest, limits: Extractor
     });
 
     return await new Promise<ExtractedPage[]>((resolve, reject) => {
-        let settled = false;
-        const finish = (outcome: () => void) => {
-            if (settled)
-                return;
-            settled = true;
-            clearTimeout(timer);
-            clearInterval(memoryWatch);
-            limits.signal?.removeEventListener("abort", onAbort);
-            if (child.exitCode == null && child.signalCode == null)
-                child.kill("SIGKILL");
-            outcome();
-        };
-        const crashed = (problem: string) => finish(() => reject(new AttachmentUnreadableError(name, "extractor-crashed", problem)));
-        const timer = setTimeout(() => finish(() => reject(new AttachmentUnreadableError(name, "timeout",
-            `took longer than ${limits.timeoutMs / 1000} s to read and was stopped; it may be damaged or built to stall readers`,
-            {limitMs: limits.timeoutMs}))), limits.timeoutMs);
-        const memoryWatch = setInterval(() => {
-            if (child.pid == null)
-                return;
-            fs.readFile(`/proc/${child.pid}/statm`, "utf8").then((statm) => {
-                const residentBytes = Number(statm.split(" ")[1]) * pageSize;
-                if (residentBytes > maxResidentBytes)
-                    crashed(`needed more than ${describeBytes(maxResidentBytes)} of memory to read and was stopped; it may be damaged or built to exhaust memory`);
-            }, () => undefined);
-        }, memoryCheckIntervalMs);
-        const onAbort = () => finish(() => reject(limits.signal!.reason));
-        limits.signal?.addEventListener("abort", onAbort, {once: true});
-
-        child.on("message", (raw: unknown) => {
-            const reply = ExtractionReplySchema.safeParse(raw);
-            if (!reply.success) {
-                crashed("could not be read: the extractor process answered something unexpected");
-                return;
-            }
-            if (reply.data.type === "refused") {
-                const {reason, problem, details} = reply.data;
-                finish(() => reject(new AttachmentUnreadableError(name, reason, problem, details)));
-                return;
-            }
-            const {pages, maxRssBytes} = reply.data;
-            finish(() => {
-                limits.onUsage?.({maxRssBytes, elapsedMs: performance.now() - started});
-                resolve(pages);
-            });
+        const watch = watchExtraction(name, limits, reject, {
+            stop: () => {
+                if (child.exitCode == null && child.signalCode == null)
+                    child.kill("SIGKILL");
+            },
+            residentBytes: async () => child.pid == null ? null : Number((await fs.readFile(`/proc/${child.pid}/statm`, "utf8")).split(" ")[1]) * pageSize,
+            maxResidentBytes: (limits.heapMb + residentAllowanceMb) * 1024 * 1024
         });
-        child.on("error", (error) => crashed(`could not be read: the extractor process failed (${error.message})`));
+        child.on("message", (raw: unknown) => settleWithReply(watch, resolve, reject, () => {
+            const {pages, maxRssBytes} = pagesOfReply(name, raw);
+            limits.onUsage?.({maxRssBytes, elapsedMs: performance.now() - started});
+            return pages;
+        }));
+        child.on("error", (error) => watch.crashed(`could not be read: the extractor process failed (${error.message})`));
         let handOverError: Error | null = null;
         // "close", not "exit": only once its stderr has ended is V8's out-of-memory report surely read.
         child.on("close", (code, signal) => {
             if (ranOutOfMemory)
-                crashed(`needed more than ${limits.heapMb} MB of memory to read and was stopped; it may be damaged or built to exhaust memory`);
+                watch.crashed(`needed more than ${limits.heapMb} MB of memory to read and was stopped; it may be damaged or built to exhaust memory`);
             else if (handOverError != null)
-                crashed(`could not be handed to the extractor process (${handOverError.message})`);
+                watch.crashed(`could not be handed to the extractor process (${handOverError.message})`);
             else
-                crashed(`could not be read: the extractor process ended unexpectedly (${code != null ? `status ${code}` : `signal ${signal}`})`);
+                watch.crashed(`could not be read: the extractor process ended unexpectedly (${code != null ? `status ${code}` : `signal ${signal}`})`);
         });
         child.send(request, (error) => {
             if (error == null)

@@ -1,3 +1,4 @@
+import type {MessagePort} from "node:worker_threads";
 import {ExtractionRequestSchema, type ExtractionReply} from "./extractorMessages.js";
 import {AttachmentUnreadableError} from "./types.js";
 
@@ -6,6 +7,13 @@ export function serveExtraction() {
     process.once("disconnect", () => process.exit(1)); // the core went away: nobody is waiting for the text
     process.once("message", (raw: unknown) => {
         void answer(raw).then((reply) => process.send!(reply, () => process.exit(0)));
+    });
+}
+
+/** The same work in a worker thread (`runExtractorInWorker`): one request in, one reply out. */
+export function serveExtractionInWorker(port: MessagePort) {
+    port.once("message", (raw: unknown) => {
+        void answer(raw).then((reply) => port.postMessage(reply));
     });
 }
 

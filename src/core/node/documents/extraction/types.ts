@@ -32,10 +32,15 @@ export type ExtractDocumentOptions = {
     timeoutMs?: number,
     /** The extractor process's JavaScript heap limit (MB); its resident memory may be twice that. Defaults to `defaultExtractorHeapMb`. */
     extractorHeapMb?: number,
+    /** A process of its own per file (the default here), or a worker thread (the desktop core, where no process can be started). */
+    extractorIsolation?: ExtractorIsolation,
     /** Hears what the extractor process used, once it answered (the benchmark reads it). */
     onExtractorUsage?: (usage: ExtractorUsage) => void,
     signal?: AbortSignal
 };
+
+/** A process of its own per file (the CLI, web mode), or a worker thread of the core's process (the desktop app). */
+export type ExtractorIsolation = "process" | "worker";
 
 export type ExtractorUsage = {
     /** The extractor process's peak resident memory. */
