@@ -217,7 +217,10 @@ describe("a deletion that another reader holds up is purged when the reader is d
         expect(f.store.find(f.id)).toBeUndefined();
         expect(kinds(f)).toEqual(["deletion.pending"]);
         expect(f.store.purger.pending).toBe(true);
-        await new Promise((resolve) => setTimeout(resolve, 200));
+        // Two more checkpoints tried by the timer while the reader holds its snapshot: neither could purge.
+        const triedBefore = busyTimeoutAtCheckpoints.length;
+        await expect.poll(() => busyTimeoutAtCheckpoints.length, {timeout: 10_000}).toBeGreaterThanOrEqual(triedBefore + 2);
+        expect(kinds(f)).toEqual(["deletion.pending"]);
         expect(onDisk(f), "still on disk while the reader holds its snapshot").toBeGreaterThan(0);
 
         f.reader.exec("COMMIT");
