@@ -203,7 +203,10 @@ describe("look-alike text of another conversation", () => {
         ["English in mathematical bold", writeIn("mathematical bold", secret), /spare|key|office/i],
         ["Russian in capitals with Latin A, E, O, P, C, X, Y, M, T, K, H, B for the Cyrillic letters",
             russianProse.conversations[1]!.toUpperCase().replace(/[АЕОРСХУМТКНВ]/g, (char) => "AEOPCXYMTKHB"["АЕОРСХУМТКНВ".indexOf(char)]!), /ЛИФТ/],
-        ["Greek with Latin o, a, i, k, v, p, t, x", greekProse.conversations[0]!.replace(/[οαικνρτχ]/g, (char) => "oaikvptx"["οαικνρτχ".indexOf(char)]!), /παραλία/]
+        ["Greek with Latin o, a, i, k, v, p, t, x", greekProse.conversations[0]!.replace(/[οαικνρτχ]/g, (char) => "oaikvptx"["οαικνρτχ".indexOf(char)]!), /παραλία/],
+        // Ν, Η and Υ read N, H and Y here, though their small letters ν, η and υ read v, n and u.
+        ["English in capitals with Greek Α, Β, Ε, Η, Ι, Κ, Μ, Ν, Ο, Ρ, Τ, Χ, Υ for the Latin capitals", secret.toUpperCase().replace(/[ABEHIKMNOPTXY]/g, (char) => greek[char]!), /SPARE|KEY|OFFICE/],
+        ["the Greek in capitals (Ν, Η, Υ among them)", greekProse.conversations[0]!.toUpperCase(), /ΠΑΡΑΛΊΑ|ΠΑΡΑΛΙΑ/]
     ];
     for (const [what, leak, words] of leaks) {
         it(`blocks ${what}, before a word of the run is shown, in chunks of 1 to 7 characters`, () => {

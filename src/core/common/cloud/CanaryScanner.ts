@@ -283,19 +283,20 @@ export class CanaryScanner {
      * or two common phrases back to back, is not taken for another conversation; 8 words of it
      * that are no phrase's still block.
      */
-    private readonly _onGram = (hash: number, start: number, end: number) => {
+    private readonly _onGram = (hash: number, start: number, end: number, capitalsAsLatinHash: number | null) => {
         const fingerprints = this._fingerprints;
         if (this._blocked || fingerprints == null)
             return;
         const index = this._gramIndex++;
         const reach = fingerprints.options.windowWords - 1;
-        if (fingerprints.isCommonPhrase(hash)) {
+        if (fingerprints.isCommonPhrase(hash) || (capitalsAsLatinHash != null && fingerprints.isCommonPhrase(capitalsAsLatinHash))) {
             this._lastCommonGram = index;
             this._pendingMatches.length = 0; // each shares a word with this phrase
             return;
         }
-        if (index - this._lastCommonGram > reach && fingerprints.matches(hash))
-            this._pendingMatches.push({index, hash, start, end, holdFrom: Math.min(start, this._scanAheadBoundary(end))});
+        const matching = fingerprints.matches(hash) ? hash : capitalsAsLatinHash != null && fingerprints.matches(capitalsAsLatinHash) ? capitalsAsLatinHash : null;
+        if (index - this._lastCommonGram > reach && matching != null)
+            this._pendingMatches.push({index, hash: matching, start, end, holdFrom: Math.min(start, this._scanAheadBoundary(end))});
         const due = this._pendingMatches[0];
         if (due != null && index - due.index >= reach)
             this._block({kind: "fingerprint", blocking: true, fingerprint: due.hash, start: due.start, end: due.end});

@@ -1,4 +1,4 @@
-import {foldLetter} from "./foldLetter.js";
+import {capitalReadAsLatin, foldLetter} from "./foldLetter.js";
 import {HmacSha256} from "./HmacSha256.js";
 import {stockPhrases as shippedStockPhrases} from "./stockPhrases.js";
 
@@ -51,8 +51,11 @@ const asciiWordTable = (() => {
 
 const unicodeWordChar = /[\p{L}\p{N}\p{M}]/u;
 
-/** Called for each complete window: its hash and the text offsets of its first and last word. */
-export type GramListener = (hash: number, startOffset: number, endOffset: number) => void;
+/**
+ * Called for each complete window: its hash, the text offsets of its first and last word, and the
+ * hash of its Latin-capital reading (`capitalsAsLatin`) when that reading differs, else `null`.
+ */
+export type GramListener = (hash: number, startOffset: number, endOffset: number, capitalsAsLatinHash: number | null) => void;
 
 /** The hashing of `options`, checked: a whole number of words, a key long enough. */
 export function fingerprintHashing(options: FingerprintOptions | FingerprintHashing): FingerprintHashing {
@@ -67,15 +70,24 @@ export function fingerprintHashing(options: FingerprintOptions | FingerprintHash
 /**
  * Splits streamed text into words and hashes every window of consecutive words, across
  * chunk boundaries. Offsets are absolute positions in the whole text pushed so far.
+ *
+ * A few capitals imitate one Latin letter and their small letters another (Greek `Ν` is N and `ν`
+ * is v; `Η` is H, `η` is n; `Υ` is Y, `υ` is u). Words are read lower case first, so that Greek
+ * matches Greek whatever its case; a window holding such a capital is also hashed with every one
+ * read as the Latin capital it looks like, so that English in capitals written with them
+ * (`UΝDER ΤΗE`) matches the English it imitates.
  */
 export class WordGramHasher {
     public readonly windowWords: number;
     private readonly _mac: HmacSha256;
     private readonly _words: string[];
+    /** Each word's Latin-capital reading, when it holds a capital read otherwise (`null` for the others). */
+    private readonly _wordsAsLatin: Array<string | null>;
     private readonly _wordStart: Float64Array;
     private _completeWords = 0;
     private _inWord = false;
     private _current = "";
+    private _currentAsLatin: string | null = null;
     private _currentStart = 0;
     private _offset = 0;
     /** A high surrogate that ended the last push: read with the next push's first character. */
@@ -88,6 +100,7 @@ export class WordGramHasher {
         this.windowWords = hashing.windowWords;
         this._mac = hashing.mac;
         this._words = new Array<string>(this.windowWords).fill("");
+        this._wordsAsLatin = new Array<string | null>(this.windowWords).fill(null);
         this._wordStart = new Float64Array(this.windowWords);
     }
 
@@ -132,6 +145,7 @@ export class WordGramHasher {
             const code = text.charCodeAt(i);
             let width = 1;
             let folded: string | null;
+            let asLatin: string | null = null;
             if (code < 128) {
                 const lower = asciiWordTable[code]!;
                 folded = lower !== 0 ? String.fromCharCode(lower) : null;
@@ -140,19 +154,27 @@ export class WordGramHasher {
                 width = point > 0xffff ? 2 : 1;
                 const char = String.fromCodePoint(point);
                 folded = unicodeWordChar.test(char) ? foldLetter(char) : null;
+                asLatin = folded != null ? capitalReadAsLatin(char) : null;
             }
 
             if (folded != null) {
-                if (!this._inWord) {
-                    this._inWord = true;
-                    this._current = "";
-                    this._currentStart = base + i;
-                }
+                this._startWord(base + i);
+                if (asLatin != null || this._currentAsLatin != null)
+                    this._currentAsLatin = (this._currentAsLatin ?? this._current) + (asLatin ?? folded);
                 this._current += folded;
             } else if (this._inWord)
                 this._completeWord(base + i, onGram);
             i += width;
         }
+    }
+
+    private _startWord(offset: number) {
+        if (this._inWord)
+            return;
+        this._inWord = true;
+        this._current = "";
+        this._currentAsLatin = null;
+        this._currentStart = offset;
     }
 
     /** Ends the text: the word in progress, if any, is complete. */
@@ -170,6 +192,7 @@ export class WordGramHasher {
         this._inWord = false;
         const slot = this._completeWords % this.windowWords;
         this._words[slot] = this._current;
+        this._wordsAsLatin[slot] = this._currentAsLatin;
         this._wordStart[slot] = this._currentStart;
         this._completeWords++;
         if (this._completeWords < this.windowWords)
@@ -177,12 +200,27 @@ export class WordGramHasher {
 
         const first = this._completeWords - this.windowWords;
         let window = this._words[first % this.windowWords]!;
-        for (let word = first + 1; word < this._completeWords; word++)
+        let readAsLatin = this._wordsAsLatin[first % this.windowWords] != null;
+        for (let word = first + 1; word < this._completeWords; word++) {
             window += " " + this._words[word % this.windowWords]!;
+            readAsLatin ||= this._wordsAsLatin[word % this.windowWords] != null;
+        }
+        let windowAsLatin: string | null = null;
+        if (readAsLatin) {
+            windowAsLatin = "";
+            for (let word = first; word < this._completeWords; word++) {
+                const slot = word % this.windowWords;
+                windowAsLatin += (word > first ? " " : "") + (this._wordsAsLatin[slot] ?? this._words[slot]!);
+            }
+        }
+        onGram(this._hash(window), this._wordStart[first % this.windowWords]!, endOffset, windowAsLatin != null ? this._hash(windowAsLatin) : null);
+    }
+
+    private _hash(window: string) {
         if (this._encoded.length < window.length * 3)
             this._encoded = new Uint8Array(window.length * 3);
         const {written} = textEncoder.encodeInto(window, this._encoded);
-        onGram(this._mac.mac53(this._encoded, written), this._wordStart[first % this.windowWords]!, endOffset);
+        return this._mac.mac53(this._encoded, written);
     }
 }
 
@@ -195,7 +233,11 @@ export function fingerprintText(text: string, options: FingerprintOptions | Fing
 
 function addFingerprints(into: Set<number>, text: string, hashing: FingerprintHashing) {
     const hasher = new WordGramHasher(hashing);
-    const add = (hash: number) => void into.add(hash);
+    const add = (hash: number, _start: number, _end: number, capitalsAsLatinHash: number | null) => {
+        into.add(hash);
+        if (capitalsAsLatinHash != null)
+            into.add(capitalsAsLatinHash);
+    };
     hasher.push(text, add);
     hasher.end(add);
 }

@@ -45,9 +45,29 @@ export function foldLetter(char: string, caseOrder: LetterCaseOrder = "lower-fir
  */
 export type LetterCaseOrder = "lower-first" | "as-written";
 
+/**
+ * How a capital reads when it imitates a Latin capital, where that differs from `foldLetter`'s
+ * reading (which is its small letter's): Greek `Ν` is `n` (`ν` is v), `Η` is `h`, `Υ` is `y`.
+ * `null` for every other character.
+ */
+export function capitalReadAsLatin(char: string): string | null {
+    const code = char.codePointAt(0)!;
+    if (code < 0x80)
+        return null;
+    let reading = latinCapitalReadings.get(code);
+    if (reading === undefined) {
+        const asWritten = char !== char.toLowerCase() ? foldLetter(char, "as-written") : null;
+        reading = asWritten != null && asWritten !== foldLetter(char) ? asWritten : null;
+        if (latinCapitalReadings.size < maxCachedFolds)
+            latinCapitalReadings.set(code, reading);
+    }
+    return reading;
+}
+
 /** Distinct code points whose fold is remembered: a reply of every letter in Unicode stays a few megabytes. */
 const maxCachedFolds = 1 << 16;
 const foldCaches: Record<LetterCaseOrder, Map<number, string>> = {"lower-first": new Map(), "as-written": new Map()};
+const latinCapitalReadings = new Map<number, string | null>();
 const mark = /\p{M}/u;
 const asciiAlphanumeric = /[A-Za-z0-9]/;
 
