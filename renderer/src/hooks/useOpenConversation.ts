@@ -99,7 +99,7 @@ export function useOpenConversation(client: AppCoreClient, conversationId: strin
             onError(error);
             return false;
         }
-    }, [client, conversationId, onError, startTurn]);
+    }, [client, conversationId, onError, setGenerating, startTurn]);
 
     const stop = useCallback(async () => {
         if (conversationId != null)
@@ -121,7 +121,7 @@ export function useOpenConversation(client: AppCoreClient, conversationId: strin
             void refresh();
             return false;
         }
-    }, [client, conversationId, onError, refresh, startTurn]);
+    }, [client, conversationId, onError, refresh, setGenerating, startTurn]);
 
     /** Shows another version of a message an edit kept. */
     const showVersion = useCallback(async (messageId: number) => {
@@ -152,7 +152,7 @@ export function useOpenConversation(client: AppCoreClient, conversationId: strin
             onError(error);
             void refresh();
         }
-    }, [client, conversationId, onError, refresh, startTurn]);
+    }, [client, conversationId, onError, refresh, setGenerating, startTurn]);
 
     return {
         conversation: data?.conversation ?? null, messages: data?.messages ?? noMessages, draft: data?.draft ?? null, generating,
