@@ -10,6 +10,8 @@ export default defineConfig({
     root: path.join(repoRoot, "renderer"),
     base: "./",
     plugins: [react()],
+    // One React in the bundle: @tanstack/react-query (and react-markdown) must use the app's copy, or hooks break at run time.
+    resolve: {dedupe: ["react", "react-dom"]},
     build: {
         outDir: path.join(repoRoot, "dist", "renderer"),
         emptyOutDir: true,

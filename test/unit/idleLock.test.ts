@@ -157,4 +157,20 @@ describe("the idle lock", () => {
         await nextLock;
         expect(errors).toEqual([{conversationId: "story", messageId: 7, error: expect.objectContaining({code: "STORE_LOCKED"})}]);
     });
+
+    it("pushes the lock state to the pages (app.lockChanged) when the idle time locks the app and when the passphrase unlocks it", async () => {
+        const {host} = fakeHost();
+        const {service, nextLock} = unlockedService(host, 5 * minute);
+        const pushed: unknown[] = [];
+        service.events.on("app.lockChanged", (state) => pushed.push(state));
+
+        await vi.advanceTimersByTimeAsync(5 * minute - 1);
+        expect(pushed, "nothing before the idle time is up").toEqual([]);
+        await vi.advanceTimersByTimeAsync(1);
+        await nextLock;
+        expect(pushed).toEqual([{locked: true, passphraseSet: true, idleLockMs: 5 * minute}]);
+
+        expect(await service.call("app.unlock", {passphrase: "any passphrase the fake host opens with"})).toMatchObject({ok: true});
+        expect(pushed.at(-1)).toEqual({locked: false, passphraseSet: true, idleLockMs: 5 * minute});
+    });
 });

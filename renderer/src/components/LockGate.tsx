@@ -1,9 +1,8 @@
 import {useCallback, useEffect, useState, type ReactNode} from "react";
 import {describeError} from "../describeError.js";
+import {useCoreEvent} from "../hooks/useCoreEvent.js";
 import type {AppCoreClient} from "../transport/AppCoreClient.js";
-
-/** How often the gate asks whether the core locked itself (idle time): `app.lockState` does not count as activity. */
-const lockCheckMs = 5000;
+import type {AppLockState} from "../../../src/core/common/api/index.js";
 
 /** The wait the core asks for before the next try (WRONG_PASSPHRASE and UNLOCK_BACKOFF carry `retryAfterMs`), or 0. */
 function retryAfterMsOf(failure: unknown): number {
@@ -26,8 +25,8 @@ function useSecondsUntil(retryAt: number | null): number {
 
 /**
  * The app lock's screen. With a passphrase the core opens locked: this asks for the passphrase
- * and shows the app only once the core is unlocked. When the core locks (idle time), the app is
- * unmounted, so the page drops the decrypted text it showed too. After a wrong passphrase the core
+ * and shows the app only once the core is unlocked. When the core locks (idle time, `app.lock`), it
+ * says so (`app.lockChanged`) and the app is unmounted, so the page drops the decrypted text it showed too. After a wrong passphrase the core
  * backs off: the button is disabled and counts down the seconds it asks to wait.
  */
 export function LockGate({client, children}: {client: AppCoreClient, children: ReactNode}) {
@@ -38,30 +37,38 @@ export function LockGate({client, children}: {client: AppCoreClient, children: R
     const [retryAt, setRetryAt] = useState<number | null>(null);
     const waitSeconds = useSecondsUntil(retryAt);
 
-    const check = useCallback(async () => {
-        try {
-            const {locked, unlockRetryAfterMs} = await client.call("app.lockState", {});
-            setState(locked ? "locked" : "unlocked");
-            // A wait left by wrong passphrases (of an earlier page or run of the core): shown before any try.
-            if (locked && unlockRetryAfterMs != null)
-                setRetryAt(Date.now() + unlockRetryAfterMs);
-        } catch {
-            // not connected yet: the next check or connection tries again
-        }
-    }, [client]);
+    const apply = useCallback(({locked, unlockRetryAfterMs}: AppLockState) => {
+        setState(locked ? "locked" : "unlocked");
+        // A wait left by wrong passphrases (of an earlier page or run of the core): shown before any try.
+        if (locked && unlockRetryAfterMs != null)
+            setRetryAt(Date.now() + unlockRetryAfterMs);
+    }, []);
 
+    // A core that locks ends (web mode, the app) and the next one is the one to unlock: until the page is linked to it, Unlock waits.
+    const [awaitingNextCore, setAwaitingNextCore] = useState(false);
+
+    // Pushed by the core; asked once connected, and again when the core behind the page is a new one (reconnected, restarted).
+    const check = useCallback(() => void client.call("app.lockState", {}).then((lockState) => {
+        setAwaitingNextCore(false);
+        apply(lockState);
+    }, () => undefined), [client, apply]);
     useEffect(() => {
-        void check();
-        const stop = client.onConnectionChange((connection) => {
+        if (client.connection === "connected")
+            check();
+        return client.onConnectionChange((connection) => {
             if (connection === "connected")
-                void check();
+                check();
         });
-        const timer = setInterval(() => void check(), lockCheckMs);
-        return () => {
-            stop();
-            clearInterval(timer);
-        };
     }, [client, check]);
+    useCoreEvent(client, "core.status", (status) => {
+        if (status.state === "restarted")
+            check();
+    });
+    useCoreEvent(client, "app.lockChanged", (lockState) => {
+        if (lockState.locked)
+            setAwaitingNextCore(true);
+        apply(lockState);
+    });
 
     if (state === "unlocked")
         return <>{children}</>;
@@ -87,9 +94,10 @@ export function LockGate({client, children}: {client: AppCoreClient, children: R
                 <p>Your conversations are encrypted with your passphrase. Enter it to unlock.</p>
                 <input type="password" aria-label="Passphrase" autoFocus autoComplete="current-password" value={passphrase}
                     onChange={(event) => setPassphrase(event.target.value)} />
-                <button type="submit" className="button button-primary" disabled={busy || passphrase === "" || waitSeconds > 0}>
+                <button type="submit" className="button button-primary" disabled={busy || passphrase === "" || waitSeconds > 0 || awaitingNextCore}>
                     {waitSeconds > 0 ? `Unlock (wait ${waitSeconds} s)` : "Unlock"}
                 </button>
+                {awaitingNextCore && <p role="status">Reconnecting to the core…</p>}
                 {waitSeconds > 0 && <p role="status">After a wrong passphrase, the next try waits: {waitSeconds} s.</p>}
                 {error != null && <p className="banner" role="alert">{error}</p>}
             </form>

@@ -1,50 +1,36 @@
-import {useCallback, useEffect, useRef, useState} from "react";
+import {useQuery, useQueryClient} from "@tanstack/react-query";
+import {useCallback, useRef} from "react";
 import type {ApiInput, ApiMethod, ApiOutput} from "../../../src/core/common/api/index.js";
 import type {ConversationPolicy} from "../../../src/core/common/types.js";
+import {conversationListQuery} from "../queries/coreQueries.js";
+import {queryKeys} from "../queries/queryKeys.js";
 import type {AppCoreClient} from "../transport/AppCoreClient.js";
-import {useCoreEvent} from "./useCoreEvent.js";
+import {useConnected} from "./useConnected.js";
+import {useReportError} from "./useReportError.js";
 
 export type ConversationListItem = ApiOutput<"conversations.list">[number];
 
-/** The sidebar's conversations, refreshed when turns finish and on reconnect. */
+const noConversations: ConversationListItem[] = [];
+
+/** The sidebar's conversations (the `conversations` query: asked again when a turn finishes, after each change, on reconnect). */
 export function useConversationList(client: AppCoreClient, onError: (error: unknown) => void) {
-    const [conversations, setConversations] = useState<ConversationListItem[]>([]);
-    const [loaded, setLoaded] = useState(false);
-    const latestRequest = useRef(0);
+    const queryClient = useQueryClient();
+    const connected = useConnected(client);
+    const list = useQuery(conversationListQuery(client, connected));
+    useReportError(list.error, onError);
     const openingFirst = useRef<Promise<{id: string}> | null>(null);
 
-    /** Lists again; an answer overtaken by a later request is dropped, so an older, slower list never replaces a newer one. */
-    const refresh = useCallback(async () => {
-        const request = ++latestRequest.current;
-        try {
-            const answer = await client.call("conversations.list", {});
-            if (request === latestRequest.current) {
-                setConversations(answer);
-                setLoaded(true);
-            }
-            return answer;
-        } catch (error) {
-            onError(error);
-            return null;
-        }
-    }, [client, onError]);
+    const refresh = useCallback(() => queryClient.invalidateQueries({queryKey: queryKeys.conversations}), [queryClient]);
 
-    useEffect(() => {
-        if (client.connection === "connected")
-            void refresh();
-        return client.onConnectionChange((state) => {
-            if (state === "connected")
-                void refresh();
-        });
-    }, [client, refresh]);
-    useCoreEvent(client, "turn.finished", () => void refresh());
-
-    /** A call that changes the list, then the list as it is after it; the call's answer. */
-    const callThenRefresh = useCallback(async <M extends ApiMethod>(method: M, input: ApiInput<M>): Promise<ApiOutput<M>> => {
+    /** A call that changes the list, then the list as it is after it (and the conversation it changed); the call's answer. */
+    const callThenRefresh = useCallback(async <M extends ApiMethod>(method: M, input: ApiInput<M>, changed?: string): Promise<ApiOutput<M>> => {
         const answer = await client.call(method, input);
-        await refresh();
+        await Promise.all([
+            refresh(),
+            changed != null ? queryClient.invalidateQueries({queryKey: queryKeys.conversation(changed)}) : undefined
+        ]);
         return answer;
-    }, [client, refresh]);
+    }, [client, queryClient, refresh]);
 
     /** A new conversation; `incognito`: held in the core's memory only, never written to disk. */
     const create = useCallback(async ({incognito = false}: {incognito?: boolean} = {}) =>
@@ -65,10 +51,10 @@ export function useConversationList(client: AppCoreClient, onError: (error: unkn
     }, [client, refresh]);
 
     const rename = useCallback(async (conversationId: string, title: string) =>
-        void await callThenRefresh("conversations.rename", {conversationId, title}), [callThenRefresh]);
+        void await callThenRefresh("conversations.rename", {conversationId, title}, conversationId), [callThenRefresh]);
 
     const setPolicy = useCallback(async (conversationId: string, policy: ConversationPolicy) =>
-        void await callThenRefresh("conversations.setPolicy", {conversationId, policy}), [callThenRefresh]);
+        void await callThenRefresh("conversations.setPolicy", {conversationId, policy}, conversationId), [callThenRefresh]);
 
     /** Deletes a conversation; `purge: "pending"` while another reader keeps its text in the database file. */
     const remove = useCallback(async (conversationId: string) =>
@@ -90,5 +76,8 @@ export function useConversationList(client: AppCoreClient, onError: (error: unkn
         return [];
     }), [client, onError]);
 
-    return {conversations, loaded, refresh, create, openMostRecentOrCreate, rename, setPolicy, remove, pin, trash, restore, search};
+    return {
+        conversations: list.data ?? noConversations, loaded: list.data !== undefined, refresh,
+        create, openMostRecentOrCreate, rename, setPolicy, remove, pin, trash, restore, search
+    };
 }

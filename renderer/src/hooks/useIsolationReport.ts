@@ -1,46 +1,10 @@
-import {useCallback, useEffect, useRef, useState} from "react";
-import type {IsolationReport} from "../../../src/core/common/api/index.js";
+import {useQuery} from "@tanstack/react-query";
+import {isolationQuery} from "../queries/coreQueries.js";
 import type {AppCoreClient} from "../transport/AppCoreClient.js";
-import {useCoreEvent} from "./useCoreEvent.js";
+import {useConnected} from "./useConnected.js";
 
-const refreshDelayMs = 250;
-
-/** The open conversation's isolation report, refreshed shortly after each of its audit events. */
+/** The open conversation's isolation report: the `isolation` query of its id, asked again after each of its audit events. */
 export function useIsolationReport(client: AppCoreClient, conversationId: string | null) {
-    const [report, setReport] = useState<IsolationReport | null>(null);
-    const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
-
-    const refresh = useCallback(async () => {
-        if (conversationId == null) {
-            setReport(null);
-            return;
-        }
-        try {
-            setReport(await client.call("isolation.report", {conversationId}));
-        } catch {
-            setReport(null);
-        }
-    }, [client, conversationId]);
-
-    useEffect(() => {
-        setReport(null);
-        void refresh();
-        return () => {
-            if (timer.current != null)
-                clearTimeout(timer.current);
-        };
-    }, [refresh]);
-
-    const refreshSoon = useCallback(() => {
-        if (timer.current != null)
-            clearTimeout(timer.current);
-        timer.current = setTimeout(() => void refresh(), refreshDelayMs);
-    }, [refresh]);
-
-    useCoreEvent(client, "audit.event", (event) => {
-        if (event.conversationId === conversationId)
-            refreshSoon();
-    });
-
-    return {report, refresh};
+    const report = useQuery(isolationQuery(client, conversationId, useConnected(client)));
+    return {report: conversationId != null ? report.data ?? null : null};
 }

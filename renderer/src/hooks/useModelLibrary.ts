@@ -1,51 +1,44 @@
+import {useQuery, useQueryClient} from "@tanstack/react-query";
 import {useCallback, useEffect, useState} from "react";
-import type {DetectedModels, DownloadProgressEvent, ModelLibrary, ModelStatus} from "../../../src/core/common/api/index.js";
+import type {DownloadProgressEvent, ModelStatus} from "../../../src/core/common/api/index.js";
+import {queryKeys} from "../queries/queryKeys.js";
 import type {AppCoreClient} from "../transport/AppCoreClient.js";
+import {useConnected} from "./useConnected.js";
 import {useCoreEvent} from "./useCoreEvent.js";
+import {useReportError} from "./useReportError.js";
 
 /** What is running right now, so its button shows it and the others wait. */
 export type LibraryBusy = {kind: "default", id: string} | {kind: "import"} | {kind: "use", path: string} | null;
 
 /**
  * The models folder as the Models view sees it: registered models and the catalog (with fit),
- * other apps' models, downloads kept current from `models.downloadProgress` events, and the actions.
+ * other apps' models (the `modelLibrary` and `detectedModels` queries), downloads kept current from
+ * `models.downloadProgress` events, and the actions.
  * A download that fails is reported through `onError` with its error (checksum, disk space, server).
  */
 export function useModelLibrary(client: AppCoreClient, onError: (error: unknown) => void) {
-    const [library, setLibrary] = useState<ModelLibrary | null>(null);
-    const [detected, setDetected] = useState<DetectedModels | null>(null);
+    const queryClient = useQueryClient();
+    const connected = useConnected(client);
+    // Read afresh each time the view opens (gcTime 0: dropped when it closes).
+    const library = useQuery({queryKey: queryKeys.modelLibrary, queryFn: () => client.call("models.list", {}), enabled: connected, gcTime: 0});
+    const detected = useQuery({queryKey: queryKeys.detectedModels, queryFn: () => client.call("models.detect", {}), enabled: connected, gcTime: 0});
+    useReportError(library.error ?? detected.error, onError);
     const [downloads, setDownloads] = useState<Record<string, DownloadProgressEvent>>({});
     const [busy, setBusy] = useState<LibraryBusy>(null);
 
-    const refresh = useCallback(async () => {
-        try {
-            const current = await client.call("models.list", {});
-            setLibrary(current);
-            if (current.downloads.length > 0)
-                setDownloads((known) => ({...known, ...Object.fromEntries(current.downloads.map((download) => [download.id, download]))}));
-        } catch (error) {
-            onError(error);
-        }
-    }, [client, onError]);
-
-    const detect = useCallback(async () => {
-        try {
-            setDetected(await client.call("models.detect", {}));
-        } catch (error) {
-            onError(error);
-        }
-    }, [client, onError]);
-
+    // Downloads the core is running already (started before this view opened) show as they are.
+    const running = library.data?.downloads;
     useEffect(() => {
-        void refresh();
-        void detect();
-    }, [refresh, detect]);
+        if (running != null && running.length > 0)
+            setDownloads((known) => ({...known, ...Object.fromEntries(running.map((download) => [download.id, download]))}));
+    }, [running]);
+
+    const refresh = useCallback(() => queryClient.invalidateQueries({queryKey: queryKeys.modelLibrary}), [queryClient]);
+    const detect = useCallback(() => queryClient.invalidateQueries({queryKey: queryKeys.detectedModels}), [queryClient]);
 
     useCoreEvent(client, "models.downloadProgress", (event) => {
         setDownloads((known) => ({...known, [event.id]: event}));
-        if (event.state === "done")
-            void refresh();
-        else if ((event.state === "failed" || event.state === "cancelled") && event.error != null)
+        if ((event.state === "failed" || event.state === "cancelled") && event.error != null)
             onError(event.error);
     });
 
@@ -84,11 +77,11 @@ export function useModelLibrary(client: AppCoreClient, onError: (error: unknown)
     /** Registers a model another app downloaded, in place. */
     const use = useCallback((path: string) => run({kind: "use", path}, async () => {
         const result = await client.call("models.detect", {add: true, paths: [path]});
-        setDetected(result);
+        queryClient.setQueryData(queryKeys.detectedModels, result);
         if (result.rejected[0] != null)
             onError(result.rejected[0].error);
         return result.added[0] ?? null;
-    }), [client, run, onError]);
+    }), [client, queryClient, run, onError]);
 
     /** Loads the model and makes it the default; resolves with the model's status (null when the call failed). */
     const makeDefault = useCallback((id: string) => run({kind: "default", id}, async (): Promise<ModelStatus> => {
@@ -98,7 +91,7 @@ export function useModelLibrary(client: AppCoreClient, onError: (error: unknown)
         return status;
     }), [client, run, onError]);
 
-    return {library, detected, downloads, busy, refresh, detect, download, cancel, importFile, use, makeDefault};
+    return {library: library.data ?? null, detected: detected.data ?? null, downloads, busy, refresh, detect, download, cancel, importFile, use, makeDefault};
 }
 
 /** The latest download of a catalog model, if any was started in this session. */

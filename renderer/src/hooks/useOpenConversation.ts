@@ -1,83 +1,52 @@
-import {useCallback, useEffect, useState} from "react";
-import type {ApiOutput, TurnResult} from "../../../src/core/common/api/index.js";
-import type {Message} from "../../../src/core/common/types.js";
+import {useQuery, useQueryClient} from "@tanstack/react-query";
+import {useCallback} from "react";
 import type {RouteRequest} from "../../../src/core/common/types.js";
 import type {CloudSecretsOptions} from "../../../src/core/common/secretScan/types.js";
+import {updateConversation} from "../queries/coreEventCache.js";
+import {conversationQuery} from "../queries/coreQueries.js";
+import {queryKeys} from "../queries/queryKeys.js";
 import type {AppCoreClient} from "../transport/AppCoreClient.js";
+import {useConnected} from "./useConnected.js";
 import {useCoreEvent} from "./useCoreEvent.js";
+import {useReportError} from "./useReportError.js";
 import {secretFindingsOf, type ReviewSecrets} from "./useSecretReview.js";
 import {cloudDocumentsOf, type ReviewCloudDocuments} from "./useCloudDocumentsReview.js";
 import type {UploadedAttachment} from "../uploadAttachment.js";
 
-type OpenConversation = ApiOutput<"conversations.get">;
 /** Where a turn goes and, for a cloud turn, what it does with the secrets the scan finds. */
 type TurnRouting = {route: RouteRequest, secrets?: CloudSecretsOptions, sendAttachments?: boolean};
 
 /**
  * The open conversation: its messages, the reply streaming into it, and the chat actions.
- * Streamed text is appended as it arrives; the stored version replaces it when the turn ends.
+ * Its copy is the `conversation` query of its own id: streamed text is written into it as it
+ * arrives, the stored version replaces it when the turn ends (`applyCoreEvent`), and an answer
+ * for another conversation lands under that one's key, never in the one shown.
  * A cloud turn the core holds back for the secrets it would send goes to `reviewSecrets`, and
  * runs again as the user chooses: redacted, locally, or not at all. A cloud turn that would send
  * documents goes to `reviewCloudDocuments` first, and runs again only if the user agrees.
  */
 export function useOpenConversation(client: AppCoreClient, conversationId: string | null, onError: (error: unknown) => void, reviewSecrets: ReviewSecrets,
     reviewCloudDocuments: ReviewCloudDocuments) {
-    const [open, setOpen] = useState<OpenConversation | null>(null);
-    const [generating, setGenerating] = useState(false);
+    const queryClient = useQueryClient();
+    const connected = useConnected(client);
+    const open = useQuery(conversationQuery(client, conversationId, connected));
+    useReportError(open.error, onError);
+    const data = conversationId != null ? open.data ?? null : null;
+    const generating = data?.generating ?? false;
 
     const refresh = useCallback(async () => {
-        if (conversationId == null) {
-            setOpen(null);
-            setGenerating(false);
-            return;
-        }
-        try {
-            const loaded = await client.call("conversations.get", {conversationId});
-            setOpen(loaded);
-            setGenerating(loaded.generating);
-        } catch (error) {
-            onError(error);
-        }
-    }, [client, conversationId, onError]);
+        if (conversationId != null)
+            await queryClient.invalidateQueries({queryKey: queryKeys.conversation(conversationId)});
+    }, [queryClient, conversationId]);
 
-    useEffect(() => {
-        setOpen(null);
-        void refresh();
-        return client.onConnectionChange((state) => {
-            if (state === "connected")
-                void refresh();
-        });
-    }, [client, refresh]);
+    const setGenerating = useCallback((value: boolean) => {
+        if (conversationId != null)
+            updateConversation(queryClient, conversationId, (current) => ({...current, generating: value}));
+    }, [queryClient, conversationId]);
 
-    useCoreEvent(client, "turn.started", (started) => {
-        if (started.conversationId !== conversationId)
-            return;
-        setGenerating(true);
-        void refresh();
-    });
-    useCoreEvent(client, "message.text", (chunk) => {
-        if (chunk.conversationId !== conversationId)
-            return;
-        setOpen((current) => current == null ? current : {
-            ...current,
-            messages: appendText(current.messages, chunk.messageId, chunk.text)
-        });
-    });
-    useCoreEvent(client, "turn.finished", (result) => {
-        if (result.conversationId !== conversationId)
-            return;
-        setGenerating(false);
-        // A blocked reply's streamed text goes at once, before the stored (empty) version arrives.
-        if (result.status === "blocked")
-            setOpen((current) => current == null ? current : {...current, messages: markBlocked(current.messages, result)});
-        void refresh();
-    });
     useCoreEvent(client, "turn.error", (failure) => {
-        if (failure.conversationId !== conversationId)
-            return;
-        setGenerating(false);
-        onError(failure.error);
-        void refresh();
+        if (failure.conversationId === conversationId)
+            onError(failure.error);
     });
 
     /**
@@ -117,7 +86,7 @@ export function useOpenConversation(client: AppCoreClient, conversationId: strin
             await call(choice === "redact" ? {...routing, secrets: {redact: true}} : {route: "local"});
             return true;
         }
-    }, [reviewSecrets, reviewCloudDocuments]);
+    }, [reviewSecrets, reviewCloudDocuments, setGenerating]);
 
     const send = useCallback(async (text: string, route: RouteRequest = "auto", attachments: UploadedAttachment[] = []) => {
         if (conversationId == null)
@@ -130,7 +99,7 @@ export function useOpenConversation(client: AppCoreClient, conversationId: strin
             onError(error);
             return false;
         }
-    }, [client, conversationId, onError, startTurn]);
+    }, [client, conversationId, onError, setGenerating, startTurn]);
 
     const stop = useCallback(async () => {
         if (conversationId != null)
@@ -152,7 +121,7 @@ export function useOpenConversation(client: AppCoreClient, conversationId: strin
             void refresh();
             return false;
         }
-    }, [client, conversationId, onError, refresh, startTurn]);
+    }, [client, conversationId, onError, refresh, setGenerating, startTurn]);
 
     /** Shows another version of a message an edit kept. */
     const showVersion = useCallback(async (messageId: number) => {
@@ -160,11 +129,11 @@ export function useOpenConversation(client: AppCoreClient, conversationId: strin
             return;
         try {
             const {messages} = await client.call("chat.showVersion", {conversationId, messageId});
-            setOpen((current) => current == null ? current : {...current, messages});
+            updateConversation(queryClient, conversationId, (current) => ({...current, messages}));
         } catch (error) {
             onError(error);
         }
-    }, [client, conversationId, onError]);
+    }, [client, queryClient, conversationId, onError]);
 
     /** Keeps the composer's unsent text in the core, so that it survives a reload, a restart, a refused turn. */
     const saveDraft = useCallback(async (id: string, text: string) => {
@@ -183,25 +152,13 @@ export function useOpenConversation(client: AppCoreClient, conversationId: strin
             onError(error);
             void refresh();
         }
-    }, [client, conversationId, onError, refresh, startTurn]);
+    }, [client, conversationId, onError, refresh, setGenerating, startTurn]);
 
     return {
-        conversation: open?.conversation ?? null, messages: open?.messages ?? [], draft: open?.draft ?? null, generating,
+        conversation: data?.conversation ?? null, messages: data?.messages ?? noMessages, draft: data?.draft ?? null, generating,
         send, stop, regenerate, editAndResend, showVersion, saveDraft, refresh
     };
 }
 
-function appendText(messages: Message[], messageId: number, text: string): Message[] {
-    const index = messages.findIndex((message) => message.id === messageId);
-    if (index < 0)
-        return messages;
-    const next = [...messages];
-    next[index] = {...messages[index]!, content: messages[index]!.content + text, status: "streaming"};
-    return next;
-}
 
-function markBlocked(messages: Message[], result: TurnResult): Message[] {
-    return messages.map((message) => message.id !== result.assistantMessageId ? message : {
-        ...message, content: "", status: "blocked", verdict: (result.route === "cloud" ? result.cloud.verdict : null) ?? message.verdict ?? null
-    });
-}
+const noMessages: never[] = [];

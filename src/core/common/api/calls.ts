@@ -3,7 +3,7 @@ import {CloudSecretsOptionsSchema} from "../secretScan/types.js";
 import {CatalogIdSchema, RegisteredModelIdSchema, RegisteredModelSchema} from "../models.js";
 import {ConversationIdSchema, ConversationPolicySchema, RouteRequestSchema} from "../types.js";
 import {
-    AppSettingsSchema, AuditEventSchema, CloudEndpointSchema, ContextSizeSettingSchema, ConversationSchema, GpuSettingSchema,
+    AppLockStateSchema, AppSettingsSchema, AuditEventSchema, CloudEndpointSchema, ContextSizeSettingSchema, ConversationSchema, GpuSettingSchema,
     ConversationSummarySchema, DetectedModelsSchema, DownloadIdSchema, IsolationReportSchema, MessageSchema, ModelLibrarySchema,
     MessageAttachmentSchema, ModelStatusSchema, ScrubReportSchema, DeleteEverythingReportSchema, SearchHitSchema, ThreadsSettingSchema, TurnStartedSchema, ExportFormatSchema
 } from "./schemas.js";
@@ -54,8 +54,7 @@ export const coreCalls = {
      */
     "app.lockState": {
         input: z.strictObject({}),
-        output: z.object({locked: z.boolean(), passphraseSet: z.boolean(), idleLockMs: z.number().int().nullable(),
-            unlockRetryAfterMs: z.number().int().positive().optional()})
+        output: AppLockStateSchema
     },
     /** Unlocks with the passphrase (WRONG_PASSPHRASE, and nothing changed, when it does not open the database). */
     "app.unlock": {

@@ -1,6 +1,6 @@
 import {z} from "zod";
 import {ConversationIdSchema, SessionEndReasonSchema} from "../types.js";
-import {AuditEventSchema, CoreStatusSchema, DownloadProgressEventSchema, TurnResultSchema, TurnStartedSchema, WireErrorSchema} from "./schemas.js";
+import {AppLockStateSchema, AuditEventSchema, CoreStatusSchema, DownloadProgressEventSchema, TurnResultSchema, TurnStartedSchema, WireErrorSchema} from "./schemas.js";
 
 /**
  * A session that ended with no call waiting for it (evicted, idle, another model loaded) whose KV
@@ -26,6 +26,8 @@ export const coreEvents = {
     "audit.event": AuditEventSchema,
     "scrub.backgroundFault": BackgroundScrubFaultSchema,
     "core.status": CoreStatusSchema,
+    /** The app locked (`app.lock`, the idle time), unlocked, or its passphrase was set or removed: the lock state as `app.lockState` gives it. */
+    "app.lockChanged": AppLockStateSchema,
     /** A model download's progress, in order, ending with `done`, `failed` or `cancelled`. */
     "models.downloadProgress": DownloadProgressEventSchema
 } as const satisfies Record<string, z.ZodType>;

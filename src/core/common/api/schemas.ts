@@ -277,6 +277,15 @@ export const ModelStatusSchema = z.object({
     error: WireErrorSchema.nullable()
 });
 
+/**
+ * Whether the app is locked, as `app.lockState` answers and the `app.lockChanged` event pushes it.
+ * `unlockRetryAfterMs`, present only while locked after wrong passphrases, is how long `app.unlock`
+ * still refuses (UNLOCK_BACKOFF).
+ */
+export const AppLockStateSchema = z.object({locked: z.boolean(), passphraseSet: z.boolean(), idleLockMs: z.number().int().nullable(),
+    unlockRetryAfterMs: z.number().int().positive().optional()});
+export type AppLockState = z.infer<typeof AppLockStateSchema>;
+
 export const CoreStatusSchema = z.object({
     /** `disconnected` and `restarted` are emitted by the transport side, never by the core itself. */
     state: z.enum(["ready", "disconnected", "restarted"]),

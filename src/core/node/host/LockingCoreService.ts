@@ -141,6 +141,7 @@ export class LockingCoreService implements CoreService {
                 this.events.emit("turn.error", {conversationId, messageId, error: new CleanroomError("STORE_LOCKED",
                     "Cleanroom locked while this reply was being generated: the reply was stopped, and what it had written is kept. Unlock to go on.",
                     {conversationId}).toWire()});
+            this._emitLockChanged();
             this._options.onLocked?.();
         });
     }
@@ -160,6 +161,11 @@ export class LockingCoreService implements CoreService {
         const state = {locked: this.locked, passphraseSet: this._passphraseSet, idleLockMs: this._passphraseSet ? this._idleLockMs : null};
         const unlockRetryAfterMs = this.locked && this._passphraseSet ? Math.ceil(this._unlockBackoff.retryAfterMs()) : 0;
         return unlockRetryAfterMs > 0 ? {...state, unlockRetryAfterMs} : state;
+    }
+
+    /** Pages show the lock screen, or the app, when this arrives: they do not poll `app.lockState`. */
+    private _emitLockChanged() {
+        this.events.emit("app.lockChanged", this._lockState());
     }
 
     private get _idleLockMs(): number | null {
@@ -199,6 +205,7 @@ export class LockingCoreService implements CoreService {
             }
             this._unlockBackoff.recordSuccess();
             this._attach(host);
+            this._emitLockChanged();
             await this._options.onUnlocked?.(host);
         });
         return {locked: false};
@@ -223,6 +230,7 @@ export class LockingCoreService implements CoreService {
             });
             this._passphraseSet = outcome.passphraseSet;
             this._attach(outcome.host);
+            this._emitLockChanged();
             if (outcome.failure != null)
                 throw outcome.failure;
         });
