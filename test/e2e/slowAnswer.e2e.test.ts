@@ -1,8 +1,8 @@
 import path from "node:path";
 import type {Page, WebSocketRoute} from "playwright-core";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
-import {ConversationStore} from "../../src/core/node/store/ConversationStore.js";
-import {openDatabase} from "../../src/core/node/store/openDatabase.js";
+import {ConversationStore} from "../../src/core/node/database/ConversationStore.js";
+import {openDatabase} from "../../src/core/node/database/openDatabase.js";
 import {openE2eApp, type E2eApp} from "../helpers/e2eApp.js";
 import {requireChromium} from "../helpers/launchChromium.js";
 import {tempDir} from "../helpers/tempCore.js";
