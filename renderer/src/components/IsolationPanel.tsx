@@ -133,7 +133,8 @@ const memoryLabels: Record<NonNullable<ModelStatus["info"]>["sequenceMemory"], s
     kv: "KV cache",
     swa: "KV caches (sliding-window attention)",
     hybrid: "KV cache and recurrent state (hybrid)",
-    recurrent: "recurrent state"
+    recurrent: "recurrent state",
+    none: "no KV memory (an encoder)"
 };
 
 function CanaryCard({canaries}: {canaries: CanaryCounts}) {

@@ -197,7 +197,8 @@ export class LocalTurnService {
         const data = {
             contextId: scrub.contextId, purpose: "embedding" as const, reason: "request" as const, kvCells: scrub.kvCells, layers: scrub.layers,
             bytesZeroed: scrub.bytesZeroed, bytesChecked: scrub.bytesChecked, nonZeroBytes: scrub.nonZeroBytes, cellsReadBack: scrub.cellsReadBack,
-            durationMs: Math.round(scrub.durationMs * 1000) / 1000, layoutSource: scrub.layoutSource
+            durationMs: Math.round(scrub.durationMs * 1000) / 1000, layoutSource: scrub.layoutSource,
+            ...scrub.method == null ? {} : {method: scrub.method}
         };
         if (scrub.verified) {
             this._audit.record({kind: "scrub.verified", conversationId, data});

@@ -29,8 +29,10 @@ const defaultThreads = 2;
  * A local embedding model (#23): turns texts into unit vectors for retrieval. Every call runs in an
  * embedding context of its own (`createEmbeddingContext`), which is a llama.cpp context like any
  * other: created for that call, used for one conversation's texts only, and ended by the same KV
- * scrub as a conversation's (zeroed, read back, verified) before it is freed. Nothing is kept
- * between calls, so nothing passes from one conversation's documents to another's.
+ * scrub as a conversation's (zeroed, read back, verified) before it is freed. An encoder such as
+ * BERT has no KV memory: its scrub proves that instead (its state read back holds nothing, method
+ * `no-kv-memory`). Nothing is kept between calls, so nothing passes from one conversation's
+ * documents to another's.
  */
 export class DocumentEmbedder {
     /** The model's fingerprint: stored with each vector, so that vectors of another model are never compared. */
