@@ -1,6 +1,13 @@
 import fs from "node:fs";
+import path from "node:path";
 import type {LlamaModel} from "node-llama-cpp";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {isAuditEventOf} from "../../src/core/common/api/auditEvents.js";
+import type {Core} from "../../src/core/node/Core.js";
+import {vectorFromBlob} from "../../src/core/node/documents/chunkVectors.js";
+import {settingKeys} from "../../src/core/node/settings/settingKeys.js";
+import {asLocalTurn, servicesOf} from "../helpers/coreServices.js";
+import {longText} from "../helpers/documentFixtures.js";
 import {DocumentEmbedder} from "../../src/core/node/documents/embedding/DocumentEmbedder.js";
 import {cosineOfUnitVectors} from "../../src/core/node/documents/chunkVectors.js";
 import {KvScrubber} from "../../src/core/node/engine/KvScrubber.js";
@@ -9,7 +16,7 @@ import {PrivateScratchDir} from "../../src/core/node/engine/PrivateScratchDir.js
 import {sequenceOptions} from "../../src/core/node/engine/sequenceOptions.js";
 import {writeSyntheticBert} from "../helpers/syntheticBert.js";
 import {requireTestModel} from "../helpers/testModel.js";
-import {tempDir} from "../helpers/tempCore.js";
+import {createTestCore, tempDir} from "../helpers/tempCore.js";
 
 const chatModelPath = requireTestModel();
 
@@ -77,5 +84,78 @@ describe.skipIf(chatModelPath == null)("the scrub of a model without KV memory f
                 await model.dispose();
             scratch.dispose();
         }
+    });
+});
+
+describe.skipIf(chatModelPath == null)("document turns with the BERT model chosen for embeddings (real core, real store, stories260K chatting)", () => {
+    let core: Core;
+    const bertPath = writeSyntheticBert();
+    const documents = tempDir("bert-documents");
+    const attach = (name: string, text: string) => {
+        const file = path.join(documents, name);
+        fs.writeFileSync(file, text);
+        return [{kind: "path" as const, path: file}];
+    };
+    const vectorRows = (conversationId: string) => servicesOf(core).database
+        .prepare("SELECT chunk_id AS chunkId, model, vector FROM attachment_chunk_vectors WHERE conversation_id = ? ORDER BY chunk_id").all(conversationId) as
+        Array<{chunkId: number, model: string, vector: Buffer}>;
+    const chunkCount = (conversationId: string) => (servicesOf(core).database.prepare(`SELECT count(*) AS count FROM attachment_chunks c
+        JOIN attachments a ON a.id = c.attachment_id WHERE c.conversation_id = ? AND a.mode = 'retrieved'`).get(conversationId) as {count: number}).count;
+    const covers = (passage: {startLine: number, endLine: number} | undefined, line: number) => passage != null && passage.startLine <= line && line <= passage.endLine;
+    const chooseBert = () => servicesOf(core).settings.set(settingKeys.documents.embeddingModelPath, bertPath);
+
+    beforeAll(async () => {
+        ({core} = await createTestCore(chatModelPath!));
+    });
+    afterAll(async () => {
+        await core?.close();
+    });
+
+    it("a question sharing no word with the document gets the passage that means what it asks first; BM25 alone gives the document's order", async () => {
+        chooseBert();
+        const question = "Where is my automobile?";
+        const brought = asLocalTurn(await core.startConversation({title: "Meaning"}, {text: "Read this", maxTokens: 4, temperature: 0,
+            attachments: attach("notes.txt", longText(40, "The sedan was left by the old mill.", 30, 7))}));
+        expect(brought.attachments![0]!.mode).toBe("retrieved");
+        const turn = asLocalTurn(await core.sendMessage({conversationId: brought.conversationId, text: question, maxTokens: 4, temperature: 0}));
+        expect(covers(turn.retrieved![0], 30), `the sedan's passage first, got lines ${turn.retrieved![0]?.startLine}-${turn.retrieved![0]?.endLine}`).toBe(true);
+        const byWordsAlone = servicesOf(core).attachments.retrieve(turn.conversationId, question);
+        expect(covers(byWordsAlone[0], 30), "BM25 alone does not put it first (else this proves nothing)").toBe(false);
+
+        // Every chunk's vector is a BLOB in the conversation's rows; only the sedan's chunk means anything to this model.
+        const rows = vectorRows(turn.conversationId);
+        expect(rows.length).toBe(chunkCount(turn.conversationId));
+        expect(rows.every((row) => row.vector.length === 16 * 4)).toBe(true);
+        expect(rows.filter((row) => vectorFromBlob(row.vector).some((value) => value !== 0)).length).toBe(1);
+    });
+
+    it("the embedding context's scrub is in the conversation's isolation report: verified, no KV memory to zero, its state read back empty", async () => {
+        const [conversation] = core.listConversations().filter((summary) => summary.title === "Meaning");
+        const report = core.isolationReport(conversation!.id);
+        const embeddingScrubs = report.events.filter(isAuditEventOf("scrub.verified", "scrub.failed")).filter((event) => event.data.purpose === "embedding");
+        // One embedding context a turn (the document and "Read this", then the question), each its own.
+        expect(embeddingScrubs.map((event) => [event.kind, event.data.method, event.data.kvCells, event.data.nonZeroBytes]))
+            .toEqual([["scrub.verified", "no-kv-memory", 0, 0], ["scrub.verified", "no-kv-memory", 0, 0]]);
+        expect(new Set(embeddingScrubs.map((event) => event.data.contextId)).size).toBe(2);
+        expect(report.scrubs.failed).toBe(0);
+    });
+
+    it("a document brought before the model was chosen gets its vectors at the conversation's next retrieval (backfill, recorded), and is then retrieved by meaning", async () => {
+        servicesOf(core).settings.delete(settingKeys.documents.embeddingModelPath);
+        const first = asLocalTurn(await core.startConversation({title: "Backfill"}, {text: "Read this", maxTokens: 4, temperature: 0,
+            attachments: attach("visit.txt", longText(40, "The physician arrived at noon.", 12, 8))}));
+        const conversationId = first.conversationId;
+        expect(vectorRows(conversationId)).toEqual([]);
+
+        chooseBert();
+        const next = asLocalTurn(await core.sendMessage({conversationId, text: "Doctor arrival time?", maxTokens: 4, temperature: 0}));
+        expect(vectorRows(conversationId).length).toBe(chunkCount(conversationId));
+        expect(covers(next.retrieved![0], 12), `the physician's passage first, got lines ${next.retrieved![0]?.startLine}-${next.retrieved![0]?.endLine}`).toBe(true);
+        const recorded = () => core.isolationReport(conversationId).events.filter(isAuditEventOf("turn.documents")).map((event) => event.data.backfilledVectors);
+        expect(recorded()).toEqual([undefined, chunkCount(conversationId)]);
+
+        // Once is enough: the next turn finds every chunk embedded.
+        asLocalTurn(await core.sendMessage({conversationId, text: "And the doctor?", maxTokens: 4, temperature: 0}));
+        expect(recorded()).toEqual([undefined, chunkCount(conversationId), undefined]);
     });
 });

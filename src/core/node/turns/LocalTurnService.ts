@@ -111,7 +111,8 @@ export class LocalTurnService {
             this._audit.record({kind: "turn.documents", conversationId, data: {
                 attached: documents.attachments.length,
                 whole: documents.attachments.filter((attachment) => attachment.mode === "whole").length,
-                passages: documents.passages.length
+                passages: documents.passages.length,
+                ...documents.backfilledVectors > 0 ? {backfilledVectors: documents.backfilledVectors} : {}
             }});
         callbacks.onStarted?.({userMessageId: user.id, assistantMessageId: replyMessage.id});
 
