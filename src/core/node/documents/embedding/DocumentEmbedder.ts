@@ -86,6 +86,16 @@ export class DocumentEmbedder {
         return this._contextOptions.contextSize;
     }
 
+    /** The most tokens of one text that are embedded whole (the context, less the beginning and end tokens it adds). */
+    public get maxInputTokens(): number {
+        return Math.max(1, this.contextSize - 4);
+    }
+
+    /** The tokens of `text` as this model reads it (without the tokens the embedding context adds). */
+    public countTokens(text: string): number {
+        return this._model.tokenize(text).length;
+    }
+
     /**
      * The unit vectors of `texts` (in order), computed in a new embedding context that is scrubbed
      * before this returns: `scrub` says how. When the scrub cannot be verified the context is
@@ -126,7 +136,7 @@ export class DocumentEmbedder {
 
     /** The text's tokens, cut so that they fit the context with the beginning and end tokens the embedding context adds. */
     private _fittingTokens(text: string) {
-        return this._model.tokenize(text).slice(0, Math.max(1, this.contextSize - 4));
+        return this._model.tokenize(text).slice(0, this.maxInputTokens);
     }
 
     private async _scrub(context: LlamaEmbeddingContext): Promise<ZeroAndVerifyResult> {
