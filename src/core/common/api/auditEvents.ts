@@ -36,12 +36,7 @@ export const ContextOverflowSchema = z.object({
 
 const ScrubFactsSchema = ScrubReportSchema.omit({verified: true}).extend({
     /** `embedding`: the scrub of an embedding context a turn used for its documents (#23); absent for a conversation's own context. */
-    purpose: z.literal("embedding").optional(),
-    /**
-     * `no-kv-memory`: the context keeps no KV memory (an encoder such as BERT): nothing to zero, and its
-     * state read back held no byte after its cleared token list. Absent: every KV cell zeroed and read back.
-     */
-    method: z.literal("no-kv-memory").optional()
+    purpose: z.literal("embedding").optional()
 });
 const SecretsFoundSchema = z.object({
     requestId: z.string(),
