@@ -1,15 +1,15 @@
 import {Hono, type Context} from "hono";
 import {bodyLimit} from "hono/body-limit";
 import {streamSSE} from "hono/streaming";
-import type {z} from "zod";
 import type {ApiAnswer, ApiRequestInput, ApiRequestResult, ApiRunCallbacks, Core, PreparedApiRequest} from "../core/node/Core.js";
 import type {ApiKeyRing} from "./ApiKeyRing.js";
 import {chatCompletionShape, finishReasonOf, textCompletionShape, usageOf, type CompletionShape} from "./completionShapes.js";
 import {ChatCompletionBodySchema, CompletionBodySchema, textOfContent, type ChatCompletionBody, type CompletionBody} from "./openAiSchemas.js";
+import {embeddingsRoute} from "./embeddingsRoute.js";
 import {OpenAiHttpError} from "./OpenAiHttpError.js";
 import {toHttpError} from "./toHttpError.js";
 import {SseEventQueue} from "./SseEventQueue.js";
-import {describeZodIssues} from "../core/common/describeZodIssues.js";
+import {parseBody} from "./parseBody.js";
 
 export type ApiAppOptions = {
     core: Core,
@@ -71,9 +71,13 @@ export function createApiApp(options: ApiAppOptions) {
     // context_length: what one request's context holds (prompt + reply), as vLLM's max_model_len and LM Studio say it.
     app.get("/v1/models", (c) => {
         const name = modelName();
+        const embeddingModel = core.apiEmbeddingModelName;
         return c.json({
             object: "list",
-            data: name == null ? [] : [{id: name, object: "model", created: 0, owned_by: "cleanroom", context_length: core.modelInfo()?.contextSize ?? null}]
+            data: [
+                ...name == null ? [] : [{id: name, object: "model", created: 0, owned_by: "cleanroom", context_length: core.modelInfo()?.contextSize ?? null}],
+                ...embeddingModel == null || embeddingModel === name ? [] : [{id: embeddingModel, object: "model", created: 0, owned_by: "cleanroom"}]
+            ]
         });
     });
 
@@ -91,6 +95,8 @@ export function createApiApp(options: ApiAppOptions) {
         const body = parseBody(await c.req.text(), CompletionBodySchema);
         return await answer(c, body, {...textInputOf(body, c.get("tenant")), ...reuseOf(body)}, textCompletionShape, "prompt");
     });
+
+    app.post("/v1/embeddings", limitBody, embeddingsRoute(core, (tenant) => takeSlot({tenant})));
 
     function reuseOf(body: ChatCompletionBody | CompletionBody): Pick<ApiRequestInput, "reuse"> {
         return body.cache_salt == null ? {} : {reuse: {salt: body.cache_salt, idleMs: options.cacheIdleMs}};
@@ -167,7 +173,7 @@ export function createApiApp(options: ApiAppOptions) {
      * wait in its queue (at most `parallel` of them) and share that slot, handed on until the last leaves.
      * Taken synchronously with the checks: two requests cannot both take the last slot.
      */
-    function takeSlot(input: ApiRequestInput): {release: () => void} {
+    function takeSlot(input: Pick<ApiRequestInput, "tenant" | "reuse">): {release: () => void} {
         const cacheKey = input.reuse == null ? null : `${input.tenant}\0${input.reuse.salt}`;
         const queued = cacheKey == null ? 0 : cacheQueues.get(cacheKey) ?? 0;
         if (queued >= options.parallel)
@@ -235,22 +241,6 @@ export function createApiApp(options: ApiAppOptions) {
 }
 
 type CommonBody = Pick<ChatCompletionBody, "model" | "stream" | "stream_options">;
-
-function parseBody<T>(text: string, schema: z.ZodType<T>): T {
-    let json: unknown;
-    try {
-        json = JSON.parse(text);
-    } catch {
-        throw new OpenAiHttpError(400, "invalid_request_error", "The request body is not valid JSON.", {code: "invalid_json"});
-    }
-    const parsed = schema.safeParse(json);
-    if (!parsed.success) {
-        const issue = parsed.error.issues[0]!;
-        const param = issue.path.length > 0 ? issue.path.map(String).join(".") : null;
-        throw new OpenAiHttpError(400, "invalid_request_error", `${describeZodIssues([issue], {whole: "The body"})[0]}.`, {param, code: "invalid_value"});
-    }
-    return parsed.data;
-}
 
 /** What both kinds of request ask alike. */
 function samplingOf(body: ChatCompletionBody | CompletionBody) {

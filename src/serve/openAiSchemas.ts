@@ -85,3 +85,22 @@ export const CompletionBodySchema = z.object({
     suffix: unsupported(z.string().nullable(), (suffix) => suffix == null || suffix === "", "suffix is not supported")
 });
 export type CompletionBody = z.infer<typeof CompletionBodySchema>;
+
+/** Texts one `/v1/embeddings` request may hold (OpenAI's limit). */
+export const maxEmbeddingInputs = 2048;
+
+/**
+ * `POST /v1/embeddings`: one text or a list of them (token arrays are refused by name), as float
+ * lists or base64 (the float32 bytes, little-endian, as OpenAI sends them).
+ */
+export const EmbeddingBodySchema = z.object({
+    model: z.string().min(1),
+    input: z.union([
+        z.string().min(1, "an input cannot be empty"),
+        z.array(z.string().min(1, "an input cannot be empty")).min(1, "input cannot be an empty list").max(maxEmbeddingInputs, `input holds at most ${maxEmbeddingInputs} texts`)
+    ], {error: "input must be a non-empty string or a list of them (token arrays are not supported)"}),
+    encoding_format: z.enum(["float", "base64"], {error: "encoding_format must be float or base64"}).nullish(),
+    dimensions: unsupported(z.number().int().nullable(), (dimensions) => dimensions == null, "dimensions is not supported: the vectors have the model's own size"),
+    user: z.string().nullish()
+});
+export type EmbeddingBody = z.infer<typeof EmbeddingBodySchema>;

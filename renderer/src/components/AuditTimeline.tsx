@@ -27,7 +27,7 @@ const labels: Partial<Record<AuditEvent["kind"], string>> = {
 };
 
 const shownData = [
-    "contextId", "reason", "bytesZeroed", "generatedTokens", "promptTokens", "finishReason", "policy", "overBy",
+    "contextId", "purpose", "method", "backfilledVectors", "reason", "bytesZeroed", "generatedTokens", "promptTokens", "finishReason", "policy", "overBy",
     "routeReason", "canariesPlanted", "verdict", "code", "route", "warning", "kinds"
 ];
 

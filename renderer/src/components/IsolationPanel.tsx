@@ -133,7 +133,8 @@ const memoryLabels: Record<NonNullable<ModelStatus["info"]>["sequenceMemory"], s
     kv: "KV cache",
     swa: "KV caches (sliding-window attention)",
     hybrid: "KV cache and recurrent state (hybrid)",
-    recurrent: "recurrent state"
+    recurrent: "recurrent state",
+    none: "no KV memory (an encoder)"
 };
 
 function CanaryCard({canaries}: {canaries: CanaryCounts}) {
@@ -158,8 +159,12 @@ function ScrubSummary({scrub, at}: {scrub: ScrubReport, at: number}) {
                 {scrub.verified ? "✓ Scrub verified" : "✗ Scrub NOT verified: context discarded"}
             </p>
             <dl className="facts">
-                <dt>Bytes zeroed</dt><dd>{formatBytes(scrub.bytesZeroed)}</dd>
-                <dt>Read back</dt><dd>{formatBytes(scrub.bytesChecked)} · {formatCount(scrub.nonZeroBytes)} non-zero</dd>
+                {scrub.method === "no-kv-memory" ? (
+                    <><dt>Bytes zeroed</dt><dd>none: no KV memory</dd><dt>Read back</dt><dd>state empty</dd></>
+                ) : (
+                    <><dt>Bytes zeroed</dt><dd>{formatBytes(scrub.bytesZeroed)}</dd>
+                        <dt>Read back</dt><dd>{formatBytes(scrub.bytesChecked)} · {formatCount(scrub.nonZeroBytes)} non-zero</dd></>
+                )}
                 <dt>Context</dt><dd className="mono" title={scrub.contextId}>{shortId(scrub.contextId)}</dd>
                 <dt>When</dt><dd>{formatTime(at)} · {scrub.reason}</dd>
             </dl>

@@ -12,6 +12,7 @@ type ServeOptions = {
     host: string,
     port: number,
     model?: string,
+    embeddingModel?: string,
     apiKey: string[],
     storedKeys: boolean,
     parallel?: number,
@@ -39,6 +40,7 @@ export function registerServeCommand(program: Command) {
         .option("--host <address>", "address to listen on; other than loopback only with --api-key", "127.0.0.1")
         .option("--port <n>", "port (0 picks a free one)", numberOption("--port", PortSchema), 1234)
         .option("--model <gguf>", "GGUF model file (default: $CLEANROOM_MODEL)")
+        .option("--embedding-model <gguf>", "GGUF embedding model for POST /v1/embeddings (default: the one chosen with `settings embedding-model set`)")
         .option("--api-key <key>", "a key clients send as `Authorization: Bearer <key>` (repeatable; each key a tenant)", apiKeyOption, [])
         .option("--no-stored-keys", "without --api-key, do not use the keys made in the app (Settings → Local API server)")
         .option("--parallel <n>", "requests served at once, more are answered 429 (default: 4, at most what the memory budget holds)",
@@ -60,6 +62,8 @@ export function registerServeCommand(program: Command) {
                     checkListenAddress(options.host, options.apiKey.length);
                 const modelPath = requireCliModel(options.model);
                 core = await openCore({db: options.db, threads: options.threads, contextSize: options.contextSize, gpu: options.gpu});
+                if (options.embeddingModel != null)
+                    core.useEmbeddingModel(options.embeddingModel);
                 const opened = core;
                 // Without --api-key, the keys made in the app (stored hashed), read at each request: one revoked there is refused here too.
                 const keys = new ApiKeyRing(useStoredKeys ? {stored: () => opened.apiKeys.hashes()} : options.apiKey);

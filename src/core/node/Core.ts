@@ -37,6 +37,7 @@ import {extractDocument} from "./documents/extraction/extractDocument.js";
 import type {DocumentSource, ExtractedDocument} from "./documents/extraction/types.js";
 import type {SendMessageCallbacks, SendMessageInput, TurnRequest} from "./turns/types.js";
 import {ApiRequestService, type ApiRequestInput, type ApiRequestResult, type ApiRunCallbacks, type PreparedApiRequest} from "./turns/ApiRequestService.js";
+import {ApiEmbeddingService, type ApiEmbeddingInput, type ApiEmbeddingResult} from "./turns/ApiEmbeddingService.js";
 import {ApiKeyStore} from "./database/ApiKeyStore.js";
 import type {ApiSession} from "../common/api/apiServerSchemas.js";
 import {buildApiSessions} from "./serving/buildApiSessions.js";
@@ -61,6 +62,7 @@ const deletionRetryMs = 100;
 export class Core {
     private readonly _services: CoreServices;
     private readonly _apiRequests: ApiRequestService;
+    private readonly _apiEmbeddings: ApiEmbeddingService;
     private _apiKeys: ApiKeyStore | undefined;
     private readonly _lastSessionEnd = new Map<ConversationId, SessionEnd>();
     private readonly _teardown = new AsyncDisposeAggregator();
@@ -69,6 +71,7 @@ export class Core {
     public constructor(services: CoreServices) {
         this._services = services;
         this._apiRequests = new ApiRequestService(services.engine, services.audit);
+        this._apiEmbeddings = new ApiEmbeddingService(services.embeddings, services.audit);
         // The teardown, in the order it must run: the embedding model freed, sessions ended (scrubbed) and the model unloaded, then the database closed.
         this._teardown.add(() => services.embeddings.unload());
         this._teardown.add(() => services.engine.shutdown());
@@ -417,6 +420,25 @@ export class Core {
     /** Runs a prepared API request in a context of its own, ended (scrubbed and verified) with it; `onAnswered` hears the reply before that scrub. */
     public async runApiRequest(request: PreparedApiRequest, callbacks: ApiRunCallbacks = {}): Promise<ApiRequestResult> {
         return await this._apiRequests.run(request, callbacks);
+    }
+
+    /**
+     * `POST /v1/embeddings` of the local API server: the texts embedded by the chosen embedding model in
+     * an embedding context of their own, scrubbed before this returns. `CONTEXT_OVERFLOW` (recorded) for a
+     * text longer than the model reads whole, `MODEL_NOT_LOADED` when no embedding model is chosen.
+     */
+    public async embedForApi(input: ApiEmbeddingInput): Promise<ApiEmbeddingResult> {
+        return await this._apiEmbeddings.embed(input);
+    }
+
+    /** The name the API server lists the embedding model under; null when none is chosen. */
+    public get apiEmbeddingModelName(): string | null {
+        return this._apiEmbeddings.modelName;
+    }
+
+    /** Uses this embedding model in this process, whatever the stored choice (`cleanroom serve --embedding-model`); returns its absolute path. */
+    public useEmbeddingModel(modelPath: string): string {
+        return this._services.embeddings.override(modelPath);
     }
 
     /** Scrubs every `cache_salt` reuse cache of the API server now (it is stopping). */

@@ -110,7 +110,9 @@ export const AuditEventSchema = z.discriminatedUnion("kind", [
         finishReason: z.string().nullable().optional()
     })),
     auditEvent("turn.refused", ContextOverflowSchema),
-    auditEvent("turn.documents", z.object({attached: z.number().int(), whole: z.number().int(), passages: z.number().int()})),
+    auditEvent("turn.documents", z.object({attached: z.number().int(), whole: z.number().int(), passages: z.number().int(),
+        /** Vectors given to stored chunks that had none by the chosen embedding model (brought before it was chosen); absent: none. */
+        backfilledVectors: z.number().int().optional()})),
     auditEvent("history.dropped", DroppedHistorySchema.extend({policy: z.literal("drop-oldest")})),
     auditEvent("reply.regenerated", z.object({
         removedMessages: z.number().int(),

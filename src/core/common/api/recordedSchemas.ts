@@ -41,7 +41,13 @@ export const ScrubReportSchema = z.object({
      * (proved again by this scrub), or learned again because this scrub contradicted the cached one.
      * Absent from scrubs recorded before the KV layout was cached.
      */
-    layoutSource: z.enum(["learned", "cached", "relearned"]).optional()
+    layoutSource: z.enum(["learned", "cached", "relearned"]).optional(),
+    /**
+     * `no-kv-memory`: the context kept no KV memory (an encoder such as BERT, as an embedding context):
+     * nothing to zero, and its state read back held no byte after its cleared token list. Absent: every
+     * KV cell was zeroed and read back.
+     */
+    method: z.literal("no-kv-memory").optional()
 });
 
 export const DroppedHistorySchema = z.object({

@@ -235,9 +235,10 @@ export const ModelInfoSchema = z.object({
     kvReadBackProblem: z.string().nullable(),
     /**
      * Where llama.cpp keeps a conversation's state for this model: one KV cache (`kv`), two (`swa`:
-     * sliding-window attention), a KV cache and a recurrent state (`hybrid`), a recurrent state (`recurrent`).
+     * sliding-window attention), a KV cache and a recurrent state (`hybrid`), a recurrent state (`recurrent`),
+     * nothing (`none`: an encoder such as BERT, whose contexts keep no KV memory).
      */
-    sequenceMemory: z.enum(["kv", "swa", "hybrid", "recurrent"]),
+    sequenceMemory: z.enum(["kv", "swa", "hybrid", "recurrent", "none"]),
     /** Whether a scrub zeroes and reads back all of that state; when not, no scrub of the model is verified. */
     stateCovered: z.boolean(),
     /** Why `stateCovered` is false; else `null`. */

@@ -112,6 +112,27 @@ export class AttachmentStore {
         return fuseRankings([keysOf(byWords.matched ? byWords.passages : []), keysOf(byMeaning)]).slice(0, candidateLimit).map((key) => keyed.get(key)!);
     }
 
+    /** The conversation's retrieved chunks that have no vector by `model` yet (stored before it was chosen), in document order. */
+    public chunksWithoutVector(conversationId: ConversationId, model: string): Array<{chunkId: number, text: string}> {
+        return this._db.prepare(`SELECT c.id AS chunkId, c.text AS text FROM attachment_chunks c JOIN attachments a ON a.id = c.attachment_id
+            WHERE c.conversation_id = ? AND a.mode = 'retrieved'
+            AND NOT EXISTS (SELECT 1 FROM attachment_chunk_vectors v WHERE v.chunk_id = c.id AND v.model = ?)
+            ORDER BY c.id`).all(conversationId, model) as Array<{chunkId: number, text: string}>;
+    }
+
+    /**
+     * Stores vectors by `model` for chunks of the conversation that had none by it (see `chunksWithoutVector`);
+     * a chunk keeps one vector, so one by a model chosen before is replaced.
+     */
+    public addVectors(conversationId: ConversationId, model: string, vectors: ReadonlyArray<{chunkId: number, vector: Float32Array}>): void {
+        const insert = this._db.prepare(`INSERT OR REPLACE INTO attachment_chunk_vectors (chunk_id, conversation_id, model, vector)
+            SELECT id, conversation_id, ?, ? FROM attachment_chunks WHERE id = ? AND conversation_id = ?`);
+        this.transaction(() => {
+            for (const {chunkId, vector} of vectors)
+                insert.run(model, vectorToBlob(vector), chunkId, conversationId);
+        });
+    }
+
     /** How many of the conversation's chunks have a vector by `model` (all models when none is named). */
     public vectorCount(conversationId: ConversationId, model?: string): number {
         return (this._db.prepare(`SELECT count(*) AS count FROM attachment_chunk_vectors WHERE conversation_id = ?${model == null ? "" : " AND model = ?"}`)

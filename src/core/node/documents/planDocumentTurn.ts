@@ -26,7 +26,13 @@ export type DocumentTurnPlan = {
     /** The passages retrieved for this turn, best first. */
     passages: RetrievedPassage[],
     /** The scrub of the embedding context this turn used (the query and its new chunks embedded); null without one. */
-    embeddingScrub: EmbeddingScrub | null
+    embeddingScrub: EmbeddingScrub | null,
+    /**
+     * Vectors this turn gave to the conversation's stored chunks that had none by the chosen model
+     * (documents brought before it was chosen, or under another): embedded in the turn's embedding
+     * context, and stored before the passages are ranked. 0 without an embedding model.
+     */
+    backfilledVectors: number
 };
 
 export type PlanDocumentTurnInput = {
@@ -54,7 +60,9 @@ export type PlanDocumentTurnInput = {
  * (CONTEXT_OVERFLOW, by how much), as a prompt too long for the context is: before anything is
  * stored or evaluated. With an embedding model, the typed text and this turn's new chunks are
  * embedded (in one embedding context, scrubbed before this returns) and the chunks' vectors kept
- * with the documents.
+ * with the documents; so are the conversation's stored chunks that have no vector by that model yet
+ * (backfilled lazily, by the first retrieval that needs them: `backfilledVectors`). A query whose
+ * vector is zero (no word the model gives a meaning) ranks by words alone.
  */
 export async function planDocumentTurn({conversationId, text, attached, hasRetrieved, contextSize, prepare, countTokens, attachments, embedder}: PlanDocumentTurnInput): Promise<DocumentTurnPlan> {
     const plain = prepare(text);
@@ -80,18 +88,25 @@ export async function planDocumentTurn({conversationId, text, attached, hasRetri
     const pending: PendingDocument[] = retrievedNow.map((attachment) => ({name: attachment.document.name, chunks: attachment.chunks ?? []}));
     const passages: RetrievedPassage[] = [];
     let embeddingScrub: EmbeddingScrub | null = null;
+    let backfilledVectors = 0;
     if (hasRetrieved || pending.length > 0) {
         let queryEmbedding: QueryEmbedding | undefined;
         const chosen = await embedder?.() ?? null;
         if (chosen != null) {
-            const {vectors, scrub} = await chosen.embed([text, ...pending.flatMap((document) => document.chunks.map((chunk) => chunk.text))]);
+            const unembedded = hasRetrieved ? attachments.chunksWithoutVector(conversationId, chosen.modelId) : [];
+            const {vectors, scrub} = await chosen.embed([text, ...pending.flatMap((document) => document.chunks.map((chunk) => chunk.text)),
+                ...unembedded.map((chunk) => chunk.text)]);
             embeddingScrub = scrub;
             let next = 1;
             pending.forEach((document, index) => {
                 document.vectors = vectors.slice(next, next += document.chunks.length);
                 retrievedNow[index]!.embeddings = {model: chosen.modelId, vectors: document.vectors};
             });
-            if (vectors[0]!.length > 0)
+            if (unembedded.length > 0) {
+                attachments.addVectors(conversationId, chosen.modelId, unembedded.map((chunk, index) => ({chunkId: chunk.chunkId, vector: vectors[next + index]!})));
+                backfilledVectors = unembedded.length;
+            }
+            if (vectors[0]!.some((value) => value !== 0))
                 queryEmbedding = {model: chosen.modelId, vector: vectors[0]!};
         }
         const candidates = attachments.retrieve(conversationId, text, pending, queryEmbedding);
@@ -109,7 +124,7 @@ export async function planDocumentTurn({conversationId, text, attached, hasRetri
             blocks.push(passagesBlock(passages));
     }
     const userText = userTurnWithDocuments(text, blocks);
-    return {userText, prepared: blocks.length === 0 ? plain : prepare(userText), attachments: planned, passages, embeddingScrub};
+    return {userText, prepared: blocks.length === 0 ? plain : prepare(userText), attachments: planned, passages, embeddingScrub, backfilledVectors};
 }
 
 /** What a turn reports of each document it brought: whole pages, or the passages retrieved from it. */

@@ -23,7 +23,13 @@ export type ZeroAndVerifyResult = {
     verified: boolean,
     failure: string | null,
     layoutSource: KvLayoutSource,
-    durationMs: number
+    durationMs: number,
+    /**
+     * `no-kv-memory`: the context keeps no KV memory (an encoder such as BERT, see `SequenceMemory`),
+     * so there was nothing to zero: its state was read back and held no byte after its (cleared)
+     * token list. Absent: every KV cell was zeroed and read back.
+     */
+    method?: "no-kv-memory"
 };
 
 export type KvScrubberOptions = {
@@ -137,8 +143,8 @@ export class KvScrubber {
         const gpuLayers = options.gpuLayers ?? 0;
         const architecture = model.fileInfo.metadata?.general?.architecture ?? "this model";
         // Judged from the architecture at every load: a cached layout is only ever one of a single KV cache.
-        const memory = sequenceMemoryOf(model.fileInsights);
-        const sections = stateSectionsOf(model.fileInsights);
+        const memory = sequenceMemoryOf(model.fileInsights, model.fileInfo.metadata?.general?.architecture);
+        const sections = stateSectionsOf(model.fileInsights, model.fileInfo.metadata?.general?.architecture);
         const cached = memory === "kv" ? options.cache?.read() ?? null : null;
         if (cached != null) {
             // The layout may come from the cache; whether the device's KV reads back is seen at every load.
@@ -153,6 +159,9 @@ export class KvScrubber {
         const coverage = judgeStateCoverage(architecture, memory, formatProblem);
         if (coverage.complete)
             cacheIfSingleKv(options.cache ?? null, learned);
+        if (memory === "none")
+            // Proved on the throwaway context: its state after one token held nothing but that token. No cell, nothing on a device.
+            return new KvScrubber({...learned, kvCells: 0}, "learned", model, contextOptions, scratch, hostReadBack, coverage, sections, options);
         const readBack = gpuLayers === 0 ? hostReadBack
             : sections.length > 1
                 ? {kvReadBack: "unverified" as const, problem: `the read-back from the device is proved only for a model with one KV cache, and ${architecture} keeps ${sections.join(" + ")}`, deviceLayers: []}
@@ -241,6 +250,8 @@ export class KvScrubber {
             }
             return {result, contradicted: false};
         }
+        if (layout.sections.length === 0)
+            return {result: await this._verifyNoMemory(sequence, layout, result), contradicted: false};
         let contradicted = true;
 
         const zeroPath = this._scratch.newFilePath("zero");
@@ -297,6 +308,30 @@ export class KvScrubber {
             this._scratch.removeFile(readBackPath);
         }
         return {result, contradicted};
+    }
+
+    /**
+     * The scrub of a context that keeps no KV memory: nothing to zero, and that is proved, not assumed.
+     * The history is cleared, the sequence's state saved and read back: it must be this engine's state
+     * format with no token and not one byte after the token list (a KV cache, even an empty one, writes
+     * its stream and cell counts there). Anything else is a failure: the scrub is unverified.
+     */
+    private async _verifyNoMemory(sequence: LlamaContextSequence, layout: StateLayout, result: ZeroAndVerifyResult): Promise<ZeroAndVerifyResult> {
+        const readBackPath = this._scratch.newFilePath("readback");
+        try {
+            await sequence.clearHistory();
+            await sequence.saveStateToFile(readBackPath);
+            const readBack = await readSequenceState(readBackPath, []);
+            if (readBack.version !== layout.version)
+                return {...result, failure: `the state read back is of version ${readBack.version}, expected ${layout.version}`};
+            if (readBack.tokenCount !== 0)
+                return {...result, failure: `the state read back after clearing the history still lists ${readBack.tokenCount} tokens`};
+            return {...result, kvCells: 0, layers: 0, verified: true, failure: null, method: "no-kv-memory"};
+        } catch (error) {
+            return {...result, verified: false, failure: `a context of a model without KV memory: ${error instanceof Error ? error.message : String(error)}`};
+        } finally {
+            this._scratch.removeFile(readBackPath);
+        }
     }
 }
 

@@ -57,7 +57,7 @@ async function evaluateAndReadBack(sequence: LlamaContextSequence, scratch: Priv
         } catch (error) {
             if (!(error instanceof KvStateFormatError))
                 throw error;
-            return {neutralToken, layout: null, nonZeroBytesPerLayer: [], formatProblem: `its state saved after one token is not ${sections.join(" + ")}: ${error.message}`};
+            return {neutralToken, layout: null, nonZeroBytesPerLayer: [], formatProblem: `its state saved after one token is not ${sections.length === 0 ? "empty after its tokens" : sections.join(" + ")}: ${error.message}`};
         }
         if (reference.layout == null)
             return {neutralToken, layout: null, nonZeroBytesPerLayer: [], formatProblem: "its state saved after one token holds a KV cache without a cell"};

@@ -1,8 +1,9 @@
-import {CleanroomError, ScrubUnverifiedError} from "../../common/errors.js";
+import {CleanroomError} from "../../common/errors.js";
 import type {ConversationId, LocalTurnResult} from "../../common/types.js";
 import type {AuditLog} from "../audit/AuditLog.js";
 import type {AttachmentStore} from "../documents/AttachmentStore.js";
 import type {DocumentEmbedder, EmbeddingScrub} from "../documents/embedding/DocumentEmbedder.js";
+import {recordEmbeddingScrub} from "../documents/embedding/recordEmbeddingScrub.js";
 import type {ReplySource, ReplySources} from "../documents/ReplySources.js";
 import {planDocumentTurn, turnAttachmentReport, type DocumentTurnPlan, type TurnEmbedder} from "../documents/planDocumentTurn.js";
 import type {ChatTurnInput, LocalEngine, PreparedPrompt} from "../engine/LocalEngine.js";
@@ -111,7 +112,8 @@ export class LocalTurnService {
             this._audit.record({kind: "turn.documents", conversationId, data: {
                 attached: documents.attachments.length,
                 whole: documents.attachments.filter((attachment) => attachment.mode === "whole").length,
-                passages: documents.passages.length
+                passages: documents.passages.length,
+                ...documents.backfilledVectors > 0 ? {backfilledVectors: documents.backfilledVectors} : {}
             }});
         callbacks.onStarted?.({userMessageId: user.id, assistantMessageId: replyMessage.id});
 
@@ -194,21 +196,7 @@ export class LocalTurnService {
     }
 
     private _recordEmbeddingScrub(conversationId: ConversationId | null, scrub: EmbeddingScrub) {
-        const data = {
-            contextId: scrub.contextId, purpose: "embedding" as const, reason: "request" as const, kvCells: scrub.kvCells, layers: scrub.layers,
-            bytesZeroed: scrub.bytesZeroed, bytesChecked: scrub.bytesChecked, nonZeroBytes: scrub.nonZeroBytes, cellsReadBack: scrub.cellsReadBack,
-            durationMs: Math.round(scrub.durationMs * 1000) / 1000, layoutSource: scrub.layoutSource
-        };
-        if (scrub.verified) {
-            this._audit.record({kind: "scrub.verified", conversationId, data});
-            return;
-        }
-        const error = new ScrubUnverifiedError(scrub);
-        this._audit.record({kind: "scrub.failed", conversationId, data: {...data, failure: scrub.failure}});
-        this._audit.record({kind: "security.fault", conversationId, data: {
-            contextId: scrub.contextId, what: "the KV scrub of an embedding context could not be verified; the context was discarded", error: error.toWire()
-        }});
-        throw error;
+        recordEmbeddingScrub(this._audit, conversationId, scrub);
     }
 
     /** What a reply is cited with: the documents its turn brought whole, and each passage it was given (as its stored chunk). */

@@ -29,8 +29,10 @@ const defaultThreads = 2;
  * A local embedding model (#23): turns texts into unit vectors for retrieval. Every call runs in an
  * embedding context of its own (`createEmbeddingContext`), which is a llama.cpp context like any
  * other: created for that call, used for one conversation's texts only, and ended by the same KV
- * scrub as a conversation's (zeroed, read back, verified) before it is freed. Nothing is kept
- * between calls, so nothing passes from one conversation's documents to another's.
+ * scrub as a conversation's (zeroed, read back, verified) before it is freed. An encoder such as
+ * BERT has no KV memory: its scrub proves that instead (its state read back holds nothing, method
+ * `no-kv-memory`). Nothing is kept between calls, so nothing passes from one conversation's
+ * documents to another's.
  */
 export class DocumentEmbedder {
     /** The model's fingerprint: stored with each vector, so that vectors of another model are never compared. */
@@ -84,6 +86,16 @@ export class DocumentEmbedder {
         return this._contextOptions.contextSize;
     }
 
+    /** The most tokens of one text that are embedded whole (the context, less the beginning and end tokens it adds). */
+    public get maxInputTokens(): number {
+        return Math.max(1, this.contextSize - 4);
+    }
+
+    /** The tokens of `text` as this model reads it (without the tokens the embedding context adds). */
+    public countTokens(text: string): number {
+        return this._model.tokenize(text).length;
+    }
+
     /**
      * The unit vectors of `texts` (in order), computed in a new embedding context that is scrubbed
      * before this returns: `scrub` says how. When the scrub cannot be verified the context is
@@ -124,7 +136,7 @@ export class DocumentEmbedder {
 
     /** The text's tokens, cut so that they fit the context with the beginning and end tokens the embedding context adds. */
     private _fittingTokens(text: string) {
-        return this._model.tokenize(text).slice(0, Math.max(1, this.contextSize - 4));
+        return this._model.tokenize(text).slice(0, this.maxInputTokens);
     }
 
     private async _scrub(context: LlamaEmbeddingContext): Promise<ZeroAndVerifyResult> {

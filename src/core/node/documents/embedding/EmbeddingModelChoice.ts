@@ -1,6 +1,6 @@
 import type {Llama} from "node-llama-cpp";
 import {CleanroomError} from "../../../common/errors.js";
-import {chosenEmbeddingModel} from "./chooseEmbeddingModel.js";
+import {checkEmbeddingModelFile, chosenEmbeddingModel} from "./chooseEmbeddingModel.js";
 import type {SettingsStore} from "../../settings/SettingsStore.js";
 import {DocumentEmbedder, type DocumentEmbedderOptions} from "./DocumentEmbedder.js";
 
@@ -14,6 +14,7 @@ export class EmbeddingModelChoice {
     private readonly _backend: () => {llama: Llama, threads: number} | null;
     private readonly _options: DocumentEmbedderOptions;
     private _loaded: {path: string, embedder: Promise<DocumentEmbedder>} | null = null;
+    private _override: string | null = null;
 
     /**
      * `backend`: the backend the chat model runs on and its thread count, which the embedding
@@ -25,9 +26,18 @@ export class EmbeddingModelChoice {
         this._options = options;
     }
 
-    /** The chosen model's path, or null. */
+    /** The chosen model's path (this process's override, else the stored choice), or null. */
     public get path(): string | null {
-        return chosenEmbeddingModel(this._settings);
+        return this._override ?? chosenEmbeddingModel(this._settings);
+    }
+
+    /**
+     * Uses `modelPath` in this process whatever the stored choice (`cleanroom serve --embedding-model`),
+     * nothing stored. The file must be a readable GGUF file now (`MODEL_NOT_FOUND`, `MODEL_NOT_GGUF`).
+     */
+    public override(modelPath: string): string {
+        this._override = checkEmbeddingModelFile(modelPath);
+        return this._override;
     }
 
     /**

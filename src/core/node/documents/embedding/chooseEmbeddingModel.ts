@@ -16,6 +16,13 @@ export function chooseEmbeddingModel(settings: SettingsStore, modelPath: string 
         settings.delete(settingKeys.documents.embeddingModelPath);
         return null;
     }
+    const absolute = checkEmbeddingModelFile(modelPath);
+    settings.set(settingKeys.documents.embeddingModelPath, absolute);
+    return absolute;
+}
+
+/** The absolute path of `modelPath` if it is a readable GGUF file (`MODEL_NOT_FOUND`, `MODEL_NOT_GGUF` otherwise). */
+export function checkEmbeddingModelFile(modelPath: string): string {
     const absolute = path.resolve(modelPath);
     let head: Buffer;
     try {
@@ -33,7 +40,6 @@ export function chooseEmbeddingModel(settings: SettingsStore, modelPath: string 
     }
     if (head.toString("latin1") !== ggufMagic)
         throw new ModelLoadError("MODEL_NOT_GGUF", `${absolute} is not a GGUF file (it does not begin with "GGUF"): an embedding model must be a GGUF file.`, {path: absolute});
-    settings.set(settingKeys.documents.embeddingModelPath, absolute);
     return absolute;
 }
 
