@@ -105,7 +105,7 @@ function renderBench(file: string) {
                 text.push(`goal ${goal.what}: ${goal.ratio} (Cleanroom ${goal.cleanroom} at ${goal.cleanroomThreads} threads, ${goal.configuration}; llama-bench ${goal.raw} at ${goal.rawThreads})`);
         }
         if (report.processTimes != null) {
-            text.push(...formatProcessTimes(report.processTimes, report.processTimes.help.compiled.runsMs.length));
+            text.push(...formatProcessTimes(report.processTimes, Object.values(report.processTimes.turns)[0]?.cleanroom.runsMs.length ?? report.processTimes.help?.compiled.runsMs.length ?? 0));
             text.push("", ...Object.entries(report.processTimes.commands).map(([name, command]) => `${name}: ${command}`));
         }
         return [

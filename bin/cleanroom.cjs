@@ -3,6 +3,8 @@
 // it; rebuilt here first when a source changed since). CommonJS on purpose: its first lines run
 // before Node has queued any work on libuv's thread pool, which an ES module entry cannot promise.
 "use strict";
+// CLEANROOM_TRACE_STARTUP=1 (src/core/node/startupTrace.ts): when this file began and when the compiled CLI was checked.
+const launcherMarks = process.env.CLEANROOM_TRACE_STARTUP === "1" ? (globalThis[Symbol.for("cleanroom.launcherMarks")] = {startedMs: performance.now()}) : null;
 
 // 1. The core's one-thread libuv pool (src/core/common/coreProcessEnv.ts). libuv reads
 // UV_THREADPOOL_SIZE once, when the pool starts at its first use, so setting it here, before any
@@ -31,7 +33,11 @@ import(pathToFileURL(path.join(__dirname, "cliBundle.mjs")).href)
         }
     }))
     .then(
-        (entry) => import(pathToFileURL(entry).href),
+        (entry) => {
+            if (launcherMarks != null)
+                launcherMarks.bundleCheckedMs = performance.now();
+            return import(pathToFileURL(entry).href);
+        },
         (error) => {
             process.stderr.write(`cleanroom: ${error.message}${error.code != null ? ` [${error.code}]` : ""}\n`);
             process.exit(1);

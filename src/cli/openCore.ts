@@ -11,6 +11,8 @@ import {ModelRegistry} from "../core/node/models/ModelRegistry.js";
 import {realDatabasePath} from "../core/node/database/realDatabasePath.js";
 import {cloudApiKeyFromEnvironment} from "./cloudApiKeyFromEnvironment.js";
 import {MissingModelFileError} from "./MissingModelFileError.js";
+import {describeLlamaBuild} from "../core/node/engine/describeLlamaBuild.js";
+import {traceStartup} from "../core/node/startupTrace.js";
 import {trackOpenCore} from "./openCores.js";
 import {reportError, reportWarning} from "./output.js";
 
@@ -34,12 +36,12 @@ export async function openCore(options: CoreCliOptions): Promise<Core> {
         contextSize: options.contextSize,
         pool: options.poolBudget != null ? {budgetBytes: options.poolBudget} : undefined
     };
-    const core = trackOpenCore(Core.create(await loadLlama(options.gpu), {
-        database,
-        key: database === ":memory:" ? {} : await terminalStoreKey(database, (warning) => reportWarning(warning, options.json === true)),
-        engine,
-        cloud: {apiKey: () => cloudApiKeyFromEnvironment(), ...options.cloud}
-    }));
+    const llama = await loadLlama(options.gpu);
+    traceStartup("llama.cpp loaded", {llamaBuild: describeLlamaBuild(llama), llamaGpu: String(llama.gpu)});
+    const key = database === ":memory:" ? {} : await terminalStoreKey(database, (warning) => reportWarning(warning, options.json === true));
+    traceStartup("store key");
+    const core = trackOpenCore(Core.create(llama, {database, key, engine, cloud: {apiKey: () => cloudApiKeyFromEnvironment(), ...options.cloud}}));
+    traceStartup("database opened");
     // A scrub no command waits for (an idle or evicted session) is reported too, and the CLI exits 4.
     core.onAuditEvent((event) => {
         if (event.kind === "security.fault" && isCleanroomError(event.data.error))

@@ -1,6 +1,7 @@
 import {Command, CommanderError} from "commander";
 import {CleanroomError} from "../core/common/errors.js";
 import {relaunchWithCoreThreadpool} from "../core/node/engine/relaunchWithCoreThreadpool.js";
+import {traceStartup} from "../core/node/startupTrace.js";
 import {reportError} from "./output.js";
 import {reportStrayErrors} from "./reportStrayErrors.js";
 
@@ -18,6 +19,7 @@ export type CliProgramOptions = {
  * errors and errors thrown before a command ran are reported like any other (as JSON with --json).
  */
 export async function runCliProgram({name, description, register, decodingCommands}: CliProgramOptions) {
+    traceStartup("CLI loaded");
     // Flags are parsed before a command knows about its --json, so a usage error looks here.
     const cliArgs = process.argv.slice(2);
     const json = cliArgs.includes("--json");

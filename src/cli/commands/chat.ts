@@ -14,6 +14,7 @@ import type {NewConversation} from "../../core/node/database/ConversationStore.j
 import type {LoadedModelInfo} from "../../core/node/engine/LocalEngine.js";
 import type {SecretKindId} from "../../core/common/secretScan/secretKinds.js";
 import type {CloudSecretsOptions, SecretFinding} from "../../core/common/secretScan/types.js";
+import {traceStartup} from "../../core/node/startupTrace.js";
 import {gpuOption, gpuOptionDescription, numberOption, secretKindOption, textOption} from "../optionParsers.js";
 import {exitCodes, printJson, reportError, reportWarning} from "../output.js";
 
@@ -76,6 +77,7 @@ export function registerChatCommand(program: Command) {
             let core: Core | undefined;
             try {
                 const {openCore, requireCliModel, resolveCliModel} = await import("../openCore.js"); // the core and llama.cpp: loaded by the commands that run them
+                traceStartup("core modules loaded");
                 if (options.incognito === true) {
                     if (options.conversation != null || options.db != null)
                         throw new CleanroomError("INVALID_INPUT", "--incognito keeps nothing on disk: it cannot continue a stored conversation (--conversation) or use a database (--db).",
@@ -105,6 +107,7 @@ export function registerChatCommand(program: Command) {
 
                 core = await openCore({db: options.db, threads: options.threads, contextSize: options.contextSize, gpu: options.gpu, json});
                 const info = await core.loadModel(modelPath);
+                traceStartup("model ready");
                 if (info.contextSizeNotice != null)
                     reportWarning({code: "CONTEXT_SIZE_CAPPED", message: info.contextSizeNotice}, json);
                 const conversation = conversationFor(core, options);
@@ -116,6 +119,7 @@ export function registerChatCommand(program: Command) {
                 reportError(error, json);
             } finally {
                 await core?.close();
+                traceStartup("core closed");
             }
         });
 }
@@ -145,6 +149,7 @@ function sendPrompt(core: Core, conversation: ChatConversation, options: ChatOpt
 
 async function singleTurn(core: Core, conversation: ChatConversation, options: ChatOptions, json: boolean, info: LoadedModelInfo) {
     const result = await sendPrompt(core, conversation, options, json);
+    traceStartup("turn");
     const conversationId = result.conversationId;
     if (result.route === "cloud") {
         // An existing conversation that allows the cloud, with the fallback on: the local engine could not serve it.
@@ -153,6 +158,7 @@ async function singleTurn(core: Core, conversation: ChatConversation, options: C
     }
     // A scrub that cannot be verified is thrown (and the CLI exits 4), after the reply is printed.
     const {value: scrub, fault} = await catchScrubFault(core.closeConversation(conversationId, "close"));
+    traceStartup("session ended (scrub)");
 
     if (json)
         printJson({

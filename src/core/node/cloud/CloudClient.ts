@@ -1,4 +1,4 @@
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import {z} from "zod";
 import {cloudEndpointProblem} from "../../common/cloud/cloudEndpointProblem.js";
 import {CleanroomError, InsecureCloudEndpointError} from "../../common/errors.js";
@@ -47,6 +47,12 @@ const TokenizeReplySchema = z.object({tokens: z.array(z.union([z.number(), z.obj
 /** Answers that say the endpoint has no tokenizer (rather than that this try failed). */
 const noTokenizerStatuses = new Set([404, 405, 410, 415, 422, 501]);
 
+/** The SDK, loaded by the first request: a process that never asks a cloud endpoint (a local chat turn) never loads it. */
+let openAiSdk: Promise<typeof OpenAI> | null = null;
+function loadOpenAiSdk() {
+    return openAiSdk ??= import("openai").then((module) => module.default);
+}
+
 /**
  * Chat completions against any OpenAI-compatible endpoint through the official SDK. The SDK's
  * own retries are off: a request is tried again only while nothing of its reply has arrived.
@@ -54,7 +60,9 @@ const noTokenizerStatuses = new Set([404, 405, 410, 415, 422, 501]);
  */
 export class CloudClient {
     public readonly endpoint: Readonly<CloudEndpoint>;
-    private readonly _openai: OpenAI;
+    private _openai: Promise<OpenAI> | null = null;
+    /** The `fetch` given to the constructor, for the SDK; else the SDK's own. */
+    private readonly _sdkFetch: typeof fetch | undefined;
     private readonly _retries: number;
     private readonly _timeoutMs: number;
     private readonly _fetch: typeof fetch;
@@ -71,17 +79,21 @@ export class CloudClient {
         this._fetch = fetch ?? globalThis.fetch;
         this._tokenizers = tokenizers ?? new EndpointTokenizerCache();
         this._cacheSalts = cacheSalts ?? new EndpointCacheSaltSupport();
-        this._openai = new OpenAI({
-            baseURL: endpoint.baseURL,
+        this._sdkFetch = fetch;
+    }
+
+    private _client(): Promise<OpenAI> {
+        return this._openai ??= loadOpenAiSdk().then((Sdk) => new Sdk({
+            baseURL: this.endpoint.baseURL,
             // Some local servers need no key; the SDK insists on a non-empty string.
-            apiKey: endpoint.apiKey ?? "none",
-            timeout: timeoutMs,
+            apiKey: this.endpoint.apiKey ?? "none",
+            timeout: this._timeoutMs,
             maxRetries: 0,
             // The SDK logs unparseable stream events (raw reply text, which can hold another tenant's
             // data or our canaries) with console.error by default, and more with OPENAI_LOG: never.
             logLevel: "off",
-            ...(fetch != null ? {fetch} : {})
-        });
+            ...(this._sdkFetch != null ? {fetch: this._sdkFetch} : {})
+        }));
     }
 
     /** The endpoint's context limit: configured, else as /models reports it (`context_length`, `max_model_len`, `n_ctx`). */
@@ -90,7 +102,7 @@ export class CloudClient {
             return this.endpoint.contextLimit;
 
         try {
-            const page = await this._openai.models.list({signal});
+            const page = await (await this._client()).models.list({signal});
             for (const model of page.data) {
                 const record = model as unknown as Record<string, unknown>;
                 if (model.id !== this.endpoint.model && page.data.length > 1)
@@ -173,7 +185,7 @@ export class CloudClient {
         let sendSalt = cacheSalt != null && this._cacheSalts.acceptsCacheSalt(baseURL) !== false;
         for (let attempt = 0; ; attempt++) {
             try {
-                const stream = await this._openai.chat.completions.create({
+                const stream = await (await this._client()).chat.completions.create({
                     model: this.endpoint.model,
                     messages,
                     max_tokens: maxTokens,
@@ -208,14 +220,15 @@ export class CloudClient {
             } catch (error) {
                 if (signal?.aborted === true)
                     throw new CleanroomError("GENERATION_ABORTED", "The cloud request was stopped.");
-                if (sendSalt && !received && refusesCacheSalt(error)) {
+                const Sdk = await loadOpenAiSdk();
+                if (sendSalt && !received && refusesCacheSalt(Sdk, error)) {
                     this._cacheSalts.remember(baseURL, false);
                     sendSalt = false;
                     attempt--; // the same try again, without the field: not a retry
                     continue;
                 }
-                if (received || attempt >= this._retries || !isRetryable(error))
-                    throw toCloudError(error, received);
+                if (received || attempt >= this._retries || !isRetryable(Sdk, error))
+                    throw toCloudError(Sdk, error, received);
                 await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** attempt));
             }
         }
@@ -223,25 +236,25 @@ export class CloudClient {
 }
 
 /** HTTP 400 (or 422) naming `cache_salt`: an endpoint that refuses fields it does not know (OpenAI: "Unrecognized request argument supplied"). */
-function refusesCacheSalt(error: unknown) {
-    return error instanceof OpenAI.APIError && (error.status === 400 || error.status === 422) &&
+function refusesCacheSalt(Sdk: typeof OpenAI, error: unknown) {
+    return error instanceof Sdk.APIError && (error.status === 400 || error.status === 422) &&
         (error.param === "cache_salt" || /cache_salt/i.test(error.message));
 }
 
-function isRetryable(error: unknown) {
-    if (error instanceof OpenAI.APIConnectionError || error instanceof OpenAI.APIConnectionTimeoutError)
+function isRetryable(Sdk: typeof OpenAI, error: unknown) {
+    if (error instanceof Sdk.APIConnectionError || error instanceof Sdk.APIConnectionTimeoutError)
         return true;
-    if (error instanceof OpenAI.APIError)
+    if (error instanceof Sdk.APIError)
         return error.status == null || error.status >= 500 || error.status === 429;
     return false;
 }
 
-function toCloudError(error: unknown, received: boolean): CleanroomError {
+function toCloudError(Sdk: typeof OpenAI, error: unknown, received: boolean): CleanroomError {
     if (error instanceof CleanroomError)
         return error;
-    if (error instanceof OpenAI.APIConnectionTimeoutError)
+    if (error instanceof Sdk.APIConnectionTimeoutError)
         return new CleanroomError("CLOUD_REQUEST_FAILED", "The cloud server did not answer in time.", {timeout: true});
-    if (error instanceof OpenAI.APIError && error.status != null) {
+    if (error instanceof Sdk.APIError && error.status != null) {
         const overLimit = error.status === 400 && /context|too long|exceed/i.test(error.message);
         return new CleanroomError(overLimit ? "CLOUD_OVER_LIMIT" : "CLOUD_REQUEST_FAILED",
             `The cloud server answered HTTP ${error.status}${overLimit ? ": the request is over its context limit" : ""}.`,

@@ -19,6 +19,7 @@ import {checkDevice, type DeviceCheckOutcome} from "./checkDevice.js";
 import {PrivateScratchDir} from "./PrivateScratchDir.js";
 import {describeLlamaBuild} from "./describeLlamaBuild.js";
 import {llamaGpuChoice} from "./loadLlama.js";
+import {traceStartup} from "../startupTrace.js";
 import {startupThreadpoolSize} from "./startupThreadpoolSize.js";
 import {machineFingerprint, measureThreads, modelFingerprint, pickBestThreads, threadTunerVersion, type ThreadTuning} from "./ThreadTuner.js";
 import {unfollowedJsonSchemaPart} from "./unfollowedJsonSchemaPart.js";
@@ -131,6 +132,7 @@ export class LocalEngine {
         onStep?.("reading");
         const llama = await this._llama();
         const facts = await validateModelFile(llama, modelPath);
+        traceStartup("model file checked");
         const gpu = await llamaGpuChoice(llama);
         const fitContextSize = Math.min(this._options.contextSize ?? defaultMaxContextSize, facts.trainContextSize ?? defaultMaxContextSize);
         let model: LlamaModel;
@@ -142,6 +144,7 @@ export class LocalEngine {
         } catch (error) {
             throw new ModelLoadError("MODEL_LOAD_FAILED", `llama.cpp could not load the model: ${error instanceof Error ? error.message : String(error)}`, {path: modelPath}, error);
         }
+        traceStartup("model loaded (llama.cpp)");
 
         let device: DeviceCheckOutcome | null = null;
         if (gpu.backend != null && model.gpuLayers > 0) {
@@ -157,12 +160,14 @@ export class LocalEngine {
 
         try {
             const {threads, source, measurements} = await this._chooseThreads(model, modelPath, onStep);
+            traceStartup("threads chosen");
             onStep?.("kvLayout");
             const contextSize = Math.min(this._options.contextSize ?? defaultMaxContextSize, model.trainContextSize);
             // swaFullCache: a sliding-window model's window cache gets a cell per context cell, as its full-attention
             // cache does, so the scrub's zero state fills both (and node-llama-cpp needs no checkpoints for it).
             const contextOptions = {contextSize, threads, sequences: 1, batchSize: Math.min(512, contextSize), swaFullCache: true};
             const scratch = PrivateScratchDir.create(this._options.scratchParent);
+            traceStartup("scratch folder");
             if (scratch.staleFoldersRemoved > 0)
                 this._audit.record({kind: "scratch.swept", data: {staleFoldersRemoved: scratch.staleFoldersRemoved}});
             let scrubber: KvScrubber;
@@ -184,6 +189,7 @@ export class LocalEngine {
                 scratch.dispose();
                 throw error;
             }
+            traceStartup("KV layout (learned or cached, proved)");
             const estimate = model.fileInsights.estimateContextResourceRequirements({contextSize: scrubber.kvCells, sequences: 1, modelGpuLayers: model.gpuLayers});
             const contextBytes = Math.max(estimate.cpuRam, scrubber.kvBytes);
             const pool = new ContextPool(conversationContextFactory(model, contextOptions, scrubber), contextBytes, this._options.pool);

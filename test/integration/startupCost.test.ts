@@ -1,0 +1,52 @@
+import fs from "node:fs";
+import path from "node:path";
+import {fileURLToPath} from "node:url";
+import {describe, expect, it} from "vitest";
+import {parseStartupTrace, startupTraceEnv} from "../../src/core/node/startupTrace.js";
+import {runCliCapturing} from "../../tools/spawnCli.js";
+import {hermeticCliEnv} from "../helpers/cliEnv.js";
+import {requireTestModel} from "../helpers/testModel.js";
+
+const modelPath = requireTestModel();
+const oneTurn = (db: string) => ["chat", "--model", modelPath!, "--db", db, "--prompt", "Once upon a time", "--max-tokens", "8", "--temperature", "0", "--threads", "1", "--json"];
+
+describe.skipIf(modelPath == null)("a chat turn pays only for what it uses (#25)", () => {
+    it("CLEANROOM_TRACE_STARTUP=1 prints each phase and the llama.cpp build on stderr at exit; the JSON on stdout is the same as without it", async () => {
+        const traced = hermeticCliEnv("startup-trace", {[startupTraceEnv]: "1"});
+        const run = await runCliCapturing(oneTurn(traced.db), {env: traced.env});
+        expect(run.code, run.stderr).toBe(0);
+        expect(JSON.parse(run.stdout)).toMatchObject({route: "local", status: "complete", isolation: {scrub: {verified: true}}});
+
+        const trace = parseStartupTrace(run.stderr);
+        expect(trace?.facts.llamaBuild).toMatch(/^(prebuilt|local) v\S+ (cpu|metal|cuda|vulkan)/);
+        const phases = trace!.phases.map((entry) => entry.phase);
+        for (const [earlier, later] of [["CLI loaded", "llama.cpp loaded"], ["llama.cpp loaded", "database opened"], ["database opened", "model ready"],
+            ["model ready", "turn"], ["turn", "session ended (scrub)"], ["session ended (scrub)", "core closed"]])
+            expect(phases.indexOf(earlier!), `${earlier} before ${later}`).toBeLessThan(phases.indexOf(later!));
+        expect(phases.indexOf("CLI loaded")).toBeGreaterThanOrEqual(0);
+        const endings = trace!.phases.map((entry) => entry.endedAtMs);
+        expect(endings).toEqual([...endings].sort((a, b) => a - b));
+
+        const plain = hermeticCliEnv("startup-untraced", {[startupTraceEnv]: ""});
+        const untraced = await runCliCapturing(oneTurn(plain.db), {env: plain.env});
+        expect(untraced.code, untraced.stderr).toBe(0);
+        expect(untraced.stderr).toBe("");
+        expect(Object.keys(JSON.parse(untraced.stdout) as object)).toEqual(Object.keys(JSON.parse(run.stdout) as object));
+    });
+
+    it("a local chat turn loads no package it does not use: not the cloud SDK, the secret scanner, the document readers or the web server", async () => {
+        const {env, db, tmp} = hermeticCliEnv("startup-packages");
+        const record = path.join(tmp, "loaded.txt");
+        const run = await runCliCapturing(oneTurn(db), {
+            env: {...env, RECORD_PACKAGE_LOADS_TO: record},
+            nodeArgs: ["--import", path.join(path.dirname(fileURLToPath(import.meta.url)), "../helpers/recordPackageLoads.preload.ts")],
+            typeScriptPreloads: true
+        });
+        expect(run.code, run.stderr).toBe(0);
+        const packages = new Set([...fs.readFileSync(record, "utf8").matchAll(/node_modules\/((?:@[^/]+\/)?[^/]+)\//g)].map((match) => match[1]));
+        expect(packages).toContain("node-llama-cpp"); // the recording works
+        expect(packages).toContain("better-sqlite3-multiple-ciphers");
+        for (const unused of ["openai", "@secretlint/core", "unpdf", "mammoth", "htmlparser2", "hono", "@hono/node-server", "ws"])
+            expect(packages, unused).not.toContain(unused);
+    });
+});
