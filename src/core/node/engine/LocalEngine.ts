@@ -7,7 +7,7 @@ import type {BackgroundScrubFault} from "../../common/api/events.js";
 import type {ModelInfoSchema} from "../../common/api/schemas.js";
 import {CleanroomError, ContextOverflowError, ModelLoadError, ScrubUnverifiedError} from "../../common/errors.js";
 import type {ConversationId, ConversationSettings, DroppedHistory, SessionEndReason} from "../../common/types.js";
-import type {AuditLog} from "../audit/AuditLog.js";
+import type {AuditLogOf} from "../audit/AuditLogOf.js";
 import {settingKeys} from "../settings/settingKeys.js";
 import type {SettingsStore} from "../settings/SettingsStore.js";
 import {ContextPool, conversationContextFactory, type ContextPoolOptions} from "./ContextPool.js";
@@ -86,7 +86,8 @@ const defaultMaxContextSize = 4096;
  */
 export class LocalEngine {
     private readonly _llama: () => Promise<Llama>;
-    private readonly _audit: AuditLog;
+    /** Where each event goes: a conversation's steps to that conversation's trail (an incognito one's in memory). */
+    private readonly _audits: AuditLogOf;
     private readonly _settings: SettingsStore | null;
     private readonly _options: LocalEngineOptions;
     private _model: LlamaModel | null = null;
@@ -102,9 +103,9 @@ export class LocalEngine {
     public readonly onBackgroundScrubFault = new EventRelay<BackgroundScrubFault>();
 
     /** `llama` may be a function: it is called when the first model loads, not before. */
-    public constructor(llama: Llama | (() => Promise<Llama>), audit: AuditLog, settings: SettingsStore | null, options: LocalEngineOptions = {}) {
+    public constructor(llama: Llama | (() => Promise<Llama>), audits: AuditLogOf, settings: SettingsStore | null, options: LocalEngineOptions = {}) {
         this._llama = typeof llama === "function" ? llama : async () => llama;
-        this._audit = audit;
+        this._audits = audits;
         this._settings = settings;
         this._options = options;
     }
@@ -153,7 +154,7 @@ export class LocalEngine {
                 backend: gpu.backend, device: gpu.device ?? "unnamed device", architecture: facts.architecture, threads: this._options.threads, settings: this._settings
             });
             if (device.ranProbe)
-                this._audit.record({kind: "device.probed", data: {...device.key, passed: device.check.passed, problem: device.check.problem ?? "", durationMs: Math.round(device.check.durationMs)}});
+                this._audits.auditOf(null).record({kind: "device.probed", data: {...device.key, passed: device.check.passed, problem: device.check.problem ?? "", durationMs: Math.round(device.check.durationMs)}});
             if (!device.check.passed)
                 model = await this._reloadOnCpu(model, modelPath, device.check.device, device.check.problem);
         }
@@ -169,7 +170,7 @@ export class LocalEngine {
             const scratch = PrivateScratchDir.create(this._options.scratchParent);
             traceStartup("scratch folder");
             if (scratch.staleFoldersRemoved > 0)
-                this._audit.record({kind: "scratch.swept", data: {staleFoldersRemoved: scratch.staleFoldersRemoved}});
+                this._audits.auditOf(null).record({kind: "scratch.swept", data: {staleFoldersRemoved: scratch.staleFoldersRemoved}});
             let scrubber: KvScrubber;
             try {
                 // Learned once per model, context options, machine and build; each scrub proves it again.
@@ -180,7 +181,7 @@ export class LocalEngine {
                     cache,
                     gpuLayers: gpu.backend == null ? 0 : model.gpuLayers,
                     onRelearned: (contradiction) => {
-                        this._audit.record({kind: "kv.layout.discarded", data: {contradiction}});
+                        this._audits.auditOf(null).record({kind: "kv.layout.discarded", data: {contradiction}});
                         if (this._info != null && this._pool === pool)
                             this._info = {...this._info, contextSize: scrubber.kvCells, kvBytesPerContext: scrubber.kvBytes};
                     }
@@ -194,7 +195,7 @@ export class LocalEngine {
             const contextBytes = Math.max(estimate.cpuRam, scrubber.kvBytes);
             const pool = new ContextPool(conversationContextFactory(model, contextOptions, scrubber), contextBytes, this._options.pool);
             pool.onSessionEnding.createListener(({conversationId, contextId, reason}) =>
-                this._audit.record({kind: "scrub.started", conversationId, data: {contextId, reason}}));
+                this._audits.auditOf(conversationId).record({kind: "scrub.started", conversationId, data: {contextId, reason}}));
             pool.onSessionEnd.createListener((end) => {
                 this._recordSessionEnd(end.conversationId, end);
                 const fault = backgroundScrubFault(end);
@@ -255,7 +256,7 @@ export class LocalEngine {
                 stateCoverageProblem: scrubber.stateCoverage.problem,
                 deviceCheck: device?.check ?? null
             };
-            this._audit.record({kind: "model.loaded", data: {
+            this._audits.auditOf(null).record({kind: "model.loaded", data: {
                 architecture: facts.architecture, fileBytes: facts.fileBytes, contextSize: scrubber.kvCells, threads,
                 threadsSource: source, llamaBuild: describeLlamaBuild(llama), uvThreadpoolSize: startupThreadpoolSize(), kvBytesPerContext: scrubber.kvBytes, poolCapacity: pool.capacity,
                 kvLayers: scrubber.layout?.layers.length ?? 0, kvTransposed: scrubber.layout?.vTransposed ?? false, kvLayoutSource: scrubber.layoutSource,
@@ -267,11 +268,11 @@ export class LocalEngine {
                 ...(device != null ? {deviceCheck: device.check.passed ? `passed (${device.check.source})` : `FAILED (${device.check.source}): ${device.check.problem ?? ""}`} : {})
             }});
             if (!scrubber.stateCoverage.complete)
-                this._audit.record({kind: "security.fault", data: {
+                this._audits.auditOf(null).record({kind: "security.fault", data: {
                     what: `the scrub cannot zero and read back all of a conversation's state: ${scrubber.stateCoverage.problem ?? "unknown"}`
                 }});
             if (scrubber.kvReadBack.kvReadBack === "unverified")
-                this._audit.record({kind: "security.fault", data: {
+                this._audits.auditOf(null).record({kind: "security.fault", data: {
                     what: `the KV read-back from the GPU could not be verified (${scrubber.kvReadBack.problem ?? "unknown"}): every scrub on this model is reported unverified`
                 }});
             return this._info;
@@ -293,7 +294,7 @@ export class LocalEngine {
      * device is not used, and the fault is recorded with the reason.
      */
     private async _reloadOnCpu(model: LlamaModel, modelPath: string, device: string, problem: string | null): Promise<LlamaModel> {
-        this._audit.record({kind: "security.fault", data: {
+        this._audits.auditOf(null).record({kind: "security.fault", data: {
             what: `the GPU device ${device} failed the isolation probe (${problem ?? "unknown"}): it is not used, the model runs on the CPU`
         }});
         const llama = model.llama;
@@ -409,6 +410,8 @@ export class LocalEngine {
         const pool = this._requirePool();
         const opened = await pool.open(input.conversationId);
         const {created, evicted} = opened;
+        for (const evictedId of evicted)
+            this._audits.auditOf(evictedId).record({kind: "context.evicted", conversationId: evictedId, data: {forConversation: input.conversationId}});
         let context = opened.context;
         if (created) {
             this._recordContextCreated(input.conversationId, context);
@@ -444,7 +447,7 @@ export class LocalEngine {
     }
 
     private _recordContextCreated(conversationId: ConversationId, context: ConversationContext) {
-        this._audit.record({kind: "context.created", conversationId, data: {
+        this._audits.auditOf(conversationId).record({kind: "context.created", conversationId, data: {
             contextId: context.id, kvCells: context.kvCells, kvBytes: context.kvBytes, threads: context.threads
         }});
     }
@@ -508,17 +511,18 @@ export class LocalEngine {
             bytesZeroed: end.bytesZeroed, bytesChecked: end.bytesChecked, nonZeroBytes: end.nonZeroBytes,
             cellsReadBack: end.cellsReadBack, durationMs: Math.round(end.durationMs * 1000) / 1000, layoutSource: end.layoutSource
         };
+        const audit = this._audits.auditOf(conversationId);
         if (end.verified) {
-            this._audit.record({kind: "scrub.verified", conversationId, data});
+            audit.record({kind: "scrub.verified", conversationId, data});
         } else {
-            this._audit.record({kind: "scrub.failed", conversationId, data: {...data, failure: end.failure}});
+            audit.record({kind: "scrub.failed", conversationId, data: {...data, failure: end.failure}});
             // The error as every front end shows it: the app raises it from this event for sessions that end with no caller (idle, evict).
-            this._audit.record({kind: "security.fault", conversationId, data: {
+            audit.record({kind: "security.fault", conversationId, data: {
                 contextId: end.contextId, what: "KV scrub could not be verified; the context was discarded",
                 error: new ScrubUnverifiedError(end).toWire()
             }});
         }
-        this._audit.record({kind: "context.disposed", conversationId, data: {contextId: end.contextId, reason: end.reason}});
+        audit.record({kind: "context.disposed", conversationId, data: {contextId: end.contextId, reason: end.reason}});
     }
 
     private async _chooseThreads(model: LlamaModel, modelPath: string, onStep?: (step: ModelLoadStep) => void) {
@@ -545,7 +549,7 @@ export class LocalEngine {
             backend: fingerprints.backend, measuredAt: Date.now()
         };
         this._settings?.set(key, tuning);
-        this._audit.record({kind: "threads.tuned", data: {threads, measurements, backend: fingerprints.backend}});
+        this._audits.auditOf(null).record({kind: "threads.tuned", data: {threads, measurements, backend: fingerprints.backend}});
         return {threads, source: "tuned" as const, measurements};
     }
 

@@ -142,8 +142,6 @@ export class LocalTurnService {
                 generatedTokens: result.tokens.length, finishReason: result.finishReason,
                 kvCells: result.context.kvCells, tokensInContext: result.context.tokensInContext
             }});
-            for (const evicted of result.evicted)
-                this._audit.record({kind: "context.evicted", conversationId: evicted, data: {forConversation: conversationId}});
 
             return {
                 conversationId,
