@@ -12,13 +12,13 @@ import type {AuditDataOf, AuditEventOf, AuditKind} from "../common/api/auditEven
 import type {BackgroundScrubFault} from "../common/api/events.js";
 import type {ExportFormat, IsolationReport, ModelLoadStep} from "../common/api/types.js";
 import type {AuditQuery} from "./audit/AuditLog.js";
-import type {SessionEnd} from "./engine/ConversationContext.js";
 import type {LoadedModelInfo} from "./engine/LocalEngine.js";
 import {toScrubReport} from "./engine/toScrubReport.js";
 import {createCoreServices, type CoreOptions, type CoreServices} from "./createCoreServices.js";
 import type {ConversationServices} from "./createConversationServices.js";
 import type {ConversationRouter} from "./ConversationRouter.js";
 import {buildIsolationReport} from "./buildIsolationReport.js";
+import {lastScrubOf} from "./audit/lastScrub.js";
 import {chooseRoute} from "./routing/chooseRoute.js";
 import {AppSettingsStore} from "./settings/AppSettingsStore.js";
 import {settingKeys} from "./settings/settingKeys.js";
@@ -66,7 +66,6 @@ export class Core {
     private readonly _apiRequests: ApiRequestService;
     private readonly _apiEmbeddings: ApiEmbeddingService;
     private _apiKeys: ApiKeyStore | undefined;
-    private readonly _lastSessionEnd = new Map<ConversationId, SessionEnd>();
     private readonly _teardown = new AsyncDisposeAggregator();
 
     /** Takes ownership of `services` (closing the core closes their database). Front ends use `Core.create`. */
@@ -92,9 +91,7 @@ export class Core {
     /** Loads the model; `onStep` hears each step of the load as it begins. */
     public async loadModel(modelPath: string, onStep?: (step: ModelLoadStep) => void): Promise<LoadedModelInfo> {
         const {engine} = this._services;
-        const info = await engine.loadModel(modelPath, onStep);
-        engine.pool?.onSessionEnd.createListener((end) => this._lastSessionEnd.set(end.conversationId, end));
-        return info;
+        return await engine.loadModel(modelPath, onStep);
     }
 
     /** The loaded model, or null. */
@@ -315,7 +312,6 @@ export class Core {
     private async _deleteEverything(modelsDir?: string): Promise<{scrubs: ScrubReport[], wipe: WipeReport}> {
         const {engine, database, store, incognito} = this._services;
         const {value: ends, fault} = await catchScrubFault(engine.endAllSessions("delete"));
-        this._lastSessionEnd.clear();
         deleteEveryRow(incognito.database);
         this._router.unregisterAllIncognito();
         const wipe = wipeOpenDatabase({db: database, purger: store.purger, modelsDir});
@@ -331,7 +327,6 @@ export class Core {
         const {value: scrub, fault} = await catchScrubFault(this.closeConversation(conversationId, "delete"));
         let {purge} = store.delete(conversationId);
         this._router.unregister(conversationId);
-        this._lastSessionEnd.delete(conversationId);
         // A reader just finishing its snapshot: give it a moment before answering "pending".
         for (let waited = 0; purge === "pending" && waited < deletionGraceMs; waited += deletionRetryMs) {
             await new Promise((resolve) => setTimeout(resolve, deletionRetryMs));
@@ -572,10 +567,9 @@ export class Core {
         return buildIsolationReport(conversationId, services, this._services.engine.pool?.peek(conversationId));
     }
 
-    /** The scrub report of the conversation's last session end in this process. */
-    public lastScrubReport(conversationId: ConversationId): ScrubReport | null {
-        const end = this._lastSessionEnd.get(conversationId);
-        return end == null ? null : toScrubReport(end);
+    /** The last scrub of the conversation's own context recorded at or after `since` (ms; defaults to any time), from its audit trail. */
+    public lastScrubReport(conversationId: ConversationId, since?: number): ScrubReport | null {
+        return lastScrubOf(this._router.auditOf(conversationId), conversationId, {ownContext: true, since});
     }
 
     /** Ends every session (each scrubbed), unloads the model and closes the database. Runs once; a second call waits for the first. */

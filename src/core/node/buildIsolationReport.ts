@@ -1,5 +1,6 @@
 import type {ConversationId} from "../common/types.js";
 import type {IsolationReport} from "../common/api/types.js";
+import {lastScrubOf} from "./audit/lastScrub.js";
 import type {ConversationServices} from "./createConversationServices.js";
 import type {ConversationContext} from "./engine/ConversationContext.js";
 
@@ -12,18 +13,13 @@ export function buildIsolationReport(conversationId: ConversationId, {audit, can
     const events = audit.events({conversationId});
     const {byKind, cloudChecksPassed} = audit.counts(conversationId);
     const count = (kind: string) => byKind[kind] ?? 0;
-    const lastScrubEvent = audit.events({conversationId, kinds: ["scrub.verified", "scrub.failed"], limit: 1})[0];
     return {
         conversationId,
         live: context == null || context.ended ? null : {
             contextId: context.id, kvCells: context.kvCells, kvBytes: context.kvBytes,
             tokensInContext: context.tokensInContext, threads: context.threads
         },
-        lastScrub: lastScrubEvent == null ? null : {
-            ...lastScrubEvent.data,
-            verified: lastScrubEvent.kind === "scrub.verified",
-            at: lastScrubEvent.at
-        },
+        lastScrub: lastScrubOf(audit, conversationId),
         scrubs: {verified: count("scrub.verified"), failed: count("scrub.failed")},
         refusals: count("turn.refused"),
         routes: {local: count("turn.local"), cloud: count("turn.cloud")},

@@ -23,6 +23,7 @@ import {traceStartup} from "../startupTrace.js";
 import {startupThreadpoolSize} from "./startupThreadpoolSize.js";
 import {machineFingerprint, measureThreads, modelFingerprint, pickBestThreads, threadTunerVersion, type ThreadTuning} from "./ThreadTuner.js";
 import {unfollowedJsonSchemaPart} from "./unfollowedJsonSchemaPart.js";
+import {scrubFactsOf} from "./toScrubReport.js";
 import type {KvResume} from "../resume/KvResume.js";
 import type {KvSnapshotBinding} from "../resume/sealKvSnapshot.js";
 import fs from "node:fs";
@@ -506,11 +507,7 @@ export class LocalEngine {
     }
 
     private _recordSessionEnd(conversationId: ConversationId, end: SessionEnd) {
-        const data = {
-            contextId: end.contextId, reason: end.reason, kvCells: end.kvCells, layers: end.layers,
-            bytesZeroed: end.bytesZeroed, bytesChecked: end.bytesChecked, nonZeroBytes: end.nonZeroBytes,
-            cellsReadBack: end.cellsReadBack, durationMs: Math.round(end.durationMs * 1000) / 1000, layoutSource: end.layoutSource
-        };
+        const data = scrubFactsOf(end);
         const audit = this._audits.auditOf(conversationId);
         if (end.verified) {
             audit.record({kind: "scrub.verified", conversationId, data});
