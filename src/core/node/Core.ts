@@ -564,7 +564,7 @@ export class Core {
     public isolationReport(conversationId: ConversationId): IsolationReport {
         const services = this._router.servicesOf(conversationId);
         services.store.get(conversationId);
-        return buildIsolationReport(conversationId, services, this._services.engine.pool?.peek(conversationId));
+        return buildIsolationReport(conversationId, services, this._services.engine.liveContext(conversationId));
     }
 
     /** The last scrub of the conversation's own context recorded at or after `since` (ms; defaults to any time), from its audit trail. */

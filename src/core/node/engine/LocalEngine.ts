@@ -11,7 +11,8 @@ import type {AuditLogOf} from "../audit/AuditLogOf.js";
 import {settingKeys} from "../settings/settingKeys.js";
 import type {SettingsStore} from "../settings/SettingsStore.js";
 import {ContextPool, conversationContextFactory, type ContextPoolOptions} from "./ContextPool.js";
-import type {ConversationContext, GenerateResult, SessionEnd} from "./ConversationContext.js";
+import type {ContextSnapshot, ConversationContext, GenerateResult, SessionEnd} from "./ConversationContext.js";
+import type {TurnSampling} from "./TurnSampling.js";
 import {KvLayoutCache} from "./KvLayoutCache.js";
 import {KvScrubber} from "./KvScrubber.js";
 import {backgroundScrubFault} from "./backgroundScrubFault.js";
@@ -45,19 +46,13 @@ export type LocalEngineOptions = {
 /** The loaded model and how the engine runs it: `model.status`'s `info`. */
 export type LoadedModelInfo = z.infer<typeof ModelInfoSchema>;
 
-export type ChatTurnInput = {
+export type ChatTurnInput = TurnSampling & {
     conversationId: ConversationId,
+    /** Whose `sampling` fills in what the turn leaves out. */
     settings: ConversationSettings,
     /** Earlier complete turns, oldest first. */
     history: Array<{role: "user" | "assistant", content: string}>,
     userText: string,
-    maxTokens?: number,
-    temperature?: number,
-    seed?: number | null,
-    /** Texts that end the reply besides the chat template's own terminators (an API request's `stop`). Defaults to none. */
-    stopTexts?: string[],
-    /** Constrains the reply (see `createJsonGrammar`). Defaults to none. */
-    grammar?: LlamaGrammar,
     signal?: AbortSignal,
     onText?: (text: string) => void,
     /** Called after each prefill step (see `GenerateOptions.onPrefill`). */
@@ -73,7 +68,8 @@ export type PreparedPrompt = {
 };
 
 export type EngineTurnResult = GenerateResult & {
-    context: ConversationContext,
+    /** The turn's context as the turn left it (it may have ended since: a cancelled turn's is scrubbed at once). */
+    isolation: ContextSnapshot,
     prompt: PreparedPrompt,
     contextCreated: boolean,
     evicted: ConversationId[]
@@ -425,8 +421,8 @@ export class LocalEngine {
                 promptTokens: prepared.tokens,
                 maxTokens: prepared.maxTokens,
                 temperature: input.temperature ?? sampling.temperature,
-                topK: sampling.topK,
-                topP: sampling.topP,
+                topK: input.topK ?? sampling.topK,
+                topP: input.topP ?? sampling.topP,
                 seed: input.seed !== undefined ? input.seed : sampling.seed,
                 stopTexts: [...prepared.stopTexts, ...input.stopTexts ?? [], ...grammarStopTexts(input.grammar)],
                 grammar: input.grammar,
@@ -444,7 +440,13 @@ export class LocalEngine {
         // that state is scrubbed now, and the next turn is rebuilt from the stored history.
         if (result.finishReason === "aborted")
             await this._endUnfinishedTurn(pool, input.conversationId, context, "abort");
-        return {...result, context, prompt: prepared, contextCreated: created, evicted};
+        return {...result, isolation: context.snapshot(), prompt: prepared, contextCreated: created, evicted};
+    }
+
+    /** The conversation's context as it is now, if it has one that has not ended. */
+    public liveContext(conversationId: ConversationId): ContextSnapshot | null {
+        const context = this._pool?.peek(conversationId);
+        return context == null || context.ended ? null : context.snapshot();
     }
 
     private _recordContextCreated(conversationId: ConversationId, context: ConversationContext) {
