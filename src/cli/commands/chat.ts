@@ -245,6 +245,7 @@ function reportCloudTurn(result: CloudTurnResult, json: boolean) {
 }
 
 async function interactive(core: Core, conversationId: string, options: ChatOptions) {
+    const startedAt = Date.now();
     const {conversation, messages} = core.getConversation(conversationId);
     process.stderr.write(`Conversation ${conversation.id} (${messages.length} earlier messages). /quit to leave; Ctrl+C stops a reply.\n`);
     process.stderr.write("/attach <file> adds a document to your next message.\n");
@@ -327,7 +328,7 @@ async function interactive(core: Core, conversationId: string, options: ChatOpti
         const scrub = await core.closeConversation(conversationId, "close");
         // A stopped reply ends its session at once (its half-done KV state is scrubbed then), so
         // the proof to show may be that earlier scrub; if it failed, that was reported when the reply stopped.
-        const earlier = scrub == null ? core.lastScrubReport(conversationId) : null;
+        const earlier = scrub == null ? core.lastScrubReport(conversationId, startedAt) : null;
         if (earlier == null || earlier.verified)
             process.stderr.write(describeScrub(scrub ?? earlier, earlier != null) + "\n");
     }

@@ -12,12 +12,13 @@ import type {AuditDataOf, AuditEventOf, AuditKind} from "../common/api/auditEven
 import type {BackgroundScrubFault} from "../common/api/events.js";
 import type {ExportFormat, IsolationReport, ModelLoadStep} from "../common/api/types.js";
 import type {AuditQuery} from "./audit/AuditLog.js";
-import type {SessionEnd} from "./engine/ConversationContext.js";
 import type {LoadedModelInfo} from "./engine/LocalEngine.js";
 import {toScrubReport} from "./engine/toScrubReport.js";
 import {createCoreServices, type CoreOptions, type CoreServices} from "./createCoreServices.js";
 import type {ConversationServices} from "./createConversationServices.js";
+import type {ConversationRouter} from "./ConversationRouter.js";
 import {buildIsolationReport} from "./buildIsolationReport.js";
+import {lastScrubOf} from "./audit/lastScrub.js";
 import {chooseRoute} from "./routing/chooseRoute.js";
 import {AppSettingsStore} from "./settings/AppSettingsStore.js";
 import {settingKeys} from "./settings/settingKeys.js";
@@ -61,15 +62,16 @@ const deletionRetryMs = 100;
  */
 export class Core {
     private readonly _services: CoreServices;
+    private readonly _router: ConversationRouter<ConversationServices>;
     private readonly _apiRequests: ApiRequestService;
     private readonly _apiEmbeddings: ApiEmbeddingService;
     private _apiKeys: ApiKeyStore | undefined;
-    private readonly _lastSessionEnd = new Map<ConversationId, SessionEnd>();
     private readonly _teardown = new AsyncDisposeAggregator();
 
     /** Takes ownership of `services` (closing the core closes their database). Front ends use `Core.create`. */
     public constructor(services: CoreServices) {
         this._services = services;
+        this._router = services.router;
         this._apiRequests = new ApiRequestService(services.engine, services.audit);
         this._apiEmbeddings = new ApiEmbeddingService(services.embeddings, services.audit);
         // The teardown, in the order it must run: the embedding model freed, sessions ended (scrubbed) and the model unloaded, then the database closed.
@@ -89,9 +91,7 @@ export class Core {
     /** Loads the model; `onStep` hears each step of the load as it begins. */
     public async loadModel(modelPath: string, onStep?: (step: ModelLoadStep) => void): Promise<LoadedModelInfo> {
         const {engine} = this._services;
-        const info = await engine.loadModel(modelPath, onStep);
-        engine.pool?.onSessionEnd.createListener((end) => this._lastSessionEnd.set(end.conversationId, end));
-        return info;
+        return await engine.loadModel(modelPath, onStep);
     }
 
     /** The loaded model, or null. */
@@ -119,8 +119,10 @@ export class Core {
 
     /** A new conversation; `incognito`: held in memory only, never written to disk, gone when the core closes. */
     public createConversation({incognito = false, ...input}: NewConversation & {incognito?: boolean} = {}): Conversation {
-        const {store, audit} = incognito ? this._services.incognito : this._services;
+        const {store, audit} = this._router.setFor({incognito});
         const conversation = store.create(input);
+        if (incognito)
+            this._router.registerIncognito(conversation.id);
         audit.record({kind: "conversation.created", conversationId: conversation.id, data: {policy: conversation.policy}});
         return conversation;
     }
@@ -136,12 +138,12 @@ export class Core {
 
     /** The conversation; CONVERSATION_NOT_FOUND when there is none with this id. */
     public requireConversation(conversationId: ConversationId): Conversation {
-        return this._at(conversationId).store.get(conversationId);
+        return this._router.servicesOf(conversationId).store.get(conversationId);
     }
 
     /** The conversation, or undefined when there is none with this id. */
     public findConversation(conversationId: ConversationId): Conversation | undefined {
-        return this._at(conversationId).store.find(conversationId);
+        return this._router.servicesOf(conversationId).store.find(conversationId);
     }
 
     /** Every conversation, incognito ones with the stored: pinned first, then the most recently updated. */
@@ -159,22 +161,22 @@ export class Core {
 
     /** CONVERSATION_NOT_FOUND when there is none with this id. */
     public getConversation(conversationId: ConversationId): {conversation: Conversation, messages: Message[]} {
-        const {store} = this._at(conversationId);
+        const {store} = this._router.servicesOf(conversationId);
         return {conversation: store.get(conversationId), messages: store.messages(conversationId)};
     }
 
     /** The composer's unsent text of the conversation ("" when none). */
     public draftOf(conversationId: ConversationId): string {
-        return this._at(conversationId).store.draft(conversationId);
+        return this._router.servicesOf(conversationId).store.draft(conversationId);
     }
 
     /** Keeps the composer's unsent text of the conversation; "" removes it. */
     public saveDraft(conversationId: ConversationId, text: string): void {
-        this._at(conversationId).store.setDraft(conversationId, text);
+        this._router.servicesOf(conversationId).store.setDraft(conversationId, text);
     }
 
     public pinConversation(conversationId: ConversationId, pinned: boolean): Conversation {
-        return this._at(conversationId).store.setPinned(conversationId, pinned);
+        return this._router.servicesOf(conversationId).store.setPinned(conversationId, pinned);
     }
 
     /**
@@ -182,7 +184,7 @@ export class Core {
      * the list, kept with its id until `deleteConversation` or `deleteTrashed`; `restoreConversation` undoes it.
      */
     public async trashConversation(conversationId: ConversationId): Promise<ScrubReport | null> {
-        const {store, audit} = this._at(conversationId);
+        const {store, audit} = this._router.servicesOf(conversationId);
         const {value: scrub, fault} = await catchScrubFault(this.closeConversation(conversationId, "delete"));
         store.setTrashed(conversationId, true);
         audit.record({kind: "conversation.trashed", conversationId, data: {}});
@@ -192,7 +194,7 @@ export class Core {
     }
 
     public restoreConversation(conversationId: ConversationId): Conversation {
-        const {store, audit} = this._at(conversationId);
+        const {store, audit} = this._router.servicesOf(conversationId);
         store.setTrashed(conversationId, false);
         audit.record({kind: "conversation.restored", conversationId, data: {}});
         return store.get(conversationId);
@@ -210,7 +212,7 @@ export class Core {
     public exportConversations(conversationId: ConversationId | undefined, format: ExportFormat) {
         const conversations = conversationId != null ? [this.requireConversation(conversationId)] : this.listConversations();
         const exported = conversations.map((conversation) => {
-            const {store, attachments} = this._at(conversation.id);
+            const {store, attachments} = this._router.servicesOf(conversation.id);
             return exportedConversation(conversation, store.messages(conversation.id), attachments.ofConversation(conversation.id));
         });
         return {
@@ -246,7 +248,7 @@ export class Core {
 
     /** Takes `messageId` (a prompt) and what follows off the shown branch, kept; returns their ids for `restoreBranch`. */
     public branchBefore(conversationId: ConversationId, messageId: number): number[] {
-        const {store} = this._at(conversationId);
+        const {store} = this._router.servicesOf(conversationId);
         const message = store.getMessage(messageId, conversationId);
         if (message.role !== "user")
             throw new CleanroomError("INVALID_INPUT", "Only a prompt can be edited and resent.", {conversationId, messageId});
@@ -255,19 +257,19 @@ export class Core {
 
     /** Puts messages taken off by `branchBefore` back (an edit refused before it started). */
     public restoreBranch(conversationId: ConversationId, ids: number[]): void {
-        this._at(conversationId).store.restoreBranch(ids);
+        this._router.servicesOf(conversationId).store.restoreBranch(ids);
     }
 
     /** Shows another version of a message an edit kept, and returns the shown branch. */
     public showVersion(conversationId: ConversationId, messageId: number): Message[] {
-        const {store} = this._at(conversationId);
+        const {store} = this._router.servicesOf(conversationId);
         store.getMessage(messageId, conversationId);
         store.showVersion(messageId);
         return store.messages(conversationId);
     }
 
     public updateConversation(conversationId: ConversationId, changes: {title?: string, policy?: ConversationPolicy, settings?: Partial<ConversationSettings>}) {
-        const {store, audit} = this._at(conversationId);
+        const {store, audit} = this._router.servicesOf(conversationId);
         const updated = store.update(conversationId, changes);
         if (changes.policy != null)
             audit.record({kind: "conversation.policy", conversationId, data: {policy: changes.policy}});
@@ -310,8 +312,8 @@ export class Core {
     private async _deleteEverything(modelsDir?: string): Promise<{scrubs: ScrubReport[], wipe: WipeReport}> {
         const {engine, database, store, incognito} = this._services;
         const {value: ends, fault} = await catchScrubFault(engine.endAllSessions("delete"));
-        this._lastSessionEnd.clear();
         deleteEveryRow(incognito.database);
+        this._router.unregisterAllIncognito();
         const wipe = wipeOpenDatabase({db: database, purger: store.purger, modelsDir});
         if (fault != null)
             throw fault;
@@ -320,11 +322,11 @@ export class Core {
 
     public async deleteConversation(conversationId: ConversationId): Promise<{scrub: ScrubReport | null, purge: PurgeState}> {
         const {deletionGraceMs} = this._services;
-        const {store, audit} = this._at(conversationId);
+        const {store, audit} = this._router.servicesOf(conversationId);
         // A scrub that cannot be verified does not stop the deletion: the context is discarded, the text deleted, then the fault thrown.
         const {value: scrub, fault} = await catchScrubFault(this.closeConversation(conversationId, "delete"));
         let {purge} = store.delete(conversationId);
-        this._lastSessionEnd.delete(conversationId);
+        this._router.unregister(conversationId);
         // A reader just finishing its snapshot: give it a moment before answering "pending".
         for (let waited = 0; purge === "pending" && waited < deletionGraceMs; waited += deletionRetryMs) {
             await new Promise((resolve) => setTimeout(resolve, deletionRetryMs));
@@ -344,7 +346,7 @@ export class Core {
     public async sendMessage(input: SendMessageInput & {route: "cloud"}, callbacks?: SendMessageCallbacks): Promise<CloudTurnResult>;
     public async sendMessage(input: SendMessageInput, callbacks?: SendMessageCallbacks): Promise<TurnOutcome>;
     public async sendMessage(input: SendMessageInput, callbacks: SendMessageCallbacks = {}): Promise<TurnOutcome> {
-        const services = this._at(input.conversationId);
+        const services = this._router.servicesOf(input.conversationId);
         const conversation = services.store.get(input.conversationId);
         const attached = [...input.readAttachments ?? [], ...await extractAttachments(input.attachments)];
         // A message's documents that went in whole go in again with it, as the model was first given them.
@@ -363,7 +365,7 @@ export class Core {
     public async startConversation(conversation: NewConversation & {incognito?: boolean}, input: Omit<SendMessageInput, "conversationId">,
         callbacks: SendMessageCallbacks = {}): Promise<TurnOutcome> {
         const {incognito = false, ...fields} = conversation;
-        const services = incognito ? this._services.incognito : this._services;
+        const services = this._router.setFor({incognito});
         const preview = services.store.preview(fields);
         const attached = await extractAttachments(input.attachments);
         const create = () => this.createConversation({...fields, id: preview.id, incognito});
@@ -487,7 +489,7 @@ export class Core {
      * returns the prompt's text and the removed messages (`restoreMessages` puts them back).
      */
     public rewindToLastPrompt(conversationId: ConversationId, data: Omit<AuditDataOf<"reply.regenerated">, "removedMessages"> = {}): {prompt: string, removed: Message[], documents: AttachmentWithText[]} {
-        const {store, audit, attachments} = this._at(conversationId);
+        const {store, audit, attachments} = this._router.servicesOf(conversationId);
         const messages = store.messages(store.get(conversationId).id);
         const lastPromptIndex = messages.findLastIndex((message) => message.role === "user");
         const lastPrompt = messages[lastPromptIndex];
@@ -505,12 +507,12 @@ export class Core {
 
     /** The documents stored with the message `messageId`, with their text. */
     public documentsOfMessage(conversationId: ConversationId, messageId: number): AttachmentWithText[] {
-        return this._at(conversationId).attachments.ofConversation(conversationId).filter((document) => document.messageId === messageId);
+        return this._router.servicesOf(conversationId).attachments.ofConversation(conversationId).filter((document) => document.messageId === messageId);
     }
 
     /** Appends `messages` again, as new messages with their content, status, route and verdict, and `documents` with the message they belonged to. */
     public restoreMessages(conversationId: ConversationId, messages: Message[], documents: readonly AttachmentWithText[] = []) {
-        const {store, attachments} = this._at(conversationId);
+        const {store, attachments} = this._router.servicesOf(conversationId);
         for (const message of messages) {
             const restored = store.appendMessage(conversationId, {
                 role: message.role, content: message.content, status: message.status,
@@ -527,7 +529,7 @@ export class Core {
     public auditEvents<Kind extends AuditKind>(query: AuditQuery<Kind> & {kinds: Kind[]}): Array<AuditEventOf<Kind>>;
     public auditEvents(query?: AuditQuery): AuditEvent[];
     public auditEvents(query: AuditQuery = {}): AuditEvent[] {
-        return (query.conversationId != null ? this._at(query.conversationId) : this._services).audit.events(query);
+        return this._router.auditOf(query.conversationId ?? null).events(query);
     }
 
     /** A session that ended with no call waiting for it could not be verified scrubbed (incognito ones too); dispose the handle to stop listening. */
@@ -539,42 +541,35 @@ export class Core {
 
     /** Every audit event as it is recorded, incognito conversations' too; dispose the handle to stop listening. */
     public onAuditEvent(listener: (event: AuditEvent) => void): Disposable & {dispose(): void} {
-        const handles = [this._services.audit, this._services.incognito.audit].map((audit) => audit.onEvent.createListener(listener));
+        const handles = this._router.sets().map(({audit}) => audit.onEvent.createListener(listener));
         const dispose = () => handles.forEach((handle) => handle.dispose());
         return {dispose, [Symbol.dispose]: dispose};
     }
 
     /** A passage of the conversation's documents (#23 item 4); PASSAGE_NOT_FOUND for one of another conversation. */
     public citedPassage(conversationId: ConversationId, chunkId: number): CitedPassage {
-        const services = this._at(conversationId);
+        const services = this._router.servicesOf(conversationId);
         services.store.get(conversationId);
         return services.replySources.passage(conversationId, chunkId);
     }
 
     /** A document of the conversation, page by page (#23 item 4); PASSAGE_NOT_FOUND for one of another conversation. */
     public citedDocument(conversationId: ConversationId, attachmentId: number): CitedDocument {
-        const services = this._at(conversationId);
+        const services = this._router.servicesOf(conversationId);
         services.store.get(conversationId);
         return services.replySources.document(conversationId, attachmentId);
     }
 
     /** What the Isolation panel shows: the live context, the last scrub, counters, each turn's route, the audit trail. */
     public isolationReport(conversationId: ConversationId): IsolationReport {
-        const services = this._at(conversationId);
+        const services = this._router.servicesOf(conversationId);
         services.store.get(conversationId);
-        return buildIsolationReport(conversationId, services, this._services.engine.pool?.peek(conversationId));
+        return buildIsolationReport(conversationId, services, this._services.engine.liveContext(conversationId));
     }
 
-    /** The services holding the conversation: the in-memory ones for an incognito conversation, else the database's. */
-    private _at(conversationId: ConversationId): ConversationServices {
-        const {incognito} = this._services;
-        return incognito.store.find(conversationId) != null ? incognito : this._services;
-    }
-
-    /** The scrub report of the conversation's last session end in this process. */
-    public lastScrubReport(conversationId: ConversationId): ScrubReport | null {
-        const end = this._lastSessionEnd.get(conversationId);
-        return end == null ? null : toScrubReport(end);
+    /** The last scrub of the conversation's own context recorded at or after `since` (ms; defaults to any time), from its audit trail. */
+    public lastScrubReport(conversationId: ConversationId, since?: number): ScrubReport | null {
+        return lastScrubOf(this._router.auditOf(conversationId), conversationId, {ownContext: true, since});
     }
 
     /** Ends every session (each scrubbed), unloads the model and closes the database. Runs once; a second call waits for the first. */

@@ -1,29 +1,22 @@
 import type {ConversationId} from "../common/types.js";
 import type {IsolationReport} from "../common/api/types.js";
+import {lastScrubOf} from "./audit/lastScrub.js";
 import type {ConversationServices} from "./createConversationServices.js";
-import type {ConversationContext} from "./engine/ConversationContext.js";
+import type {ContextSnapshot} from "./engine/ConversationContext.js";
 
 /**
  * What the Isolation panel shows of a conversation: its live context (if any), the last scrub,
  * counters and each turn's route from its whole audit trail (SQL), the newest events for display.
  */
 export function buildIsolationReport(conversationId: ConversationId, {audit, canaries, replySources}: Pick<ConversationServices, "audit" | "canaries" | "replySources">,
-    context: ConversationContext | undefined): IsolationReport {
+    live: ContextSnapshot | null): IsolationReport {
     const events = audit.events({conversationId});
     const {byKind, cloudChecksPassed} = audit.counts(conversationId);
     const count = (kind: string) => byKind[kind] ?? 0;
-    const lastScrubEvent = audit.events({conversationId, kinds: ["scrub.verified", "scrub.failed"], limit: 1})[0];
     return {
         conversationId,
-        live: context == null || context.ended ? null : {
-            contextId: context.id, kvCells: context.kvCells, kvBytes: context.kvBytes,
-            tokensInContext: context.tokensInContext, threads: context.threads
-        },
-        lastScrub: lastScrubEvent == null ? null : {
-            ...lastScrubEvent.data,
-            verified: lastScrubEvent.kind === "scrub.verified",
-            at: lastScrubEvent.at
-        },
+        live,
+        lastScrub: lastScrubOf(audit, conversationId),
         scrubs: {verified: count("scrub.verified"), failed: count("scrub.failed")},
         refusals: count("turn.refused"),
         routes: {local: count("turn.local"), cloud: count("turn.cloud")},

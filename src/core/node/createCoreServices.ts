@@ -1,6 +1,7 @@
 import type {Llama} from "node-llama-cpp";
 import {defaultResumeSnapshotMaxMiB} from "../common/api/limits.js";
 import {AuditLog} from "./audit/AuditLog.js";
+import {ConversationRouter} from "./ConversationRouter.js";
 import {LocalEngine, type LocalEngineOptions} from "./engine/LocalEngine.js";
 import {createConversationServices, type ConversationServices} from "./createConversationServices.js";
 import {EmbeddingModelChoice} from "./documents/embedding/EmbeddingModelChoice.js";
@@ -44,6 +45,8 @@ export type CoreServices = ConversationServices & {
     /** The embedding model chosen for documents (#23), loaded when a turn first needs it. */
     embeddings: EmbeddingModelChoice,
     incognito: ConversationServices,
+    /** Which of the two sets holds each conversation (incognito ones registered when created). */
+    router: ConversationRouter<ConversationServices>,
     /** See `CoreOptions.deletionGraceMs`. */
     deletionGraceMs: number
 };
@@ -61,7 +64,8 @@ export function createCoreServices(llama: Llama | (() => Promise<Llama>), option
     const audit = new AuditLog(database);
     const settings = new SettingsStore(database);
     const cloudSettings = new CloudSettingsStore(settings, audit, options.cloud?.settingsOverride);
-    const engine = new LocalEngine(llama, audit, settings, options.engine);
+    // The engine records each session's steps in the trail of the conversation they belong to (the router is made below, before any load).
+    const engine = new LocalEngine(llama, {auditOf: (conversationId) => router.auditOf(conversationId)}, settings, options.engine);
     // On the chat model's backend: an embedding model is used only beside a loaded chat model.
     const embeddings = new EmbeddingModelChoice(settings,
         () => engine.model == null || engine.info == null ? null : {llama: engine.model.llama, threads: engine.info.threads},
@@ -79,8 +83,7 @@ export function createCoreServices(llama: Llama | (() => Promise<Llama>), option
         maxBytes: () => (settings.get<number>(settingKeys.app.resumeSnapshotMaxMiB) ?? defaultResumeSnapshotMaxMiB) * 2 ** 20,
         pendingWritesWaitMs: options.resume?.pendingWritesWaitMs
     }));
-    // The engine records each session's steps; an incognito conversation's go to its in-memory trail.
-    audit.divert((conversationId) => incognito.store.find(conversationId) != null ? incognito.audit : null);
+    const router = new ConversationRouter({stored, incognito});
     return {
         ...stored,
         settings,
@@ -88,6 +91,7 @@ export function createCoreServices(llama: Llama | (() => Promise<Llama>), option
         engine,
         embeddings,
         incognito,
+        router,
         deletionGraceMs: options.deletionGraceMs ?? defaultDeletionGraceMs
     };
 }

@@ -2,6 +2,7 @@ import type Database from "better-sqlite3-multiple-ciphers";
 import {EventRelay} from "lifecycle-utils";
 import {type AuditDataOf, type AuditEvent, type AuditEventOf, auditEventFromRow, type AuditKind, isAuditEventOf} from "../../common/api/auditEvents.js";
 import type {ConversationId} from "../../common/types.js";
+import type {AuditLogOf} from "./AuditLogOf.js";
 
 /** One event to record: its kind and the facts that kind records (see `auditEvents.ts`). */
 export type AuditRecord<Kind extends AuditKind> = {
@@ -33,31 +34,23 @@ export type AuditCounts = {
  * Append-only log of every isolation step. Records hold counts, ids and durations,
  * never prompt text, replies or secrets.
  */
-export class AuditLog {
+export class AuditLog implements AuditLogOf {
     private readonly _db: Database.Database | null;
     /** Every event as it is recorded (a throwing listener is logged, never stops the others or the record). */
     public readonly onEvent = new EventRelay<AuditEvent>();
     private _memoryId = 0;
-    private _divert: ((conversationId: string) => AuditLog | null) | null = null;
 
     /** `db: null` keeps events in memory only (used by the self-test, which must not touch the user's database). */
     public constructor(db: Database.Database | null) {
         this._db = db;
     }
 
-    /**
-     * Sends the events of some conversations to another log: `logOf` names it (null: this one).
-     * The engine records into one log; the events of incognito conversations go to the in-memory one.
-     */
-    public divert(logOf: (conversationId: string) => AuditLog | null): void {
-        this._divert = logOf;
+    /** A lone log holds every trail (an engine outside the core, the self-test); the core routes by `ConversationRouter`. */
+    public auditOf(): AuditLog {
+        return this;
     }
 
     public record<Kind extends AuditKind>({kind, conversationId = null, data}: AuditRecord<Kind>): AuditEventOf<Kind> {
-        const diverted = conversationId == null ? null : this._divert?.(conversationId);
-        if (diverted != null && diverted !== this)
-            return diverted.record({kind, conversationId, data});
-
         const at = Date.now();
         let id: number;
         if (this._db != null) {

@@ -1,24 +1,18 @@
 import {withLock} from "lifecycle-utils";
 import crypto from "node:crypto";
-import {LlamaGrammarEvaluationState, type LlamaContext, type LlamaContextSequence, type LlamaGrammar, type Token} from "node-llama-cpp";
+import {LlamaGrammarEvaluationState, type LlamaContext, type LlamaContextSequence, type Token} from "node-llama-cpp";
 import {CleanroomError, ContextOverflowError, ContextOwnershipError} from "../../common/errors.js";
 import type {ConversationId, SessionEndReason} from "../../common/types.js";
 import type {KvScrubber, ZeroAndVerifyResult} from "./KvScrubber.js";
 import {loadSequenceState, readSequenceState} from "./SequenceStateBytes.js";
 import {sequenceOptions} from "./sequenceOptions.js";
 import {StopTextDetector} from "./StopTextDetector.js";
+import type {ResolvedSampling} from "./TurnSampling.js";
 
-export type GenerateOptions = {
+export type GenerateOptions = Omit<ResolvedSampling, "stopTexts"> & {
     promptTokens: Token[],
-    maxTokens: number,
-    temperature: number,
-    topK?: number,
-    topP?: number,
-    seed?: number | null,
-    /** Texts that end the reply (the chat template's turn terminators). */
+    /** Every text that ends the reply: the chat template's turn terminators, the turn's own, its grammar's. */
     stopTexts?: string[],
-    /** Constrains the reply (an API request's JSON schema). Defaults to none. */
-    grammar?: LlamaGrammar,
     signal?: AbortSignal,
     /** Called with each new piece of reply text, in order. */
     onText?: (text: string) => void,
@@ -44,6 +38,15 @@ export type GenerateResult = {
     /** From the start of the turn to the last generated token. */
     decodeMs: number,
     firstTokenProbabilities: Array<[Token, number]> | null
+};
+
+/** A context as it is at one moment: what a turn reports and the Isolation panel shows of it, never the context itself. */
+export type ContextSnapshot = {
+    contextId: string,
+    kvCells: number,
+    kvBytes: number,
+    threads: number,
+    tokensInContext: number
 };
 
 export type SessionEnd = ZeroAndVerifyResult & {contextId: string, reason: SessionEndReason};
@@ -113,6 +116,10 @@ export class ConversationContext {
 
     public get ended() {
         return this._ended != null;
+    }
+
+    public snapshot(): ContextSnapshot {
+        return {contextId: this.id, kvCells: this.kvCells, kvBytes: this.kvBytes, threads: this.threads, tokensInContext: this.tokensInContext};
     }
 
     /** Throws unless `requester` owns this context. Every use goes through here. */

@@ -7,11 +7,12 @@ import type {BackgroundScrubFault} from "../../common/api/events.js";
 import type {ModelInfoSchema} from "../../common/api/schemas.js";
 import {CleanroomError, ContextOverflowError, ModelLoadError, ScrubUnverifiedError} from "../../common/errors.js";
 import type {ConversationId, ConversationSettings, DroppedHistory, SessionEndReason} from "../../common/types.js";
-import type {AuditLog} from "../audit/AuditLog.js";
+import type {AuditLogOf} from "../audit/AuditLogOf.js";
 import {settingKeys} from "../settings/settingKeys.js";
 import type {SettingsStore} from "../settings/SettingsStore.js";
 import {ContextPool, conversationContextFactory, type ContextPoolOptions} from "./ContextPool.js";
-import type {ConversationContext, GenerateResult, SessionEnd} from "./ConversationContext.js";
+import type {ContextSnapshot, ConversationContext, GenerateResult, SessionEnd} from "./ConversationContext.js";
+import type {TurnSampling} from "./TurnSampling.js";
 import {KvLayoutCache} from "./KvLayoutCache.js";
 import {KvScrubber} from "./KvScrubber.js";
 import {backgroundScrubFault} from "./backgroundScrubFault.js";
@@ -23,6 +24,7 @@ import {traceStartup} from "../startupTrace.js";
 import {startupThreadpoolSize} from "./startupThreadpoolSize.js";
 import {machineFingerprint, measureThreads, modelFingerprint, pickBestThreads, threadTunerVersion, type ThreadTuning} from "./ThreadTuner.js";
 import {unfollowedJsonSchemaPart} from "./unfollowedJsonSchemaPart.js";
+import {scrubFactsOf} from "./toScrubReport.js";
 import type {KvResume} from "../resume/KvResume.js";
 import type {KvSnapshotBinding} from "../resume/sealKvSnapshot.js";
 import fs from "node:fs";
@@ -44,19 +46,13 @@ export type LocalEngineOptions = {
 /** The loaded model and how the engine runs it: `model.status`'s `info`. */
 export type LoadedModelInfo = z.infer<typeof ModelInfoSchema>;
 
-export type ChatTurnInput = {
+export type ChatTurnInput = TurnSampling & {
     conversationId: ConversationId,
+    /** Whose `sampling` fills in what the turn leaves out. */
     settings: ConversationSettings,
     /** Earlier complete turns, oldest first. */
     history: Array<{role: "user" | "assistant", content: string}>,
     userText: string,
-    maxTokens?: number,
-    temperature?: number,
-    seed?: number | null,
-    /** Texts that end the reply besides the chat template's own terminators (an API request's `stop`). Defaults to none. */
-    stopTexts?: string[],
-    /** Constrains the reply (see `createJsonGrammar`). Defaults to none. */
-    grammar?: LlamaGrammar,
     signal?: AbortSignal,
     onText?: (text: string) => void,
     /** Called after each prefill step (see `GenerateOptions.onPrefill`). */
@@ -72,7 +68,8 @@ export type PreparedPrompt = {
 };
 
 export type EngineTurnResult = GenerateResult & {
-    context: ConversationContext,
+    /** The turn's context as the turn left it (it may have ended since: a cancelled turn's is scrubbed at once). */
+    isolation: ContextSnapshot,
     prompt: PreparedPrompt,
     contextCreated: boolean,
     evicted: ConversationId[]
@@ -86,7 +83,8 @@ const defaultMaxContextSize = 4096;
  */
 export class LocalEngine {
     private readonly _llama: () => Promise<Llama>;
-    private readonly _audit: AuditLog;
+    /** Where each event goes: a conversation's steps to that conversation's trail (an incognito one's in memory). */
+    private readonly _audits: AuditLogOf;
     private readonly _settings: SettingsStore | null;
     private readonly _options: LocalEngineOptions;
     private _model: LlamaModel | null = null;
@@ -102,9 +100,9 @@ export class LocalEngine {
     public readonly onBackgroundScrubFault = new EventRelay<BackgroundScrubFault>();
 
     /** `llama` may be a function: it is called when the first model loads, not before. */
-    public constructor(llama: Llama | (() => Promise<Llama>), audit: AuditLog, settings: SettingsStore | null, options: LocalEngineOptions = {}) {
+    public constructor(llama: Llama | (() => Promise<Llama>), audits: AuditLogOf, settings: SettingsStore | null, options: LocalEngineOptions = {}) {
         this._llama = typeof llama === "function" ? llama : async () => llama;
-        this._audit = audit;
+        this._audits = audits;
         this._settings = settings;
         this._options = options;
     }
@@ -153,7 +151,7 @@ export class LocalEngine {
                 backend: gpu.backend, device: gpu.device ?? "unnamed device", architecture: facts.architecture, threads: this._options.threads, settings: this._settings
             });
             if (device.ranProbe)
-                this._audit.record({kind: "device.probed", data: {...device.key, passed: device.check.passed, problem: device.check.problem ?? "", durationMs: Math.round(device.check.durationMs)}});
+                this._audits.auditOf(null).record({kind: "device.probed", data: {...device.key, passed: device.check.passed, problem: device.check.problem ?? "", durationMs: Math.round(device.check.durationMs)}});
             if (!device.check.passed)
                 model = await this._reloadOnCpu(model, modelPath, device.check.device, device.check.problem);
         }
@@ -169,7 +167,7 @@ export class LocalEngine {
             const scratch = PrivateScratchDir.create(this._options.scratchParent);
             traceStartup("scratch folder");
             if (scratch.staleFoldersRemoved > 0)
-                this._audit.record({kind: "scratch.swept", data: {staleFoldersRemoved: scratch.staleFoldersRemoved}});
+                this._audits.auditOf(null).record({kind: "scratch.swept", data: {staleFoldersRemoved: scratch.staleFoldersRemoved}});
             let scrubber: KvScrubber;
             try {
                 // Learned once per model, context options, machine and build; each scrub proves it again.
@@ -180,7 +178,7 @@ export class LocalEngine {
                     cache,
                     gpuLayers: gpu.backend == null ? 0 : model.gpuLayers,
                     onRelearned: (contradiction) => {
-                        this._audit.record({kind: "kv.layout.discarded", data: {contradiction}});
+                        this._audits.auditOf(null).record({kind: "kv.layout.discarded", data: {contradiction}});
                         if (this._info != null && this._pool === pool)
                             this._info = {...this._info, contextSize: scrubber.kvCells, kvBytesPerContext: scrubber.kvBytes};
                     }
@@ -194,7 +192,7 @@ export class LocalEngine {
             const contextBytes = Math.max(estimate.cpuRam, scrubber.kvBytes);
             const pool = new ContextPool(conversationContextFactory(model, contextOptions, scrubber), contextBytes, this._options.pool);
             pool.onSessionEnding.createListener(({conversationId, contextId, reason}) =>
-                this._audit.record({kind: "scrub.started", conversationId, data: {contextId, reason}}));
+                this._audits.auditOf(conversationId).record({kind: "scrub.started", conversationId, data: {contextId, reason}}));
             pool.onSessionEnd.createListener((end) => {
                 this._recordSessionEnd(end.conversationId, end);
                 const fault = backgroundScrubFault(end);
@@ -255,7 +253,7 @@ export class LocalEngine {
                 stateCoverageProblem: scrubber.stateCoverage.problem,
                 deviceCheck: device?.check ?? null
             };
-            this._audit.record({kind: "model.loaded", data: {
+            this._audits.auditOf(null).record({kind: "model.loaded", data: {
                 architecture: facts.architecture, fileBytes: facts.fileBytes, contextSize: scrubber.kvCells, threads,
                 threadsSource: source, llamaBuild: describeLlamaBuild(llama), uvThreadpoolSize: startupThreadpoolSize(), kvBytesPerContext: scrubber.kvBytes, poolCapacity: pool.capacity,
                 kvLayers: scrubber.layout?.layers.length ?? 0, kvTransposed: scrubber.layout?.vTransposed ?? false, kvLayoutSource: scrubber.layoutSource,
@@ -267,11 +265,11 @@ export class LocalEngine {
                 ...(device != null ? {deviceCheck: device.check.passed ? `passed (${device.check.source})` : `FAILED (${device.check.source}): ${device.check.problem ?? ""}`} : {})
             }});
             if (!scrubber.stateCoverage.complete)
-                this._audit.record({kind: "security.fault", data: {
+                this._audits.auditOf(null).record({kind: "security.fault", data: {
                     what: `the scrub cannot zero and read back all of a conversation's state: ${scrubber.stateCoverage.problem ?? "unknown"}`
                 }});
             if (scrubber.kvReadBack.kvReadBack === "unverified")
-                this._audit.record({kind: "security.fault", data: {
+                this._audits.auditOf(null).record({kind: "security.fault", data: {
                     what: `the KV read-back from the GPU could not be verified (${scrubber.kvReadBack.problem ?? "unknown"}): every scrub on this model is reported unverified`
                 }});
             return this._info;
@@ -293,7 +291,7 @@ export class LocalEngine {
      * device is not used, and the fault is recorded with the reason.
      */
     private async _reloadOnCpu(model: LlamaModel, modelPath: string, device: string, problem: string | null): Promise<LlamaModel> {
-        this._audit.record({kind: "security.fault", data: {
+        this._audits.auditOf(null).record({kind: "security.fault", data: {
             what: `the GPU device ${device} failed the isolation probe (${problem ?? "unknown"}): it is not used, the model runs on the CPU`
         }});
         const llama = model.llama;
@@ -409,6 +407,8 @@ export class LocalEngine {
         const pool = this._requirePool();
         const opened = await pool.open(input.conversationId);
         const {created, evicted} = opened;
+        for (const evictedId of evicted)
+            this._audits.auditOf(evictedId).record({kind: "context.evicted", conversationId: evictedId, data: {forConversation: input.conversationId}});
         let context = opened.context;
         if (created) {
             this._recordContextCreated(input.conversationId, context);
@@ -421,8 +421,8 @@ export class LocalEngine {
                 promptTokens: prepared.tokens,
                 maxTokens: prepared.maxTokens,
                 temperature: input.temperature ?? sampling.temperature,
-                topK: sampling.topK,
-                topP: sampling.topP,
+                topK: input.topK ?? sampling.topK,
+                topP: input.topP ?? sampling.topP,
                 seed: input.seed !== undefined ? input.seed : sampling.seed,
                 stopTexts: [...prepared.stopTexts, ...input.stopTexts ?? [], ...grammarStopTexts(input.grammar)],
                 grammar: input.grammar,
@@ -440,11 +440,17 @@ export class LocalEngine {
         // that state is scrubbed now, and the next turn is rebuilt from the stored history.
         if (result.finishReason === "aborted")
             await this._endUnfinishedTurn(pool, input.conversationId, context, "abort");
-        return {...result, context, prompt: prepared, contextCreated: created, evicted};
+        return {...result, isolation: context.snapshot(), prompt: prepared, contextCreated: created, evicted};
+    }
+
+    /** The conversation's context as it is now, if it has one that has not ended. */
+    public liveContext(conversationId: ConversationId): ContextSnapshot | null {
+        const context = this._pool?.peek(conversationId);
+        return context == null || context.ended ? null : context.snapshot();
     }
 
     private _recordContextCreated(conversationId: ConversationId, context: ConversationContext) {
-        this._audit.record({kind: "context.created", conversationId, data: {
+        this._audits.auditOf(conversationId).record({kind: "context.created", conversationId, data: {
             contextId: context.id, kvCells: context.kvCells, kvBytes: context.kvBytes, threads: context.threads
         }});
     }
@@ -503,22 +509,19 @@ export class LocalEngine {
     }
 
     private _recordSessionEnd(conversationId: ConversationId, end: SessionEnd) {
-        const data = {
-            contextId: end.contextId, reason: end.reason, kvCells: end.kvCells, layers: end.layers,
-            bytesZeroed: end.bytesZeroed, bytesChecked: end.bytesChecked, nonZeroBytes: end.nonZeroBytes,
-            cellsReadBack: end.cellsReadBack, durationMs: Math.round(end.durationMs * 1000) / 1000, layoutSource: end.layoutSource
-        };
+        const data = scrubFactsOf(end);
+        const audit = this._audits.auditOf(conversationId);
         if (end.verified) {
-            this._audit.record({kind: "scrub.verified", conversationId, data});
+            audit.record({kind: "scrub.verified", conversationId, data});
         } else {
-            this._audit.record({kind: "scrub.failed", conversationId, data: {...data, failure: end.failure}});
+            audit.record({kind: "scrub.failed", conversationId, data: {...data, failure: end.failure}});
             // The error as every front end shows it: the app raises it from this event for sessions that end with no caller (idle, evict).
-            this._audit.record({kind: "security.fault", conversationId, data: {
+            audit.record({kind: "security.fault", conversationId, data: {
                 contextId: end.contextId, what: "KV scrub could not be verified; the context was discarded",
                 error: new ScrubUnverifiedError(end).toWire()
             }});
         }
-        this._audit.record({kind: "context.disposed", conversationId, data: {contextId: end.contextId, reason: end.reason}});
+        audit.record({kind: "context.disposed", conversationId, data: {contextId: end.contextId, reason: end.reason}});
     }
 
     private async _chooseThreads(model: LlamaModel, modelPath: string, onStep?: (step: ModelLoadStep) => void) {
@@ -545,7 +548,7 @@ export class LocalEngine {
             backend: fingerprints.backend, measuredAt: Date.now()
         };
         this._settings?.set(key, tuning);
-        this._audit.record({kind: "threads.tuned", data: {threads, measurements, backend: fingerprints.backend}});
+        this._audits.auditOf(null).record({kind: "threads.tuned", data: {threads, measurements, backend: fingerprints.backend}});
         return {threads, source: "tuned" as const, measurements};
     }
 

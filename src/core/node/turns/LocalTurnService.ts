@@ -137,13 +137,11 @@ export class LocalTurnService {
                 : null;
             this._store.finishMessage(reply.messageId, {content: result.text, status, tokens: generated, tokensPerSecond});
             this._audit.record({kind: "turn.local", conversationId, data: {
-                messageId: reply.messageId, contextId: result.context.id, promptTokens: prepared.tokens.length,
+                messageId: reply.messageId, contextId: result.isolation.contextId, promptTokens: prepared.tokens.length,
                 evaluatedTokens: result.evaluatedPromptTokens, reusedTokens: result.reusedPromptTokens,
                 generatedTokens: result.tokens.length, finishReason: result.finishReason,
-                kvCells: result.context.kvCells, tokensInContext: result.context.tokensInContext
+                kvCells: result.isolation.kvCells, tokensInContext: result.isolation.tokensInContext
             }});
-            for (const evicted of result.evicted)
-                this._audit.record({kind: "context.evicted", conversationId: evicted, data: {forConversation: conversationId}});
 
             return {
                 conversationId,
@@ -157,8 +155,8 @@ export class LocalTurnService {
                 finishReason: result.finishReason,
                 history: prepared.dropped,
                 isolation: {
-                    contextId: result.context.id, kvCells: result.context.kvCells,
-                    kvBytes: result.context.kvBytes, threads: result.context.threads
+                    contextId: result.isolation.contextId, kvCells: result.isolation.kvCells,
+                    kvBytes: result.isolation.kvBytes, threads: result.isolation.threads
                 },
                 timings: {
                     firstTokenMs: result.firstTokenMs,

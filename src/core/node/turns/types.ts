@@ -1,13 +1,11 @@
 import type {CloudSecretsOptions} from "../../common/secretScan/types.js";
 import type {Conversation, ConversationId, RouteRequest} from "../../common/types.js";
 import type {DocumentSource, ExtractedDocument} from "../documents/extraction/types.js";
+import type {UserTurnSampling} from "../engine/TurnSampling.js";
 
-export type SendMessageInput = {
+export type SendMessageInput = UserTurnSampling & {
     conversationId: ConversationId,
     text: string,
-    maxTokens?: number,
-    temperature?: number,
-    seed?: number | null,
     /** `auto` (the default): local, unless the local engine cannot serve the turn and the cloud is allowed. */
     route?: RouteRequest,
     /** A cloud turn's choice for secrets found in what it would send (redact, or allow kinds). Local turns are never scanned. */
@@ -32,14 +30,11 @@ export type SendMessageCallbacks = {
 };
 
 /** One turn as the turn services take it: the conversation, its usable history, and what was asked. */
-export type TurnRequest = {
+export type TurnRequest = UserTurnSampling & {
     conversation: Conversation,
     /** Earlier turns the model may see, oldest first: complete replies, and interrupted ones with text. */
     history: Array<{role: "user" | "assistant", content: string}>,
     text: string,
-    maxTokens?: number,
-    temperature?: number,
-    seed?: number | null,
     /** For a cloud turn: redact the secrets found, or let some kinds through (`screenCloudRequest`). */
     secrets?: CloudSecretsOptions,
     /** Documents this turn brings, extracted. */
