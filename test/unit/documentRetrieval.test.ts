@@ -62,6 +62,21 @@ describe("retrieval for a turn that brings a document", () => {
             .toEqual([["new.txt", 3001], ["earlier.txt", 6]]);
     });
 
+    it("a message's documents are its own: not another message's, nor the same message id asked of another conversation", () => {
+        const opened = open();
+        const {store, attachments} = opened;
+        const contracts = store.create({title: "Contracts"});
+        const recipes = store.create({title: "Recipes"});
+        attach(opened, contracts.id, "lease.txt", chunks(2, "The lease.", 0));
+        attach(opened, contracts.id, "nda.txt", chunks(2, "The NDA.", 0));
+        attach(opened, recipes.id, "soup.txt", chunks(2, "The soup.", 0));
+        const [leaseMessage, ndaMessage] = store.messages(contracts.id);
+
+        expect(attachments.ofMessage(contracts.id, leaseMessage!.id).map((document) => document.name)).toEqual(["lease.txt"]);
+        expect(attachments.ofMessage(contracts.id, ndaMessage!.id).map((document) => document.name)).toEqual(["nda.txt"]);
+        expect(attachments.ofMessage(recipes.id, leaseMessage!.id)).toEqual([]);
+    });
+
     it("two documents of the same name that arrive together are told apart by their place", () => {
         const opened = open();
         const conversation = opened.store.create({title: "Two reports"});

@@ -73,6 +73,12 @@ export class AttachmentStore {
             .map(attachmentFromRow);
     }
 
+    /** The documents stored with one message of the conversation, with their text, oldest first. */
+    public ofMessage(conversationId: ConversationId, messageId: number): AttachmentWithText[] {
+        return (this._db.prepare("SELECT * FROM attachments WHERE message_id = ? AND conversation_id = ? ORDER BY id").all(messageId, conversationId) as AttachmentRow[])
+            .map(attachmentFromRow);
+    }
+
     /** What the model is given of each message's documents that went in whole: their blocks, by message id. */
     public wholeBlocksByMessage(conversationId: ConversationId): Map<number, string[]> {
         const blocks = new Map<number, string[]>();
