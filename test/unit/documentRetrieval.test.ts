@@ -62,6 +62,39 @@ describe("retrieval for a turn that brings a document", () => {
             .toEqual([["new.txt", 3001], ["earlier.txt", 6]]);
     });
 
+    it("a message's documents are its own: not another message's, nor the same message id asked of another conversation", () => {
+        const opened = open();
+        const {store, attachments} = opened;
+        const contracts = store.create({title: "Contracts"});
+        const recipes = store.create({title: "Recipes"});
+        attach(opened, contracts.id, "lease.txt", chunks(2, "The lease.", 0));
+        attach(opened, contracts.id, "nda.txt", chunks(2, "The NDA.", 0));
+        attach(opened, recipes.id, "soup.txt", chunks(2, "The soup.", 0));
+        const [leaseMessage, ndaMessage] = store.messages(contracts.id);
+
+        expect(attachments.ofMessage(contracts.id, leaseMessage!.id).map((document) => document.name)).toEqual(["lease.txt"]);
+        expect(attachments.ofMessage(contracts.id, ndaMessage!.id).map((document) => document.name)).toEqual(["nda.txt"]);
+        expect(attachments.ofMessage(recipes.id, leaseMessage!.id)).toEqual([]);
+    });
+
+    it("a question's common words neither hide its rare one nor thin the passages; a word in half of a small document's chunks still finds them", () => {
+        const opened = open();
+        const conversation = opened.store.create({title: "Garden notes"});
+        // Every chunk has "the", "fox", "in", "garden" and "lamp" (in more than half of the index's rows); only page 31 names the QUARTZHERON.
+        const walk = "The fox walked in the garden under the lamp.";
+        attach(opened, conversation.id, "notes.txt", Array.from({length: 40}, (_, index) => ({
+            page: index + 1, startLine: 1, endLine: 1, text: index === 30 ? `${walk} It met the QUARTZHERON.` : walk
+        })));
+        const passages = opened.attachments.retrieve(conversation.id, "Which fox in the garden lamp is the QUARTZHERON?");
+        expect(passages[0]!.page).toBe(31);
+        expect(passages).toHaveLength(24);
+
+        const small = open();
+        const twoPages = small.store.create({title: "Two pages"});
+        attach(small, twoPages.id, "two.txt", [{page: 1, startLine: 1, endLine: 1, text: "The ledger balances."}, {page: 2, startLine: 1, endLine: 1, text: "Nothing else."}]);
+        expect(small.attachments.retrieve(twoPages.id, "Does the ledger balance?").map((passage) => passage.page)).toEqual([1]);
+    });
+
     it("two documents of the same name that arrive together are told apart by their place", () => {
         const opened = open();
         const conversation = opened.store.create({title: "Two reports"});

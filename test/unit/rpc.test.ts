@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import path from "node:path";
 import fc from "fast-check";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
@@ -113,6 +114,27 @@ describe("the GPU setting", () => {
         } finally {
             stop();
         }
+    });
+});
+
+describe("the embedding model setting", () => {
+    it("is none (keyword search) until a GGUF file is chosen; a file that is not one is refused by name, keeping the choice", async () => {
+        const dir = tempDir("embedding-setting");
+        const gguf = path.join(dir, "embedder.gguf");
+        const notGguf = path.join(dir, "notes.txt");
+        fs.writeFileSync(gguf, Buffer.concat([Buffer.from("GGUF"), Buffer.alloc(60)]));
+        fs.writeFileSync(notGguf, "plain words, not a model");
+        expect((await client.call("settings.get", {})).embeddingModelPath).toBeNull();
+
+        expect((await client.call("settings.set", {embeddingModelPath: gguf})).embeddingModelPath).toBe(gguf);
+        const refused = await client.call("settings.set", {embeddingModelPath: notGguf, threads: 3}).catch((caught: unknown) => caught);
+        expect((refused as RemoteCallError).code).toBe("MODEL_NOT_GGUF");
+        const missing = await client.call("settings.set", {embeddingModelPath: path.join(dir, "absent.gguf")}).catch((caught: unknown) => caught);
+        expect((missing as RemoteCallError).code).toBe("MODEL_NOT_FOUND");
+        const kept = await client.call("settings.get", {});
+        expect([kept.embeddingModelPath, kept.threads]).toEqual([gguf, null]);
+
+        expect((await client.call("settings.set", {embeddingModelPath: null})).embeddingModelPath).toBeNull();
     });
 });
 

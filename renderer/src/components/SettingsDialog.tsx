@@ -2,9 +2,11 @@ import {useEffect, useState} from "react";
 import type {ApiInput, ApiOutput, AppSettings, GpuSetting, ModelStatus} from "../../../src/core/common/api/index.js";
 import type {Conversation, ConversationPolicy} from "../../../src/core/common/types.js";
 import type {AppCoreClient} from "../transport/AppCoreClient.js";
+import {DocumentSearchSettings} from "./DocumentSearchSettings.js";
 import {LocalApiServerSettings} from "./LocalApiServerSettings.js";
 import {NeverSendSettings} from "./NeverSendSettings.js";
 import {PassphraseSettings} from "./PassphraseSettings.js";
+import {ResumeSnapshotSettings} from "./ResumeSnapshotSettings.js";
 import {Switch} from "./Switch.js";
 
 type Draft = {modelPath: string, threads: string, contextSize: string, gpu: GpuSetting, cloudEndpoint: string, cloudModel: string, cloudApiKey: string};
@@ -101,6 +103,10 @@ export function SettingsDialog({client, settings, model, pendingRestart, convers
                     </div>
                     {pendingRestart.length > 0 && <p className="notice">Threads, context size and GPU apply when the core next starts.</p>}
                 </fieldset>
+
+                <DocumentSearchSettings client={client} settings={settings} onSave={onSave} />
+
+                <ResumeSnapshotSettings settings={settings} onSave={onSave} />
 
                 <fieldset>
                     <legend>Shared cloud (off by default)</legend>

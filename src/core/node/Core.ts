@@ -498,7 +498,7 @@ export class Core {
 
         const removed = messages.slice(lastPromptIndex);
         // The prompt's documents go with it (their rows with its message), and come back with it: asked again, or restored.
-        const documents = attachments.ofConversation(conversationId).filter((document) => document.messageId === lastPrompt.id);
+        const documents = attachments.ofMessage(conversationId, lastPrompt.id);
         for (const message of removed)
             store.deleteMessage(message.id);
         audit.record({kind: "reply.regenerated", conversationId, data: {removedMessages: removed.length, ...data}});
@@ -507,7 +507,7 @@ export class Core {
 
     /** The documents stored with the message `messageId`, with their text. */
     public documentsOfMessage(conversationId: ConversationId, messageId: number): AttachmentWithText[] {
-        return this._router.servicesOf(conversationId).attachments.ofConversation(conversationId).filter((document) => document.messageId === messageId);
+        return this._router.servicesOf(conversationId).attachments.ofMessage(conversationId, messageId);
     }
 
     /** Appends `messages` again, as new messages with their content, status, route and verdict, and `documents` with the message they belonged to. */

@@ -273,7 +273,9 @@ export const coreCalls = {
             /** Resume snapshots on or off; null back to the default (on). */
             resumeSnapshots: z.boolean().nullable().optional(),
             /** The resume snapshot size cap in MiB; null back to the default. */
-            resumeSnapshotMaxMiB: ResumeSnapshotMaxMiBSchema.nullable().optional()
+            resumeSnapshotMaxMiB: ResumeSnapshotMaxMiBSchema.nullable().optional(),
+            /** The embedding model for documents, a GGUF file on the core's machine (MODEL_NOT_FOUND, MODEL_NOT_GGUF); null: none, retrieval by words alone. */
+            embeddingModelPath: z.string().min(1).max(4096).refine((path) => !path.includes("\0"), "a path without NUL characters").nullable().optional()
         }),
         output: AppSettingsSchema
     },

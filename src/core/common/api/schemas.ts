@@ -171,6 +171,8 @@ export const AppSettingsSchema = z.object({
     resumeSnapshots: z.boolean(),
     /** The largest such state saved, in MiB; a larger one is not saved (the next turn evaluates the history again). */
     resumeSnapshotMaxMiB: ResumeSnapshotMaxMiBSchema,
+    /** The embedding model chosen for documents (#23), a GGUF path: passages are found by words and by meaning. Null: by words alone (BM25). */
+    embeddingModelPath: z.string().min(1).max(4096).nullable(),
     cloud: z.object({
         endpoint: CloudEndpointSchema,
         model: z.string().min(1).max(256).nullable(),

@@ -73,6 +73,12 @@ export class AttachmentStore {
             .map(attachmentFromRow);
     }
 
+    /** The documents stored with one message of the conversation, with their text, oldest first. */
+    public ofMessage(conversationId: ConversationId, messageId: number): AttachmentWithText[] {
+        return (this._db.prepare("SELECT * FROM attachments WHERE message_id = ? AND conversation_id = ? ORDER BY id").all(messageId, conversationId) as AttachmentRow[])
+            .map(attachmentFromRow);
+    }
+
     /** What the model is given of each message's documents that went in whole: their blocks, by message id. */
     public wholeBlocksByMessage(conversationId: ConversationId): Map<number, string[]> {
         const blocks = new Map<number, string[]>();
@@ -161,8 +167,9 @@ export class AttachmentStore {
 
     /** BM25 retrieval; `matched`: whether any word matched (else the passages are the documents' first chunks). */
     private _retrieveByWords(conversationId: ConversationId, query: string, pending: readonly PendingDocument[]): {passages: RetrievedPassage[], matched: boolean} {
-        const match = ftsAnyWordQuery(query);
-        const stored = match == null ? [] : this._bestStoredChunks(conversationId, match);
+        const words = queryWords(query);
+        const match = ftsAnyOf(words);
+        const stored = match == null ? [] : this._bestStoredChunksOf(conversationId, words);
         if (pending.length === 0)
             return {passages: (stored.length > 0 ? stored : this._firstStoredChunks(conversationId)).map(storedPassage), matched: stored.length > 0};
         const candidates: RetrievedPassage[] = [
@@ -195,6 +202,23 @@ export class AttachmentStore {
             SELECT ${storedChunkColumns} FROM ranked r JOIN attachment_chunks c ON c.id = r.id JOIN attachments a ON a.id = c.attachment_id
             ORDER BY r.score, r.id
         `).all({conversationId, match}) as StoredChunkRow[];
+    }
+
+    /**
+     * The conversation's best-ranked stored chunks for any of `words`, asked first without the words
+     * found in at least half of the index's rows. FTS5's `bm25()` gives such a word ("the", "what")
+     * an IDF of 1e-6 (log((N - n + 0.5) / (n + 0.5)) is not positive, and is clamped): it cannot lift
+     * a chunk above one that has a weightier word, yet it makes nearly every chunk a match whose
+     * score is computed, a read of its size record each. Only when the weightier words match fewer
+     * chunks than are wanted are all the words asked, so that the same chunks fill the rest.
+     */
+    private _bestStoredChunksOf(conversationId: ConversationId, words: readonly string[]): StoredChunkRow[] {
+        const rows = this._db.prepare("SELECT count(*) FROM attachment_chunks").pluck().get() as number;
+        // A word's rows are counted up to half of them only: a common word's whole list is not read.
+        const countUpToHalf = this._db.prepare("SELECT count(*) FROM (SELECT rowid FROM attachment_chunks_fts WHERE attachment_chunks_fts MATCH ? LIMIT ?)").pluck();
+        const weighty = words.filter((word) => (countUpToHalf.get(ftsAnyOf([word]), Math.ceil(rows / 2)) as number) < rows / 2);
+        const best = weighty.length > 0 ? this._bestStoredChunks(conversationId, ftsAnyOf(weighty)!) : [];
+        return best.length < candidateLimit && weighty.length < words.length ? this._bestStoredChunks(conversationId, ftsAnyOf(words)!) : best;
     }
 
     /** The first chunks of the conversation's retrieved documents, the newest document first. */
@@ -234,10 +258,14 @@ export function readDocumentOf(document: AttachmentWithText): ExtractedDocument 
     return {name: document.name, format: document.format, bytes: document.bytes, pages: pagesFromText(document.text)};
 }
 
-/** Every word of `text` that has a letter or digit, quoted (never FTS5 syntax), any of them matching; null when there is none. */
-function ftsAnyWordQuery(text: string): string | null {
-    const words = text.normalize("NFC").split(/[^\p{L}\p{N}]+/u).filter((word) => word !== "");
-    return words.length === 0 ? null : [...new Set(words)].map((word) => `"${word}"`).join(" OR ");
+/** The distinct words of `text`: runs of letters and digits. */
+function queryWords(text: string): string[] {
+    return [...new Set(text.normalize("NFC").split(/[^\p{L}\p{N}]+/u).filter((word) => word !== ""))];
+}
+
+/** An FTS5 query matching any of `words`, each quoted (never FTS5 syntax); null when there is none. */
+function ftsAnyOf(words: readonly string[]): string | null {
+    return words.length === 0 ? null : words.map((word) => `"${word}"`).join(" OR ");
 }
 
 function attachmentFromRow(row: AttachmentRow): AttachmentWithText {

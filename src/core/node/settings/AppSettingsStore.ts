@@ -3,6 +3,7 @@ import {defaultLockAfterMinutes, defaultResumeSnapshotMaxMiB} from "../../common
 import {GpuSettingSchema} from "../../common/api/schemas.js";
 import {InvalidInputError} from "../../common/errors.js";
 import type {SecretVault} from "../../common/secrets.js";
+import {chooseEmbeddingModel, chosenEmbeddingModel} from "../documents/embedding/chooseEmbeddingModel.js";
 import {CloudKeyStore} from "../secrets/CloudKeyStore.js";
 import type {SettingsStore} from "./SettingsStore.js";
 import {settingKeys} from "./settingKeys.js";
@@ -42,6 +43,7 @@ export class AppSettingsStore {
             lockAfterMinutes: this._settings.get<number>(keys.lockAfterMinutes) ?? defaultLockAfterMinutes,
             resumeSnapshots: this._settings.get<boolean>(keys.resumeSnapshots) ?? true,
             resumeSnapshotMaxMiB: this._settings.get<number>(keys.resumeSnapshotMaxMiB) ?? defaultResumeSnapshotMaxMiB,
+            embeddingModelPath: chosenEmbeddingModel(this._settings),
             cloud: {
                 endpoint,
                 model: this._settings.get<string>(keys.cloudModel) ?? null,
@@ -55,14 +57,19 @@ export class AppSettingsStore {
         };
     }
 
-    /** Refused as a whole (nothing written) when a key comes with no endpoint to bind it to. */
-    public async set(changes: ApiParsedInput<"settings.set">): Promise<AppSettings> {
+    /**
+     * Refused as a whole (nothing written) when a key comes with no endpoint to bind it to, or an
+     * embedding model that is not a readable GGUF file.
+     */
+    public async set({embeddingModelPath, ...changes}: ApiParsedInput<"settings.set">): Promise<AppSettings> {
         const endpoint = changes.cloudEndpoint !== undefined ? changes.cloudEndpoint : this._settings.get<string>(keys.cloudEndpoint) ?? null;
-        if (typeof changes.cloudApiKey === "string") {
-            if (endpoint == null)
-                throw new InvalidInputError("settings.set", ["cloudApiKey: set cloudEndpoint too; a key is kept only for the endpoint it is given for"]);
-            await this._keys.store(changes.cloudApiKey, endpoint);
-        } else if (changes.cloudApiKey === null)
+        if (typeof changes.cloudApiKey === "string" && endpoint == null)
+            throw new InvalidInputError("settings.set", ["cloudApiKey: set cloudEndpoint too; a key is kept only for the endpoint it is given for"]);
+        if (embeddingModelPath !== undefined)
+            chooseEmbeddingModel(this._settings, embeddingModelPath);
+        if (typeof changes.cloudApiKey === "string")
+            await this._keys.store(changes.cloudApiKey, endpoint!);
+        else if (changes.cloudApiKey === null)
             await this._keys.forget();
 
         for (const [field, value] of Object.entries(changes) as Array<[keyof typeof keys | "cloudApiKey", unknown]>) {
