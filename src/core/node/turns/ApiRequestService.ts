@@ -8,12 +8,22 @@ import type {SessionEnd} from "../engine/ConversationContext.js";
 import type {ChatTurnInput, LocalEngine, PreparedPrompt} from "../engine/LocalEngine.js";
 import {toScrubReport} from "../engine/toScrubReport.js";
 
+/**
+ * Who asks: an API key (its id: the stored key's id, or `key 1` for the first `--api-key`), or
+ * `loopback` without keys. Caches and sessions are keyed by `id`, so two keys under the same
+ * label share nothing; `label` is what the log, the audit trail and the Isolation panel show.
+ * Never the key itself, nor its hash.
+ */
+export type ApiTenant = {id: string, label: string};
+
+/** Every loopback client when the server takes no keys: one tenant. */
+export const loopbackTenant: ApiTenant = {id: "loopback", label: "loopback"};
+
 /** One message of an API request, its text already joined from its parts. */
 export type ApiMessage = {role: "system" | "user" | "assistant", content: string};
 
 export type ApiRequestInput = {
-    /** Who asks: a label for the API key (`key 1`), or `loopback` without keys. Never the key itself. */
-    tenant: string,
+    tenant: ApiTenant,
     /** What the model continues: a conversation (the last message the user's, rendered by the chat template), or a raw text prompt. */
     source: {kind: "chat", messages: ApiMessage[]} | {kind: "text", prompt: string},
     /** Reply budget in tokens. Defaults to the room the prompt leaves in the context. */
@@ -74,6 +84,7 @@ export type ApiRunCallbacks = {
 /** A reuse cache (tenant and `cache_salt`) ended: idle, at shutdown, its key revoked, or dropped by the pool. */
 export type ApiCacheEnd = {
     sessionId: string,
+    /** The tenant's label (see `ApiTenant`). */
     tenant: string,
     reason: "idle" | "shutdown" | "revoked",
     /** Null when the context was already gone (evicted, or ended by a failed request). */
@@ -81,7 +92,7 @@ export type ApiCacheEnd = {
     error: unknown
 };
 
-type ReuseCache = {tenant: string, users: number, timer: NodeJS.Timeout | null, lock: Promise<void>};
+type ReuseCache = {tenant: ApiTenant, users: number, timer: NodeJS.Timeout | null, lock: Promise<void>};
 
 /** Top-k is not an OpenAI parameter: llama-server's default. */
 const apiTopK = 40;
@@ -134,7 +145,7 @@ export class ApiRequestService {
             }
         } catch (error) {
             if (error instanceof ContextOverflowError)
-                this._audit.record({kind: "api.refused", conversationId: requestId, data: {tenant: input.tenant, ...error.overflow}});
+                this._audit.record({kind: "api.refused", conversationId: requestId, data: {tenant: input.tenant.label, ...error.overflow}});
             throw error;
         }
         const grammar = input.json == null ? undefined : await this._engine.createJsonGrammar(input.json.schema);
@@ -172,12 +183,12 @@ export class ApiRequestService {
     }
 
     /**
-     * Scrubs every reuse cache now (the server is stopping), or only `tenant`'s (its key was revoked:
-     * a key made later with the same label starts with none), each reported on `onCacheEnd`.
+     * Scrubs every reuse cache now (the server is stopping), or only those of the tenant `tenantId`
+     * (its key was revoked), each reported on `onCacheEnd`.
      */
-    public async endCaches(tenant?: string): Promise<void> {
-        const ending = [...this._caches].filter(([, cache]) => tenant == null || cache.tenant === tenant).map(([sessionId]) => sessionId);
-        await Promise.all(ending.map((sessionId) => this._endCache(sessionId, tenant == null ? "shutdown" : "revoked")));
+    public async endCaches(tenantId?: string): Promise<void> {
+        const ending = [...this._caches].filter(([, cache]) => tenantId == null || cache.tenant.id === tenantId).map(([sessionId]) => sessionId);
+        await Promise.all(ending.map((sessionId) => this._endCache(sessionId, tenantId == null ? "shutdown" : "revoked")));
     }
 
     private async _run(request: PreparedApiRequest, {signal, onText, onAnswered}: ApiRunCallbacks): Promise<ApiRequestResult> {
@@ -194,7 +205,7 @@ export class ApiRequestService {
                 end = ended;
         });
         this._audit.record({kind: "api.request", conversationId: requestId, data: {
-            tenant: input.tenant, promptTokens: request.prompt.tokens.length, maxTokens: request.prompt.maxTokens, ...kept ? {cacheSession: sessionId} : {}
+            tenant: input.tenant.label, promptTokens: request.prompt.tokens.length, maxTokens: request.prompt.maxTokens, ...kept ? {cacheSession: sessionId} : {}
         }});
         try {
             const result = await this._engine.runTurn({
@@ -209,7 +220,7 @@ export class ApiRequestService {
                 completionTokens: result.tokens.length, cachedTokens: result.reusedPromptTokens
             };
             this._audit.record({kind: "api.answered", conversationId: requestId, data: {
-                tenant: input.tenant, finishReason, promptTokens: answer.promptTokens, completionTokens: answer.completionTokens,
+                tenant: input.tenant.label, finishReason, promptTokens: answer.promptTokens, completionTokens: answer.completionTokens,
                 cachedTokens: answer.cachedTokens, ...kept ? {cacheSession: sessionId} : {}
             }});
             // The reply goes to the client now; the scrub below is on neither its path nor the next request's.
@@ -230,8 +241,8 @@ export class ApiRequestService {
         }
     }
 
-    private _cacheSessionId(tenant: string, salt: string) {
-        return `api-cache-${crypto.createHmac("sha256", this._cacheNameKey).update(tenant).update("\0").update(salt).digest("hex").slice(0, 24)}`;
+    private _cacheSessionId(tenant: ApiTenant, salt: string) {
+        return `api-cache-${crypto.createHmac("sha256", this._cacheNameKey).update(tenant.id).update("\0").update(salt).digest("hex").slice(0, 24)}`;
     }
 
     private async _endCache(sessionId: string, reason: ApiCacheEnd["reason"]) {
@@ -254,6 +265,6 @@ export class ApiRequestService {
         } catch (caught) {
             error = caught;
         }
-        this.onCacheEnd.dispatchEvent({sessionId, tenant: cache.tenant, reason, scrub, error});
+        this.onCacheEnd.dispatchEvent({sessionId, tenant: cache.tenant.label, reason, scrub, error});
     }
 }
