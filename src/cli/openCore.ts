@@ -21,6 +21,8 @@ export type CoreCliOptions = {
     /** `--gpu`. Defaults to `$CLEANROOM_GPU`, else `auto` (see `loadLlama`). */
     gpu?: GpuSetting,
     poolBudget?: number,
+    /** Never-used contexts kept created ahead (`ContextPoolOptions.freshReserve`). Defaults to `0`. */
+    freshContextReserve?: number,
     cloud?: CloudAccess,
     /** How errors are printed (see `reportError`). */
     json?: boolean
@@ -32,7 +34,7 @@ export async function openCore(options: CoreCliOptions): Promise<Core> {
     const engine: LocalEngineOptions = {
         threads: options.threads,
         contextSize: options.contextSize,
-        pool: options.poolBudget != null ? {budgetBytes: options.poolBudget} : undefined
+        pool: options.poolBudget != null || options.freshContextReserve != null ? {budgetBytes: options.poolBudget, freshReserve: options.freshContextReserve} : undefined
     };
     const core = trackOpenCore(Core.create(await loadLlama(options.gpu), {
         database,
