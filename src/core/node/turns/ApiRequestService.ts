@@ -1,5 +1,6 @@
 import crypto from "node:crypto";
 import {EventRelay} from "lifecycle-utils";
+import type {LlamaGrammar, LlamaModel} from "node-llama-cpp";
 import {ContextOverflowError, CleanroomError} from "../../common/errors.js";
 import {MaxTokensSchema} from "../../common/api/limits.js";
 import type {ConversationSettings, ScrubReport} from "../../common/types.js";
@@ -7,6 +8,7 @@ import type {AuditLog} from "../audit/AuditLog.js";
 import type {SessionEnd} from "../engine/ConversationContext.js";
 import type {ChatTurnInput, LocalEngine, PreparedPrompt} from "../engine/LocalEngine.js";
 import {toScrubReport} from "../engine/toScrubReport.js";
+import {JsonGrammarCache} from "../serving/JsonGrammarCache.js";
 
 /**
  * Who asks: an API key (its id: the stored key's id, or `key 1` for the first `--api-key`), or
@@ -109,6 +111,8 @@ export class ApiRequestService {
     /** Names the reuse caches without writing down any salt: an HMAC under a key of this process only. */
     private readonly _cacheNameKey = crypto.randomBytes(32);
     private readonly _caches = new Map<string, ReuseCache>();
+    /** `response_format` grammars, per tenant and schema: built once, not per request. */
+    private readonly _grammars = new JsonGrammarCache<LlamaGrammar, LlamaModel | null>();
     public readonly onCacheEnd = new EventRelay<ApiCacheEnd>();
 
     public constructor(engine: LocalEngine, audit: AuditLog) {
@@ -148,7 +152,9 @@ export class ApiRequestService {
                 this._audit.record({kind: "api.refused", conversationId: requestId, data: {tenant: input.tenant.label, ...error.overflow}});
             throw error;
         }
-        const grammar = input.json == null ? undefined : await this._engine.createJsonGrammar(input.json.schema);
+        const {json} = input;
+        const grammar = json == null ? undefined
+            : await this._grammars.get(this._engine.model, input.tenant.id, json.schema, () => this._engine.createJsonGrammar(json.schema));
         const sessionId = input.reuse == null ? requestId : this._cacheSessionId(input.tenant, input.reuse.salt);
         return {requestId, sessionId, input, settings, turn: {history, userText: last.content, grammar}, prompt};
     }
@@ -184,9 +190,10 @@ export class ApiRequestService {
 
     /**
      * Scrubs every reuse cache now (the server is stopping), or only those of the tenant `tenantId`
-     * (its key was revoked), each reported on `onCacheEnd`.
+     * (its key was revoked), each reported on `onCacheEnd`; forgets their `response_format` grammars too.
      */
     public async endCaches(tenantId?: string): Promise<void> {
+        this._grammars.forget(tenantId);
         const ending = [...this._caches].filter(([, cache]) => tenantId == null || cache.tenant.id === tenantId).map(([sessionId]) => sessionId);
         await Promise.all(ending.map((sessionId) => this._endCache(sessionId, tenantId == null ? "shutdown" : "revoked")));
     }
