@@ -1,6 +1,7 @@
+import type {HttpBindings} from "@hono/node-server";
+import {RESPONSE_ALREADY_SENT} from "@hono/node-server/utils/response";
 import {Hono, type Context} from "hono";
 import {bodyLimit} from "hono/body-limit";
-import {streamSSE} from "hono/streaming";
 import type {z} from "zod";
 import type {ApiAnswer, ApiRequestInput, ApiRequestResult, ApiRunCallbacks, Core, PreparedApiRequest} from "../core/node/Core.js";
 import {loopbackTenant, type ApiTenant} from "../core/node/turns/ApiRequestService.js";
@@ -10,6 +11,7 @@ import {ChatCompletionBodySchema, CompletionBodySchema, textOfContent, type Chat
 import {OpenAiHttpError} from "./OpenAiHttpError.js";
 import {toHttpError} from "./toHttpError.js";
 import {SseEventQueue} from "./SseEventQueue.js";
+import {NodeSseResponse} from "./NodeSseResponse.js";
 import {describeZodIssues} from "../core/common/describeZodIssues.js";
 
 export type ApiAppOptions = {
@@ -33,6 +35,9 @@ export type ApiAppOptions = {
     onClientLeft?: (requestId: string, tenant: string) => void
 };
 
+/** Node's request and response (`@hono/node-server`), and the tenant the key middleware found. */
+type ApiEnv = {Bindings: HttpBindings, Variables: {tenant: ApiTenant}};
+
 /** `tenant`: the tenant's label (see `ApiTenant`). */
 export type ApiRequestReport = {requestId: string, tenant: string, result: ApiRequestResult | null, error: unknown};
 
@@ -49,7 +54,7 @@ const retryAfterSeconds = 1;
  */
 export function createApiApp(options: ApiAppOptions) {
     const {core, modelName, keys} = options;
-    const app = new Hono<{Variables: {tenant: ApiTenant}}>();
+    const app = new Hono<ApiEnv>();
     let running = 0;
     /** Requests in flight per `cache_salt` cache (tenant id and salt; in memory only): they run one at a time, so the whole queue holds one slot. */
     const cacheQueues = new Map<string, number>();
@@ -99,7 +104,7 @@ export function createApiApp(options: ApiAppOptions) {
     }
 
     /** One completion of either kind: the model checked, a slot taken (or 429), the prompt checked to fit (or 400), then run and answered whole or streamed. */
-    async function answer(c: Context, body: CommonBody, input: ApiRequestInput, shape: CompletionShape, promptParam: string) {
+    async function answer(c: Context<ApiEnv>, body: CommonBody, input: ApiRequestInput, shape: CompletionShape, promptParam: string) {
         const served = modelName();
         if (served == null)
             throw new OpenAiHttpError(503, "server_error", "No model is loaded in Cleanroom: load one in the app, then ask again.", {code: "model_not_loaded"});
@@ -122,7 +127,8 @@ export function createApiApp(options: ApiAppOptions) {
                 return c.json({...envelope, object: shape.object, choices: [shape.whole(result.text, finishReasonOf(result))], usage: usageOf(result)});
             }
             streaming = true; // the stream gives its slot back when it ends
-            return streamSSE(c, async (stream) => {
+            const stream = new NodeSseResponse(c.env.outgoing);
+            void (async () => {
                 const cancel = new AbortController();
                 const clientLeft = () => {
                     if (cancel.signal.aborted || options.shutdownSignal.aborted)
@@ -130,8 +136,11 @@ export function createApiApp(options: ApiAppOptions) {
                     cancel.abort();
                     options.onClientLeft?.(prepared.requestId, input.tenant.label);
                 };
-                stream.onAbort(clientLeft);
                 c.req.raw.signal.addEventListener("abort", clientLeft, {once: true});
+                c.env.outgoing.once("close", () => {
+                    if (stream.aborted)
+                        clientLeft();
+                });
                 const chunk = (choice: Record<string, unknown>) => JSON.stringify({...envelope, object: shape.chunkObject, choices: [choice]});
                 const events = new SseEventQueue((text) => stream.write(text));
                 try {
@@ -155,8 +164,10 @@ export function createApiApp(options: ApiAppOptions) {
                     }
                 } finally {
                     slot.release();
+                    stream.end();
                 }
-            }, async () => undefined);
+            })();
+            return RESPONSE_ALREADY_SENT;
         } finally {
             if (!streaming)
                 slot.release();
