@@ -23,6 +23,8 @@ export type CoreCliOptions = {
     /** `--gpu`. Defaults to `$CLEANROOM_GPU`, else `auto` (see `loadLlama`). */
     gpu?: GpuSetting,
     poolBudget?: number,
+    /** Never-used contexts kept created ahead (`ContextPoolOptions.freshReserve`). Defaults to `0`. */
+    freshContextReserve?: number,
     cloud?: CloudAccess,
     /** How errors are printed (see `reportError`). */
     json?: boolean
@@ -34,7 +36,7 @@ export async function openCore(options: CoreCliOptions): Promise<Core> {
     const engine: LocalEngineOptions = {
         threads: options.threads,
         contextSize: options.contextSize,
-        pool: options.poolBudget != null ? {budgetBytes: options.poolBudget} : undefined
+        pool: options.poolBudget != null || options.freshContextReserve != null ? {budgetBytes: options.poolBudget, freshReserve: options.freshContextReserve} : undefined
     };
     const llama = await loadLlama(options.gpu);
     traceStartup("llama.cpp loaded", {llamaBuild: describeLlamaBuild(llama), llamaGpu: String(llama.gpu)});

@@ -1,7 +1,9 @@
+import type {HttpBindings} from "@hono/node-server";
+import {RESPONSE_ALREADY_SENT} from "@hono/node-server/utils/response";
 import {Hono, type Context} from "hono";
 import {bodyLimit} from "hono/body-limit";
-import {streamSSE} from "hono/streaming";
 import type {ApiAnswer, ApiRequestInput, ApiRequestResult, ApiRunCallbacks, Core, PreparedApiRequest} from "../core/node/Core.js";
+import {loopbackTenant, type ApiTenant} from "../core/node/turns/ApiRequestService.js";
 import type {ApiKeyRing} from "./ApiKeyRing.js";
 import {chatCompletionShape, finishReasonOf, textCompletionShape, usageOf, type CompletionShape} from "./completionShapes.js";
 import {ChatCompletionBodySchema, CompletionBodySchema, textOfContent, type ChatCompletionBody, type CompletionBody} from "./openAiSchemas.js";
@@ -10,6 +12,7 @@ import {OpenAiHttpError} from "./OpenAiHttpError.js";
 import {toHttpError} from "./toHttpError.js";
 import {SseEventQueue} from "./SseEventQueue.js";
 import {parseBody} from "./parseBody.js";
+import {NodeSseResponse} from "./NodeSseResponse.js";
 
 export type ApiAppOptions = {
     core: Core,
@@ -18,7 +21,7 @@ export type ApiAppOptions = {
     keys: ApiKeyRing,
     /** Requests served at once; one more is answered 429. */
     parallel: number,
-    /** Whether a request needs a key; when none does, every client is the tenant `loopback` and `allowedHosts` is checked. */
+    /** Whether a request needs a key; when none does, every client is the one tenant `loopback` and `allowedHosts` is checked. */
     keyRequired: () => boolean,
     /** The `Host` values accepted when no key is required (loopback only: no DNS rebinding). */
     allowedHosts: () => string[],
@@ -28,10 +31,14 @@ export type ApiAppOptions = {
     cacheIdleMs: number,
     /** Called once per request that reached the model, answered or not. */
     onRequestEnd?: (report: ApiRequestReport) => void,
-    /** Called when a streamed request's client disconnects before the end: its generation is being stopped. */
+    /** Called when a streamed request's client disconnects before the end: its generation is being stopped. `tenant` is the tenant's label. */
     onClientLeft?: (requestId: string, tenant: string) => void
 };
 
+/** Node's request and response (`@hono/node-server`), and the tenant the key middleware found. */
+type ApiEnv = {Bindings: HttpBindings, Variables: {tenant: ApiTenant}};
+
+/** `tenant`: the tenant's label (see `ApiTenant`). */
 export type ApiRequestReport = {requestId: string, tenant: string, result: ApiRequestResult | null, error: unknown};
 
 /** Request bodies larger than this are refused (413) before they are read whole. */
@@ -47,9 +54,9 @@ const retryAfterSeconds = 1;
  */
 export function createApiApp(options: ApiAppOptions) {
     const {core, modelName, keys} = options;
-    const app = new Hono<{Variables: {tenant: string}}>();
+    const app = new Hono<ApiEnv>();
     let running = 0;
-    /** Requests in flight per `cache_salt` cache (tenant and salt; in memory only): they run one at a time, so the whole queue holds one slot. */
+    /** Requests in flight per `cache_salt` cache (tenant id and salt; in memory only): they run one at a time, so the whole queue holds one slot. */
     const cacheQueues = new Map<string, number>();
     const runs = new Set<Promise<unknown>>();
 
@@ -61,7 +68,7 @@ export function createApiApp(options: ApiAppOptions) {
         if (!keyRequired && !options.allowedHosts().includes(c.req.header("host") ?? ""))
             throw new OpenAiHttpError(403, "invalid_request_error",
                 "This server accepts requests addressed to 127.0.0.1 or localhost only (the Host header names another host).", {code: "foreign_host"});
-        const tenant = keyRequired ? keys.tenantOf(c.req.header("authorization")) : "loopback";
+        const tenant = keyRequired ? keys.tenantOf(c.req.header("authorization")) : loopbackTenant;
         if (tenant == null)
             throw new OpenAiHttpError(401, "authentication_error", "Missing or wrong API key: send it as `Authorization: Bearer <key>`.", {code: "invalid_api_key"});
         c.set("tenant", tenant);
@@ -103,7 +110,7 @@ export function createApiApp(options: ApiAppOptions) {
     }
 
     /** One completion of either kind: the model checked, a slot taken (or 429), the prompt checked to fit (or 400), then run and answered whole or streamed. */
-    async function answer(c: Context, body: CommonBody, input: ApiRequestInput, shape: CompletionShape, promptParam: string) {
+    async function answer(c: Context<ApiEnv>, body: CommonBody, input: ApiRequestInput, shape: CompletionShape, promptParam: string) {
         const served = modelName();
         if (served == null)
             throw new OpenAiHttpError(503, "server_error", "No model is loaded in Cleanroom: load one in the app, then ask again.", {code: "model_not_loaded"});
@@ -126,16 +133,20 @@ export function createApiApp(options: ApiAppOptions) {
                 return c.json({...envelope, object: shape.object, choices: [shape.whole(result.text, finishReasonOf(result))], usage: usageOf(result)});
             }
             streaming = true; // the stream gives its slot back when it ends
-            return streamSSE(c, async (stream) => {
+            const stream = new NodeSseResponse(c.env.outgoing);
+            void (async () => {
                 const cancel = new AbortController();
                 const clientLeft = () => {
                     if (cancel.signal.aborted || options.shutdownSignal.aborted)
                         return;
                     cancel.abort();
-                    options.onClientLeft?.(prepared.requestId, input.tenant);
+                    options.onClientLeft?.(prepared.requestId, input.tenant.label);
                 };
-                stream.onAbort(clientLeft);
                 c.req.raw.signal.addEventListener("abort", clientLeft, {once: true});
+                c.env.outgoing.once("close", () => {
+                    if (stream.aborted)
+                        clientLeft();
+                });
                 const chunk = (choice: Record<string, unknown>) => JSON.stringify({...envelope, object: shape.chunkObject, choices: [choice]});
                 const events = new SseEventQueue((text) => stream.write(text));
                 try {
@@ -159,8 +170,10 @@ export function createApiApp(options: ApiAppOptions) {
                     }
                 } finally {
                     slot.release();
+                    stream.end();
                 }
-            }, async () => undefined);
+            })();
+            return RESPONSE_ALREADY_SENT;
         } finally {
             if (!streaming)
                 slot.release();
@@ -174,7 +187,7 @@ export function createApiApp(options: ApiAppOptions) {
      * Taken synchronously with the checks: two requests cannot both take the last slot.
      */
     function takeSlot(input: Pick<ApiRequestInput, "tenant" | "reuse">): {release: () => void} {
-        const cacheKey = input.reuse == null ? null : `${input.tenant}\0${input.reuse.salt}`;
+        const cacheKey = input.reuse == null ? null : `${input.tenant.id}\0${input.reuse.salt}`;
         const queued = cacheKey == null ? 0 : cacheQueues.get(cacheKey) ?? 0;
         if (queued >= options.parallel)
             throw new OpenAiHttpError(429, "rate_limit_error",
@@ -211,7 +224,7 @@ export function createApiApp(options: ApiAppOptions) {
      * scrubbed (the run, reported once scrubbed, is awaited by `settled`). Rejects if the request
      * failed before its reply was complete.
      */
-    function runReported(prepared: PreparedApiRequest, tenant: string, callbacks: {signal: AbortSignal, onText?: (text: string) => void}): Promise<ApiAnswer> {
+    function runReported(prepared: PreparedApiRequest, tenant: ApiTenant, callbacks: {signal: AbortSignal, onText?: (text: string) => void}): Promise<ApiAnswer> {
         let answered!: (answer: ApiAnswer) => void;
         const answer = new Promise<ApiAnswer>((resolve) => answered = resolve);
         const run = runAndReport(prepared, tenant, {...callbacks, onAnswered: answered});
@@ -220,13 +233,13 @@ export function createApiApp(options: ApiAppOptions) {
         return Promise.race([answer, run]);
     }
 
-    async function runAndReport(prepared: PreparedApiRequest, tenant: string, callbacks: ApiRunCallbacks) {
+    async function runAndReport(prepared: PreparedApiRequest, tenant: ApiTenant, callbacks: ApiRunCallbacks) {
         try {
             const result = await core.runApiRequest(prepared, callbacks);
-            options.onRequestEnd?.({requestId: prepared.requestId, tenant, result, error: null});
+            options.onRequestEnd?.({requestId: prepared.requestId, tenant: tenant.label, result, error: null});
             return result;
         } catch (error) {
-            options.onRequestEnd?.({requestId: prepared.requestId, tenant, result: null, error});
+            options.onRequestEnd?.({requestId: prepared.requestId, tenant: tenant.label, result: null, error});
             throw error;
         }
     }
@@ -252,7 +265,7 @@ function samplingOf(body: ChatCompletionBody | CompletionBody) {
     };
 }
 
-function chatInputOf(body: ChatCompletionBody, tenant: string): ApiRequestInput {
+function chatInputOf(body: ChatCompletionBody, tenant: ApiTenant): ApiRequestInput {
     return {
         tenant,
         source: {kind: "chat", messages: body.messages.map((message) => ({role: message.role === "developer" ? "system" : message.role, content: textOfContent(message.content)}))},
@@ -265,7 +278,7 @@ function chatInputOf(body: ChatCompletionBody, tenant: string): ApiRequestInput 
 /** OpenAI's default reply budget for `/v1/completions`. */
 const defaultTextCompletionTokens = 16;
 
-function textInputOf(body: CompletionBody, tenant: string): ApiRequestInput {
+function textInputOf(body: CompletionBody, tenant: ApiTenant): ApiRequestInput {
     return {
         tenant,
         source: {kind: "text", prompt: typeof body.prompt === "string" ? body.prompt : body.prompt[0]},

@@ -1,6 +1,7 @@
 import type {Context} from "hono";
 import type {Core} from "../core/node/Core.js";
 import {vectorToBlob} from "../core/node/documents/chunkVectors.js";
+import type {ApiTenant} from "../core/node/turns/ApiRequestService.js";
 import {EmbeddingBodySchema} from "./openAiSchemas.js";
 import {OpenAiHttpError} from "./OpenAiHttpError.js";
 import {parseBody} from "./parseBody.js";
@@ -12,8 +13,8 @@ import {toHttpError} from "./toHttpError.js";
  * A request takes a slot like a completion (429 when none is free); an input longer than the model
  * reads whole is refused with 400 `context_length_exceeded`, before anything is evaluated.
  */
-export function embeddingsRoute(core: Core, takeSlot: (tenant: string) => {release: () => void}) {
-    return async (c: Context<{Variables: {tenant: string}}>) => {
+export function embeddingsRoute(core: Core, takeSlot: (tenant: ApiTenant) => {release: () => void}) {
+    return async (c: Context<{Variables: {tenant: ApiTenant}}>) => {
         const body = parseBody(await c.req.text(), EmbeddingBodySchema);
         const served = core.apiEmbeddingModelName;
         if (served == null)

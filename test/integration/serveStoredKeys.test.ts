@@ -9,6 +9,8 @@ import {createCoreService, type CoreService} from "../../src/core/node/rpc/creat
 import {LocalApiServer} from "../../src/core/node/serving/LocalApiServer.js";
 import {ApiKeyRing} from "../../src/serve/ApiKeyRing.js";
 import {startAppApiServer} from "../../src/serve/startAppApiServer.js";
+import {startApiServer, type ApiServer} from "../../src/serve/startApiServer.js";
+import {sha256Of} from "../../src/core/node/database/ApiKeyStore.js";
 import {openTestCore} from "../helpers/coreServices.js";
 import {decryptedCopy} from "../security/helpers/decryptedCopy.js";
 import {createTestCore, tempDir} from "../helpers/tempCore.js";
@@ -21,7 +23,9 @@ const modelPath = requireTestModel();
 type Opened = {core: Core, service: CoreService, server: LocalApiServer, database: string};
 const opened: Opened[] = [];
 const serveProcesses: ServeProcess[] = [];
+const apiServers: ApiServer[] = [];
 afterEach(async () => {
+    await Promise.all(apiServers.splice(0).map((server) => server.close()));
     await Promise.all(serveProcesses.splice(0).map((server) => server.stop()));
     for (const {core, service, server} of opened.splice(0)) {
         await server.stop();
@@ -144,6 +148,27 @@ describe.skipIf(modelPath == null)("the app's local API server with stored keys 
         }
     });
 
+    it("two keys under the same label are two tenants: with the same cache_salt, neither is served the other's cached tokens", async () => {
+        const {core} = await openAppCore();
+        // The store keeps labels unique; a ring with two keys of one label stands for a label reused however it came about.
+        const secrets = ["crk-first-editor-key", "crk-second-editor-key"];
+        const keys = new ApiKeyRing({stored: () => secrets.map((secret, index) => ({id: `key-id-${index}`, label: "editor", sha256: sha256Of(secret)}))});
+        const server = await startApiServer({core, modelName: "stories260K", port: 0, keys});
+        apiServers.push(server);
+        const cachedTokens = async (apiKey: string) => (await new OpenAI({baseURL: server.baseUrl, apiKey, maxRetries: 0}).chat.completions.create({
+            model: "stories260K", messages: [{role: "user", content: "Once upon a time there was a little girl named Lily who"}],
+            temperature: 0, max_tokens: 4, cache_salt: "shared-salt"
+        } as OpenAI.ChatCompletionCreateParamsNonStreaming)).usage?.prompt_tokens_details?.cached_tokens ?? 0;
+
+        await cachedTokens(secrets[0]!);
+        // The control: the first key's own next request is served from its cache.
+        expect(await cachedTokens(secrets[0]!)).toBeGreaterThan(0);
+        expect(await cachedTokens(secrets[1]!)).toBe(0);
+        // And the second key's request left the first key's cache as it was: still its own, still reused.
+        expect(await cachedTokens(secrets[0]!)).toBeGreaterThan(0);
+        expect(core.apiSessions().map((session) => session.tenant)).toEqual(["editor", "editor", "editor", "editor"]);
+    });
+
     it("refuses a second key with the same label, and starting without a model, each with a clear error", async () => {
         const {service} = await openAppCore();
         await call(service, "apiKeys.create", {label: "editor"});
@@ -169,7 +194,7 @@ describe.skipIf(modelPath == null)("the app's local API server with stored keys 
             for (const presented of [secrets[0], secrets[2], "wrong", "x".repeat(500), undefined]) {
                 compare.mockClear();
                 const tenant = ring.tenantOf(presented == null ? undefined : `Bearer ${presented}`);
-                expect(tenant).toBe(presented === secrets[0] ? "first" : presented === secrets[2] ? "third" : null);
+                expect(tenant?.label ?? null).toBe(presented === secrets[0] ? "first" : presented === secrets[2] ? "third" : null);
                 expect(compare).toHaveBeenCalledTimes(3);
                 for (const [stored, given] of compare.mock.calls)
                     expect([(stored as Buffer).length, (given as Buffer).length]).toEqual([32, 32]);

@@ -154,3 +154,78 @@ describe("shutting the pool down", () => {
         await expect(pool.open("c")).rejects.toMatchObject({code: "CONTEXT_DISPOSED"});
     });
 });
+
+/** A pool whose contexts come from a reserve of `reserve` never-used ones (`FreshContextReserve`), each fresh one a number. */
+function reservedPool({contexts, reserve}: {contexts: number, reserve: number}) {
+    let freshMade = 0;
+    const discarded: number[] = [];
+    const adopted = new Map<ConversationId, {fresh: number | null, context: FakeContext}>();
+    const pool = new ContextPool<FakeContext, number>({
+        fresh: {
+            create: async () => ++freshMade,
+            discard: async (fresh) => {
+                discarded.push(fresh);
+            }
+        },
+        adopt: async (conversationId, fresh) => {
+            const context = new FakeContext();
+            adopted.set(conversationId, {fresh, context});
+            return context;
+        }
+    }, contextBytes, {budgetBytes: contexts * contextBytes, idleTimeoutMs: 0, freshReserve: reserve});
+    return {pool, adopted, discarded, freshMade: () => freshMade};
+}
+
+describe("a reserve of contexts created ahead", () => {
+    it("hands each new session a context made before it was asked for, each one once, and makes the next one off the session's path", async () => {
+        const {pool, adopted, freshMade} = reservedPool({contexts: 8, reserve: 2});
+        await vi.waitFor(() => expect(pool.reserved).toBe(2));
+        expect(freshMade()).toBe(2);
+
+        await pool.open("a");
+        await pool.open("b");
+        await pool.open("c");
+        // a and b got the two made ahead; each open refilled the reserve behind it, so c found one too.
+        expect([...adopted.values()].map(({fresh}) => fresh)).toEqual([1, 2, 3]);
+        await vi.waitFor(() => expect(pool.reserved).toBe(2));
+        // A session's own context is never given to another: reopening finds it, not a fresh one.
+        expect((await pool.open("a")).created).toBe(false);
+    });
+
+    it("counts in the memory budget, and its never-used contexts are freed (no scrub) before any session is evicted", async () => {
+        const {pool, adopted, discarded} = reservedPool({contexts: 2, reserve: 2});
+        await vi.waitFor(() => expect(pool.reserved).toBe(2));
+        await pool.open("a");
+        // The budget holds 2: a's context and one in reserve; the reserve does not grow past it.
+        await vi.waitFor(() => expect(pool.reserved).toBe(1));
+        const opened = await pool.open("b");
+        expect(opened.evicted).toEqual([]);
+        expect(pool.reserved).toBe(0);
+        const third = await pool.open("c");
+        // Now only a session can make room: the least recently used, scrubbed.
+        expect(third.evicted).toEqual(["a"]);
+        expect(adopted.get("a")!.context.endedFor).toBe("evict");
+        expect(discarded).toEqual([]);
+    });
+
+    it("frees a never-used context to make room for a session before evicting anyone", async () => {
+        const {pool, discarded} = reservedPool({contexts: 2, reserve: 1});
+        await pool.open("a");
+        await vi.waitFor(() => expect(pool.reserved).toBe(1));
+        // b takes the reserved context: room for it without evicting a.
+        expect((await pool.open("b")).evicted).toEqual([]);
+        expect(pool.conversations()).toEqual(["a", "b"]);
+        expect(discarded).toEqual([]);
+    });
+
+    it("is freed when the pool shuts down (the model is unloaded or the server stops), and refills no more", async () => {
+        const {pool, discarded, freshMade} = reservedPool({contexts: 4, reserve: 2});
+        await vi.waitFor(() => expect(pool.reserved).toBe(2));
+        await pool.open("a");
+        await vi.waitFor(() => expect(pool.reserved).toBe(2));
+        await pool.dispose("unload");
+        expect(discarded.sort()).toEqual([2, 3]);
+        expect(pool.reserved).toBe(0);
+        expect(freshMade()).toBe(3);
+    });
+});

@@ -9,6 +9,8 @@ import {cliCommand} from "../../src/cli/cliCommand.js";
 import {numberOption} from "../../src/cli/optionParsers.js";
 import {coreProcessEnv} from "../../src/core/common/coreProcessEnv.js";
 import {benchEndpoint, type EndpointBenchResult} from "./benchEndpoint.js";
+
+type BenchLevel = EndpointBenchResult & {cpuUsPerToken: number | null};
 import {measureScrubOffPath} from "./scrubOffPath.js";
 import {freePort} from "../freePort.js";
 
@@ -52,20 +54,30 @@ process.on("exit", stopAll);
 
 const loadAtStart = os.loadavg().map((load) => Math.round(load * 100) / 100);
 try {
-    const {url: cleanroomUrl, scrubbed} = await startCleanroomServe();
+    const {url: cleanroomUrl, scrubbed, pid: cleanroomPid} = await startCleanroomServe();
     const contextSize = await contextLengthOf(cleanroomUrl);
-    const llamaUrl = await startLlamaServer(contextSize);
-    const cleanroom: EndpointBenchResult[] = [];
-    const llamaServer: EndpointBenchResult[] = [];
+    const {url: llamaUrl, pid: llamaPid} = await startLlamaServer(contextSize);
+    const cleanroom: BenchLevel[] = [];
+    const llamaServer: BenchLevel[] = [];
     const run = (baseURL: string, concurrency: number, requestsPerClient = options.requestsPerClient) =>
         benchEndpoint({baseURL, model: modelName, concurrency, requestsPerClient, maxTokens: options.maxTokens});
+    /** A measured run, with the CPU time the server's process took per completion token (all its threads): less moved by the machine's load than the wall time. */
+    const measured = async (baseURL: string, pid: number | undefined, concurrency: number): Promise<BenchLevel> => {
+        const cpuBefore = cpuMsOf(pid);
+        const result = await run(baseURL, concurrency);
+        const cpuAfter = cpuMsOf(pid);
+        const cpuUsPerToken = cpuBefore == null || cpuAfter == null || result.completionTokens === 0 ? null
+            : Math.round((cpuAfter - cpuBefore) * 1000 / result.completionTokens);
+        return {...result, cpuUsPerToken};
+    };
     // Warm-up: one request each, not measured.
     await run(cleanroomUrl, 1, 1);
     await run(llamaUrl, 1, 1);
     for (const concurrency of levels) {
-        cleanroom.push(await run(cleanroomUrl, concurrency));
-        llamaServer.push(await run(llamaUrl, concurrency));
-        process.stderr.write(`${concurrency} client(s): cleanroom ${cleanroom.at(-1)!.aggregateTokensPerSecond} tok/s, llama-server ${llamaServer.at(-1)!.aggregateTokensPerSecond} tok/s\n`);
+        cleanroom.push(await measured(cleanroomUrl, cleanroomPid, concurrency));
+        llamaServer.push(await measured(llamaUrl, llamaPid, concurrency));
+        process.stderr.write(`${concurrency} client(s): cleanroom ${cleanroom.at(-1)!.aggregateTokensPerSecond} tok/s (${cleanroom.at(-1)!.cpuUsPerToken} µs CPU/token), ` +
+            `llama-server ${llamaServer.at(-1)!.aggregateTokensPerSecond} tok/s (${llamaServer.at(-1)!.cpuUsPerToken} µs CPU/token)\n`);
     }
     // One client, one request after another: the next one's first token with the previous context's scrub running, and without.
     const scrubOffPath = {
@@ -82,6 +94,7 @@ try {
         comparison: levels.map((concurrency, index) => ({
             concurrency,
             throughputRatio: Math.round(cleanroom[index]!.aggregateTokensPerSecond / llamaServer[index]!.aggregateTokensPerSecond * 1000) / 1000,
+            cpuUsPerToken: {cleanroom: cleanroom[index]!.cpuUsPerToken, llamaServer: llamaServer[index]!.cpuUsPerToken},
             ttftMedianMs: {cleanroom: cleanroom[index]!.ttftMs.median, llamaServer: llamaServer[index]!.ttftMs.median}
         })),
         scrubOffPath
@@ -94,7 +107,7 @@ try {
 }
 
 /** Starts `cleanroom serve`; `scrubbed(responseId)` resolves once its log reported that request's context scrubbed, with when (`performance.now()`). */
-async function startCleanroomServe(): Promise<{url: string, scrubbed: (responseId: string) => Promise<number>}> {
+async function startCleanroomServe(): Promise<{url: string, scrubbed: (responseId: string) => Promise<number>, pid: number | undefined}> {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), "cleanroom-serve-bench-"));
     const {command, args} = cliCommand(["serve", "--port", "0", "--model", options.model, "--threads", String(options.threads),
         "--parallel", String(parallel), "--db", path.join(home, "bench.db")]);
@@ -129,10 +142,10 @@ async function startCleanroomServe(): Promise<{url: string, scrubbed: (responseI
         });
         child.once("exit", (code) => reject(new Error(`cleanroom serve exited with ${code} before serving`)));
     });
-    return {url, scrubbed};
+    return {url, scrubbed, pid: child.pid};
 }
 
-async function startLlamaServer(contextPerSlot: number): Promise<string> {
+async function startLlamaServer(contextPerSlot: number): Promise<{url: string, pid: number | undefined}> {
     const port = await freePort();
     const child = spawn(binary, ["-m", options.model, "--host", "127.0.0.1", "--port", String(port), "--parallel", String(parallel),
         "-c", String(contextPerSlot * parallel), "-t", String(options.threads), "--threads-http", String(parallel + 2), "--no-webui"], {stdio: "ignore"});
@@ -144,10 +157,23 @@ async function startLlamaServer(contextPerSlot: number): Promise<string> {
             throw new Error(`llama-server exited with ${child.exitCode}`);
         const healthy = await fetch(`${base}/health`).then((response) => response.status === 200, () => false);
         if (healthy)
-            return `${base}/v1`;
+            return {url: `${base}/v1`, pid: child.pid};
         if (Date.now() > deadline)
             throw new Error("llama-server did not become healthy in 2 minutes");
         await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+}
+
+/** CPU time (user and system, every thread) a process has taken so far, in ms; null where /proc cannot say (not Linux). */
+function cpuMsOf(pid: number | undefined): number | null {
+    if (pid == null)
+        return null;
+    try {
+        // Fields 14 and 15 (utime, stime) after the command name, which is in parentheses and may hold spaces; in clock ticks (100 a second on Linux).
+        const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+        return (Number(fields[11]) + Number(fields[12])) * 10;
+    } catch {
+        return null;
     }
 }
 

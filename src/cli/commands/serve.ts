@@ -27,6 +27,8 @@ const PortSchema = z.number().int().min(0).max(65_535);
 const ParallelSchema = z.number().int().min(1).max(64);
 /** Seconds a `cache_salt` reuse cache is kept unused: at most the pool's own idle scrub (10 minutes). */
 const CacheIdleSchema = z.number().min(0.1).max(600);
+/** Contexts serve keeps created ahead, so that a request does not wait for its own to be made (docs/local-server.md). */
+const serveFreshContextReserve = 2;
 const ApiKeySchema = z.string().min(8, "a key has at least 8 characters").max(512, "a key has at most 512 characters")
     .regex(/^\S+$/, "a key cannot hold spaces");
 
@@ -61,7 +63,7 @@ export function registerServeCommand(program: Command) {
                 if (!useStoredKeys)
                     checkListenAddress(options.host, options.apiKey.length);
                 const modelPath = requireCliModel(options.model);
-                core = await openCore({db: options.db, threads: options.threads, contextSize: options.contextSize, gpu: options.gpu});
+                core = await openCore({db: options.db, threads: options.threads, contextSize: options.contextSize, gpu: options.gpu, freshContextReserve: serveFreshContextReserve});
                 if (options.embeddingModel != null)
                     core.useEmbeddingModel(options.embeddingModel);
                 const opened = core;

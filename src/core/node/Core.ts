@@ -450,13 +450,12 @@ export class Core {
 
     /**
      * Revokes an API key: refused from the server's next request on, and its `cache_salt` caches
-     * scrubbed now, so that a key made later under the same label starts with none of them.
+     * scrubbed now (a key made later, even under the same label, is another tenant and never had them).
      */
     public async revokeApiKey(id: string): Promise<boolean> {
-        const label = this.apiKeys.list().find((key) => key.id === id)?.label;
         const revoked = this.apiKeys.revoke(id);
-        if (revoked && label != null)
-            await this._apiRequests.endCaches(label);
+        if (revoked)
+            await this._apiRequests.endCaches(id);
         return revoked;
     }
 

@@ -6,8 +6,8 @@ import type {AuditLog} from "../audit/AuditLog.js";
 /** A stored key as lists show it: never the key, never its hash. */
 export type ApiKeyInfo = {id: string, label: string, createdAt: number};
 
-/** What the server compares a presented key with. */
-export type StoredApiKeyHash = {label: string, sha256: Buffer};
+/** What the server compares a presented key with: the key's id is its tenant, its label what the tenant is shown as. */
+export type StoredApiKeyHash = {id: string, label: string, sha256: Buffer};
 
 /** What a key starts with, so that one found in a file or a log is recognised as Cleanroom's. */
 export const apiKeyPrefix = "crk-";
@@ -58,8 +58,8 @@ export class ApiKeyStore {
 
     /** The stored hashes, read anew at each call: a key revoked or created is seen by the next request. */
     public hashes(): StoredApiKeyHash[] {
-        const rows = this._db.prepare("SELECT label, sha256 FROM api_keys").all() as Array<{label: string, sha256: Buffer}>;
-        return rows.map((row) => ({label: row.label, sha256: row.sha256}));
+        const rows = this._db.prepare("SELECT id, label, sha256 FROM api_keys").all() as Array<{id: string, label: string, sha256: Buffer}>;
+        return rows.map((row) => ({id: row.id, label: row.label, sha256: row.sha256}));
     }
 }
 

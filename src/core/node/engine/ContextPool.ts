@@ -1,16 +1,24 @@
 import os from "node:os";
 import {EventRelay, withLock} from "lifecycle-utils";
-import type {LlamaContextOptions, LlamaModel} from "node-llama-cpp";
+import type {LlamaContext, LlamaContextOptions, LlamaModel} from "node-llama-cpp";
 import {CleanroomError} from "../../common/errors.js";
 import type {ConversationId, SessionEndReason} from "../../common/types.js";
 import {ConversationContext, type BeforeScrub, type SessionEnd} from "./ConversationContext.js";
 import type {KvScrubber} from "./KvScrubber.js";
+import {FreshContextReserve, type FreshContextSource} from "./FreshContextReserve.js";
 
 export type ContextPoolOptions = {
     /** Memory all pooled contexts together may take. Defaults to half of the free memory at start. */
     budgetBytes?: number,
     /** A session unused for this long ends (and is scrubbed). `0` disables. Defaults to 10 minutes. */
-    idleTimeoutMs?: number
+    idleTimeoutMs?: number,
+    /**
+     * Never-used contexts kept created ahead (see `FreshContextReserve`), so that a new session does
+     * not wait for its context to be made; they count in the budget and are the first freed when a
+     * session needs the room. Defaults to `0` (each context is created on its session's path): the
+     * app's contexts can be large, and a conversation opens seldom; `cleanroom serve` keeps some.
+     */
+    freshReserve?: number
 };
 
 /** A session that ended: its scrub's report. */
@@ -33,27 +41,45 @@ export type PooledContext = {
     end(reason: SessionEndReason, beforeScrub?: BeforeScrub): Promise<SessionEnd>
 };
 
-/** Makes a conversation's own context; the pool calls it once there is room. */
-export type PooledContextFactory<Context extends PooledContext> = (conversationId: ConversationId) => Promise<Context>;
+/**
+ * Makes a conversation's own context, once there is room: from `fresh`, a never-used context taken
+ * from the pool's reserve, when it has one.
+ */
+export type PooledContextFactory<Context extends PooledContext, Fresh = never> = (conversationId: ConversationId, fresh: Fresh | null) => Promise<Context>;
+
+/** What makes a pool's contexts: each session's own, and (with a reserve) never-used ones ahead of time. */
+export type PooledContextSource<Context extends PooledContext, Fresh = never> = PooledContextFactory<Context, Fresh> | {
+    adopt: PooledContextFactory<Context, Fresh>,
+    fresh: FreshContextSource<Fresh>
+};
 
 /**
- * The factory of real contexts: a new llama.cpp context of one sequence, checked against the
- * scrubber's learned layout (relearned once if the context refutes a cached one).
+ * The factory of real contexts: a new llama.cpp context of one sequence (made ahead by the
+ * reserve, or on the session's path), checked against the scrubber's learned layout (relearned once
+ * if the context refutes a cached one), then owned by its conversation.
  */
-export function conversationContextFactory(model: LlamaModel, contextOptions: LlamaContextOptions, scrubber: KvScrubber): PooledContextFactory<ConversationContext> {
-    return async (conversationId) => {
-        const llamaContext = await model.createContext({...contextOptions, sequences: 1});
-        try {
-            if (llamaContext.contextSize !== scrubber.kvCells) // a cached layout this context refutes is learned again
-                await scrubber.relearnCached(`a new context has ${llamaContext.contextSize} cells, the cached layout ${scrubber.kvCells}`);
-            if (llamaContext.contextSize !== scrubber.kvCells)
-                throw new CleanroomError("INTERNAL", `A new context has ${llamaContext.contextSize} cells, the scrubber was learned for ${scrubber.kvCells}.`);
-        } catch (error) {
-            // Never used (zero-filled when allocated, nothing evaluated): freed, with nothing to scrub.
-            await llamaContext.dispose();
-            throw error;
-        }
-        return ConversationContext._create(llamaContext, conversationId, scrubber);
+export function conversationContextFactory(model: LlamaModel, contextOptions: LlamaContextOptions, scrubber: KvScrubber): PooledContextSource<ConversationContext, LlamaContext> {
+    const fresh: FreshContextSource<LlamaContext> = {
+        create: async () => {
+            const llamaContext = await model.createContext({...contextOptions, sequences: 1});
+            try {
+                if (llamaContext.contextSize !== scrubber.kvCells) // a cached layout this context refutes is learned again
+                    await scrubber.relearnCached(`a new context has ${llamaContext.contextSize} cells, the cached layout ${scrubber.kvCells}`);
+                if (llamaContext.contextSize !== scrubber.kvCells)
+                    throw new CleanroomError("INTERNAL", `A new context has ${llamaContext.contextSize} cells, the scrubber was learned for ${scrubber.kvCells}.`);
+            } catch (error) {
+                // Never used (zero-filled when allocated, nothing evaluated): freed, with nothing to scrub.
+                await llamaContext.dispose();
+                throw error;
+            }
+            return llamaContext;
+        },
+        // Never used: nothing to scrub.
+        discard: async (llamaContext) => await llamaContext.dispose()
+    };
+    return {
+        fresh,
+        adopt: async (conversationId, reserved) => ConversationContext._create(reserved ?? await fresh.create(), conversationId, scrubber)
     };
 }
 
@@ -66,10 +92,11 @@ export function defaultPoolBudgetBytes() {
  * conversation that does not fit ends the least recently used idle sessions first.
  * Every way a session ends goes through `ConversationContext.end`, which scrubs.
  */
-export class ContextPool<Context extends PooledContext = ConversationContext> {
+export class ContextPool<Context extends PooledContext = ConversationContext, Fresh = LlamaContext> {
     public readonly budgetBytes: number;
     public readonly contextBytes: number;
-    private readonly _createContext: PooledContextFactory<Context>;
+    private readonly _createContext: PooledContextFactory<Context, Fresh>;
+    private readonly _reserve: FreshContextReserve<Fresh> | null;
     private readonly _idleTimeoutMs: number;
     private readonly _contexts = new Map<ConversationId, Context>();
     private readonly _idleTimers = new Map<ConversationId, NodeJS.Timeout>();
@@ -79,16 +106,25 @@ export class ContextPool<Context extends PooledContext = ConversationContext> {
     public readonly onSessionEnd = new EventRelay<PooledSessionEnd>();
     private readonly _ending = new Set<Promise<unknown>>();
     private _disposed = false;
+    /** A session's context is being made (opens run one at a time): it counts as held. */
+    private _opening = false;
     /** Set by the engine when resume snapshots are kept (a stored database with a key). */
     public beforeScrub: PoolBeforeScrub | null = null;
 
-    public constructor(createContext: PooledContextFactory<Context>, contextBytes: number, {
-        budgetBytes = defaultPoolBudgetBytes(), idleTimeoutMs = defaultIdleTimeoutMs
+    public constructor(source: PooledContextSource<Context, Fresh>, contextBytes: number, {
+        budgetBytes = defaultPoolBudgetBytes(), idleTimeoutMs = defaultIdleTimeoutMs, freshReserve = 0
     }: ContextPoolOptions = {}) {
-        this._createContext = createContext;
+        this._createContext = typeof source === "function" ? source : source.adopt;
+        this._reserve = typeof source === "function" || freshReserve <= 0 ? null : new FreshContextReserve(source.fresh, freshReserve);
         this.contextBytes = contextBytes;
         this.budgetBytes = budgetBytes;
         this._idleTimeoutMs = idleTimeoutMs;
+        this._refillReserve();
+    }
+
+    /** Never-used contexts created ahead and not yet taken (or being created). */
+    public get reserved() {
+        return this._reserve?.held ?? 0;
     }
 
     public get capacity() {
@@ -136,6 +172,7 @@ export class ContextPool<Context extends PooledContext = ConversationContext> {
             return result;
         } finally {
             this._ending.delete(ending);
+            this._refillReserve();
         }
     }
 
@@ -158,7 +195,7 @@ export class ContextPool<Context extends PooledContext = ConversationContext> {
             return;
 
         this._disposed = true;
-        await this.endAll(reason);
+        await Promise.all([this.endAll(reason), this._reserve?.dispose()]);
     }
 
     private async _create(conversationId: ConversationId) {
@@ -179,27 +216,57 @@ export class ContextPool<Context extends PooledContext = ConversationContext> {
             );
 
         const evicted: ConversationId[] = [];
-        // A context being scrubbed still holds its memory: a new one waits for a scrub to end before evicting anyone.
-        while ((this._contexts.size + this._ending.size + 1) * this.contextBytes > this.budgetBytes) {
-            if (this._ending.size > 0) {
-                await Promise.race(this._ending);
-                continue;
+        // Counted from here on as held: a reserve refilled meanwhile (a session ended) cannot take its room.
+        this._opening = true;
+        // Taken from the reserve, it is this session's alone.
+        const fresh = this._reserve?.take() ?? null;
+        try {
+            // A context being scrubbed still holds its memory: a new one waits for a scrub to end before evicting anyone,
+            // and frees the reserve's never-used contexts first.
+            while (this._contextsHeld() > this._budgetedContexts()) {
+                if (this.reserved > 0 && await this._reserve!.shrink())
+                    continue;
+                if (this._ending.size > 0) {
+                    await Promise.race(this._ending);
+                    continue;
+                }
+                const victim = this._leastRecentlyUsedIdle();
+                if (victim == null)
+                    throw new CleanroomError(
+                        "POOL_BUDGET_TOO_SMALL",
+                        `All ${this._contexts.size} pooled contexts are generating; none can be evicted to make room.`,
+                        {pooled: this._contexts.size, budgetBytes: this.budgetBytes}
+                    );
+                evicted.push(victim);
+                await this.end(victim, "evict");
             }
-            const victim = this._leastRecentlyUsedIdle();
-            if (victim == null)
-                throw new CleanroomError(
-                    "POOL_BUDGET_TOO_SMALL",
-                    `All ${this._contexts.size} pooled contexts are generating; none can be evicted to make room.`,
-                    {pooled: this._contexts.size, budgetBytes: this.budgetBytes}
-                );
-            evicted.push(victim);
-            await this.end(victim, "evict");
+        } catch (error) {
+            if (fresh != null)
+                await this._reserve!.discard(fresh);
+            throw error;
+        } finally {
+            this._opening = false;
         }
 
-        const context = await this._createContext(conversationId);
+        const context = await this._createContext(conversationId, fresh);
         this._contexts.set(conversationId, context);
         this._touch(conversationId, context);
+        this._refillReserve();
         return {context, created: true, evicted};
+    }
+
+    /** Contexts holding memory: the sessions' (and the one being opened), those being scrubbed, the reserve's. */
+    private _contextsHeld() {
+        return this._contexts.size + (this._opening ? 1 : 0) + this._ending.size + this.reserved;
+    }
+
+    private _budgetedContexts() {
+        return Math.floor(this.budgetBytes / this.contextBytes);
+    }
+
+    /** Tops the reserve up, off every session's path, with what room the sessions leave. */
+    private _refillReserve() {
+        this._reserve?.refill(() => !this._disposed && this._contextsHeld() + 1 <= this._budgetedContexts());
     }
 
     /** The map keeps use order (see `_touch`): the first idle entry is the least recently used. */

@@ -5,10 +5,11 @@ import type {EmbeddingScrub} from "../documents/embedding/DocumentEmbedder.js";
 import type {EmbeddingModelChoice} from "../documents/embedding/EmbeddingModelChoice.js";
 import {recordEmbeddingScrub} from "../documents/embedding/recordEmbeddingScrub.js";
 import {apiModelName} from "../serving/apiModelName.js";
+import type {ApiTenant} from "./ApiRequestService.js";
 
 export type ApiEmbeddingInput = {
     /** Who asks: a label for the API key, or `loopback` without keys. Never the key itself. */
-    tenant: string,
+    tenant: ApiTenant,
     texts: readonly string[]
 };
 
@@ -56,7 +57,7 @@ export class ApiEmbeddingService {
         if (counts[longest]! > limit) {
             const tokens = counts[longest]!;
             this._audit.record({kind: "api.refused", conversationId: requestId, data: {
-                tenant, promptTokens: tokens, replyBudget: 0, neededTokens: tokens, contextSize: limit, overBy: tokens - limit
+                tenant: tenant.label, promptTokens: tokens, replyBudget: 0, neededTokens: tokens, contextSize: limit, overBy: tokens - limit
             }});
             throw new CleanroomError("CONTEXT_OVERFLOW",
                 `Input ${longest} has ${tokens} tokens, and the embedding model reads at most ${limit} of one input: ${tokens - limit} over. Nothing was evaluated.`,

@@ -1,5 +1,6 @@
 import crypto from "node:crypto";
 import {EventRelay} from "lifecycle-utils";
+import type {LlamaGrammar, LlamaModel} from "node-llama-cpp";
 import {ContextOverflowError, CleanroomError} from "../../common/errors.js";
 import {MaxTokensSchema} from "../../common/api/limits.js";
 import type {ConversationSettings, ScrubReport} from "../../common/types.js";
@@ -7,13 +8,24 @@ import type {AuditLog} from "../audit/AuditLog.js";
 import type {SessionEnd} from "../engine/ConversationContext.js";
 import type {ChatTurnInput, LocalEngine, PreparedPrompt} from "../engine/LocalEngine.js";
 import {toScrubReport} from "../engine/toScrubReport.js";
+import {JsonGrammarCache} from "../serving/JsonGrammarCache.js";
+
+/**
+ * Who asks: an API key (its id: the stored key's id, or `key 1` for the first `--api-key`), or
+ * `loopback` without keys. Caches and sessions are keyed by `id`, so two keys under the same
+ * label share nothing; `label` is what the log, the audit trail and the Isolation panel show.
+ * Never the key itself, nor its hash.
+ */
+export type ApiTenant = {id: string, label: string};
+
+/** Every loopback client when the server takes no keys: one tenant. */
+export const loopbackTenant: ApiTenant = {id: "loopback", label: "loopback"};
 
 /** One message of an API request, its text already joined from its parts. */
 export type ApiMessage = {role: "system" | "user" | "assistant", content: string};
 
 export type ApiRequestInput = {
-    /** Who asks: a label for the API key (`key 1`), or `loopback` without keys. Never the key itself. */
-    tenant: string,
+    tenant: ApiTenant,
     /** What the model continues: a conversation (the last message the user's, rendered by the chat template), or a raw text prompt. */
     source: {kind: "chat", messages: ApiMessage[]} | {kind: "text", prompt: string},
     /** Reply budget in tokens. Defaults to the room the prompt leaves in the context. */
@@ -74,6 +86,7 @@ export type ApiRunCallbacks = {
 /** A reuse cache (tenant and `cache_salt`) ended: idle, at shutdown, its key revoked, or dropped by the pool. */
 export type ApiCacheEnd = {
     sessionId: string,
+    /** The tenant's label (see `ApiTenant`). */
     tenant: string,
     reason: "idle" | "shutdown" | "revoked",
     /** Null when the context was already gone (evicted, or ended by a failed request). */
@@ -81,7 +94,7 @@ export type ApiCacheEnd = {
     error: unknown
 };
 
-type ReuseCache = {tenant: string, users: number, timer: NodeJS.Timeout | null, lock: Promise<void>};
+type ReuseCache = {tenant: ApiTenant, users: number, timer: NodeJS.Timeout | null, lock: Promise<void>};
 
 /** Top-k is not an OpenAI parameter: llama-server's default. */
 const apiTopK = 40;
@@ -98,6 +111,8 @@ export class ApiRequestService {
     /** Names the reuse caches without writing down any salt: an HMAC under a key of this process only. */
     private readonly _cacheNameKey = crypto.randomBytes(32);
     private readonly _caches = new Map<string, ReuseCache>();
+    /** `response_format` grammars, per tenant and schema: built once, not per request. */
+    private readonly _grammars = new JsonGrammarCache<LlamaGrammar, LlamaModel | null>();
     public readonly onCacheEnd = new EventRelay<ApiCacheEnd>();
 
     public constructor(engine: LocalEngine, audit: AuditLog) {
@@ -134,10 +149,12 @@ export class ApiRequestService {
             }
         } catch (error) {
             if (error instanceof ContextOverflowError)
-                this._audit.record({kind: "api.refused", conversationId: requestId, data: {tenant: input.tenant, ...error.overflow}});
+                this._audit.record({kind: "api.refused", conversationId: requestId, data: {tenant: input.tenant.label, ...error.overflow}});
             throw error;
         }
-        const grammar = input.json == null ? undefined : await this._engine.createJsonGrammar(input.json.schema);
+        const {json} = input;
+        const grammar = json == null ? undefined
+            : await this._grammars.get(this._engine.model, input.tenant.id, json.schema, () => this._engine.createJsonGrammar(json.schema));
         const sessionId = input.reuse == null ? requestId : this._cacheSessionId(input.tenant, input.reuse.salt);
         return {requestId, sessionId, input, settings, turn: {history, userText: last.content, grammar}, prompt};
     }
@@ -172,12 +189,13 @@ export class ApiRequestService {
     }
 
     /**
-     * Scrubs every reuse cache now (the server is stopping), or only `tenant`'s (its key was revoked:
-     * a key made later with the same label starts with none), each reported on `onCacheEnd`.
+     * Scrubs every reuse cache now (the server is stopping), or only those of the tenant `tenantId`
+     * (its key was revoked), each reported on `onCacheEnd`; forgets their `response_format` grammars too.
      */
-    public async endCaches(tenant?: string): Promise<void> {
-        const ending = [...this._caches].filter(([, cache]) => tenant == null || cache.tenant === tenant).map(([sessionId]) => sessionId);
-        await Promise.all(ending.map((sessionId) => this._endCache(sessionId, tenant == null ? "shutdown" : "revoked")));
+    public async endCaches(tenantId?: string): Promise<void> {
+        this._grammars.forget(tenantId);
+        const ending = [...this._caches].filter(([, cache]) => tenantId == null || cache.tenant.id === tenantId).map(([sessionId]) => sessionId);
+        await Promise.all(ending.map((sessionId) => this._endCache(sessionId, tenantId == null ? "shutdown" : "revoked")));
     }
 
     private async _run(request: PreparedApiRequest, {signal, onText, onAnswered}: ApiRunCallbacks): Promise<ApiRequestResult> {
@@ -194,7 +212,7 @@ export class ApiRequestService {
                 end = ended;
         });
         this._audit.record({kind: "api.request", conversationId: requestId, data: {
-            tenant: input.tenant, promptTokens: request.prompt.tokens.length, maxTokens: request.prompt.maxTokens, ...kept ? {cacheSession: sessionId} : {}
+            tenant: input.tenant.label, promptTokens: request.prompt.tokens.length, maxTokens: request.prompt.maxTokens, ...kept ? {cacheSession: sessionId} : {}
         }});
         try {
             const result = await this._engine.runTurn({
@@ -209,7 +227,7 @@ export class ApiRequestService {
                 completionTokens: result.tokens.length, cachedTokens: result.reusedPromptTokens
             };
             this._audit.record({kind: "api.answered", conversationId: requestId, data: {
-                tenant: input.tenant, finishReason, promptTokens: answer.promptTokens, completionTokens: answer.completionTokens,
+                tenant: input.tenant.label, finishReason, promptTokens: answer.promptTokens, completionTokens: answer.completionTokens,
                 cachedTokens: answer.cachedTokens, ...kept ? {cacheSession: sessionId} : {}
             }});
             // The reply goes to the client now; the scrub below is on neither its path nor the next request's.
@@ -230,8 +248,8 @@ export class ApiRequestService {
         }
     }
 
-    private _cacheSessionId(tenant: string, salt: string) {
-        return `api-cache-${crypto.createHmac("sha256", this._cacheNameKey).update(tenant).update("\0").update(salt).digest("hex").slice(0, 24)}`;
+    private _cacheSessionId(tenant: ApiTenant, salt: string) {
+        return `api-cache-${crypto.createHmac("sha256", this._cacheNameKey).update(tenant.id).update("\0").update(salt).digest("hex").slice(0, 24)}`;
     }
 
     private async _endCache(sessionId: string, reason: ApiCacheEnd["reason"]) {
@@ -254,6 +272,6 @@ export class ApiRequestService {
         } catch (caught) {
             error = caught;
         }
-        this.onCacheEnd.dispatchEvent({sessionId, tenant: cache.tenant, reason, scrub, error});
+        this.onCacheEnd.dispatchEvent({sessionId, tenant: cache.tenant.label, reason, scrub, error});
     }
 }
