@@ -4,12 +4,22 @@ import {configDefaults, defineConfig} from "vitest/config";
 /**
  * Files that run alone, after all the others: each holds a claim on the clock that a busy neighbour
  * on two cores could break (a median latency compared, a 400 ms stall timeout, a 20 s refusal bound,
- * kill -9 at chosen milliseconds, a process tree slowed by strace).
+ * kill -9 at chosen milliseconds, a process tree slowed by strace), or runs the model with
+ * `--gpu vulkan`, which under CI is Mesa's llvmpipe: a software device that takes every core, whose
+ * replies beside another file outlasted their 120 s wait (gpuPanel.e2e, at a load average of 30).
  */
 const runAlone = {
     model: [
+        "test/integration/deviceProbe.test.ts",
+        "test/integration/differential.test.ts",
         "test/integration/documentExtraction.test.ts",
-        "test/integration/prefixCacheAudit.test.ts"
+        "test/integration/gpu.test.ts",
+        "test/integration/overflow.test.ts",
+        "test/integration/prefixCacheAudit.test.ts",
+        "test/integration/scrub.test.ts"
+    ],
+    e2e: [
+        "test/e2e/gpuPanel.e2e.test.ts"
     ],
     security: [
         "test/security/crashDurability.test.ts",
@@ -24,7 +34,7 @@ const runAlone = {
  * - model: the real model, real SQLite, real HTTP servers, the CLI as a process;
  * - e2e: the real UI in Debian's Chromium, in web mode;
  * - security: fuzzers, kill -9, network silence, secrets at rest;
- * - model-serial, security-serial: the files of `runAlone`.
+ * - model-serial, e2e-serial, security-serial: the files of `runAlone`.
  * Two groups (`sequence.groupOrder`; vitest 4 gives a group one queue of files and one worker count):
  * first every project but the serial ones, two files at a time on two cores (`maxWorkers`, one per
  * core), whatever they run on: a model-backed file spends much of its time waiting on the processes
@@ -51,10 +61,11 @@ export default defineConfig({
             {extends: true, test: {name: "unit", include: ["test/unit/**/*.test.ts"], sequence: {groupOrder: 0}}},
             {extends: true, test: {name: "model", include: ["test/integration/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.model],
                 sequence: {groupOrder: 0}}},
-            {extends: true, test: {name: "e2e", include: ["test/e2e/**/*.test.ts"], sequence: {groupOrder: 0}}},
+            {extends: true, test: {name: "e2e", include: ["test/e2e/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.e2e], sequence: {groupOrder: 0}}},
             {extends: true, test: {name: "security", include: ["test/security/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.security],
                 sequence: {groupOrder: 0}}},
             {extends: true, test: {name: "model-serial", include: runAlone.model, fileParallelism: false, sequence: {groupOrder: 1}}},
+            {extends: true, test: {name: "e2e-serial", include: runAlone.e2e, fileParallelism: false, sequence: {groupOrder: 1}}},
             {extends: true, test: {name: "security-serial", include: runAlone.security, fileParallelism: false, sequence: {groupOrder: 1}}}
         ]
     }
