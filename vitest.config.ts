@@ -10,6 +10,8 @@ import {configDefaults, defineConfig} from "vitest/config";
  */
 const runAlone = {
     model: [
+        // Its beforeAll reads the vocabularies of real tokenizers (about a minute of CPU alone): beside another file it outlasted hookTimeout.
+        "test/integration/cloud-token-count.test.ts",
         "test/integration/deviceProbe.test.ts",
         "test/integration/differential.test.ts",
         "test/integration/documentExtraction.test.ts",
