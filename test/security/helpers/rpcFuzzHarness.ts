@@ -9,7 +9,7 @@ import {connectCoreClient, createInProcessChannelPair, RemoteCallError, type Con
 import type {SecretVault} from "../../../src/core/common/secrets.js";
 import {type Core} from "../../../src/core/node/Core.js";
 import {loadLlama} from "../../../src/core/node/engine/loadLlama.js";
-import {openDatabase} from "../../../src/core/node/store/openDatabase.js";
+import {openDatabase} from "../../../src/core/node/database/openDatabase.js";
 import {createCoreService, type CoreService} from "../../../src/core/node/rpc/createCoreService.js";
 import {serveCoreOverChannel} from "../../../src/core/node/rpc/serveCoreOverChannel.js";
 import {tempDir} from "../../helpers/tempCore.js";
