@@ -2,38 +2,55 @@ import os from "node:os";
 import {configDefaults, defineConfig} from "vitest/config";
 
 /**
- * Security files that load no model, spawn no core or CLI and start no browser (the RPC fuzzers and
- * dispatch, file modes, stock phrases, cloud key binding): they run in parallel, beside the unit
- * files, as the project `security-nomodel`. A security file not listed here runs one at a time.
+ * Files that run alone, after all the others: each holds a claim on the clock that a busy neighbour
+ * on two cores could break (a median latency compared, a 400 ms stall timeout, a 20 s refusal bound,
+ * kill -9 at chosen milliseconds, a process tree slowed by strace), or runs the model with
+ * `--gpu vulkan`, which under CI is Mesa's llvmpipe: a software device that takes every core, whose
+ * replies beside another file outlasted their 120 s wait (gpuPanel.e2e, at a load average of 30).
  */
-const securityWithoutModel = [
-    "test/security/cloudKeyBinding.test.ts",
-    "test/security/privateFiles.test.ts",
-    "test/security/privateWrites.test.ts",
-    "test/security/rpcDispatch.test.ts",
-    "test/security/rpcEventsFuzz.test.ts",
-    "test/security/rpcFuzz.test.ts",
-    "test/security/rpcFuzz.part2.test.ts",
-    "test/security/stockPhrases.test.ts"
-];
+const runAlone = {
+    model: [
+        // Its beforeAll reads the vocabularies of real tokenizers (about a minute of CPU alone): beside another file it outlasted hookTimeout.
+        "test/integration/cloud-token-count.test.ts",
+        "test/integration/deviceProbe.test.ts",
+        "test/integration/differential.test.ts",
+        "test/integration/documentExtraction.test.ts",
+        "test/integration/gpu.test.ts",
+        "test/integration/overflow.test.ts",
+        "test/integration/prefixCacheAudit.test.ts",
+        "test/integration/scrub.test.ts"
+    ],
+    e2e: [
+        "test/e2e/gpuPanel.e2e.test.ts"
+    ],
+    security: [
+        "test/security/crashDurability.test.ts",
+        "test/security/downloadStall.test.ts",
+        "test/security/networkSilence.test.ts"
+    ]
+};
 
 /**
- * Four projects (`npm test` runs all; `npm run test:unit` etc. one), in this order:
- * - unit: no model, no spawned core, under 30 s; with it, in parallel, security-nomodel;
+ * `npm test` runs every project; `npm run test:unit` etc. one part. What each runs on:
+ * - unit: no model, no spawned core, under 30 s;
  * - model: the real model, real SQLite, real HTTP servers, the CLI as a process;
  * - e2e: the real UI in Debian's Chromium, in web mode;
- * - security: fuzzers, kill -9, network silence, secrets at rest.
- * Model-backed files run one at a time: on two cores they would fight for CPU and time out. Files
- * that load no model run in parallel, one per core (`maxWorkers`).
+ * - security: fuzzers, kill -9, network silence, secrets at rest;
+ * - model-serial, e2e-serial, security-serial: the files of `runAlone`.
+ * Two groups (`sequence.groupOrder`; vitest 4 gives a group one queue of files and one worker count):
+ * first every project but the serial ones, two files at a time on two cores (`maxWorkers`, one per
+ * core), whatever they run on: a model-backed file spends much of its time waiting on the processes
+ * it spawns, the browser or the scrub, so two of them share the cores (one model file at a time, the
+ * suite took 990 s on a quiet 2-core machine); then the files of `runAlone`, one at a time. Projects
+ * of one group start in the order of their names (e2e, model, security, unit), so the short unit
+ * files fill the group's end.
  */
 export default defineConfig({
     test: {
         testTimeout: 120_000,
         hookTimeout: 120_000,
         pool: "forks",
-        // vitest's default is one worker fewer than the cores: one file at a time on two cores. Files that
-        // load no model (unit, security-nomodel) run one per core; the projects with fileParallelism off
-        // (model, e2e, security) still run one file at a time.
+        // vitest's default is one worker fewer than the cores: one file at a time on two cores.
         maxWorkers: os.availableParallelism(),
         // Processes the tests spawn start with the core's environment (coreProcessEnv), as the
         // app's own launchers give it, so none needs to relaunch itself (coreThreadpool.test.ts
@@ -44,11 +61,14 @@ export default defineConfig({
         globalSetup: ["test/setup/compiledCli.ts"],
         projects: [
             {extends: true, test: {name: "unit", include: ["test/unit/**/*.test.ts"], sequence: {groupOrder: 0}}},
-            {extends: true, test: {name: "model", include: ["test/integration/**/*.test.ts"], fileParallelism: false, sequence: {groupOrder: 1}}},
-            {extends: true, test: {name: "e2e", include: ["test/e2e/**/*.test.ts"], fileParallelism: false, sequence: {groupOrder: 2}}},
-            {extends: true, test: {name: "security-nomodel", include: securityWithoutModel, sequence: {groupOrder: 0}}},
-            {extends: true, test: {name: "security", include: ["test/security/**/*.test.ts"], exclude: [...configDefaults.exclude, ...securityWithoutModel],
-                fileParallelism: false, sequence: {groupOrder: 3}}}
+            {extends: true, test: {name: "model", include: ["test/integration/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.model],
+                sequence: {groupOrder: 0}}},
+            {extends: true, test: {name: "e2e", include: ["test/e2e/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.e2e], sequence: {groupOrder: 0}}},
+            {extends: true, test: {name: "security", include: ["test/security/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.security],
+                sequence: {groupOrder: 0}}},
+            {extends: true, test: {name: "model-serial", include: runAlone.model, fileParallelism: false, sequence: {groupOrder: 1}}},
+            {extends: true, test: {name: "e2e-serial", include: runAlone.e2e, fileParallelism: false, sequence: {groupOrder: 1}}},
+            {extends: true, test: {name: "security-serial", include: runAlone.security, fileParallelism: false, sequence: {groupOrder: 1}}}
         ]
     }
 });
