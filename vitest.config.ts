@@ -49,6 +49,9 @@ export default defineConfig({
     test: {
         testTimeout: 120_000,
         hookTimeout: 120_000,
+        // expect.poll waits for a condition; its default of 1 s is short for a scrub or a spawned process
+        // on two busy cores. A poll ends as soon as its condition holds, so only a failure waits this long.
+        expect: {poll: {timeout: 15_000}},
         pool: "forks",
         // vitest's default is one worker fewer than the cores: one file at a time on two cores.
         maxWorkers: os.availableParallelism(),
