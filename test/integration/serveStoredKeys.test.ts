@@ -61,6 +61,24 @@ function chat(baseURL: string, apiKey: string) {
 }
 
 describe.skipIf(modelPath == null)("the app's local API server with stored keys (real model, real SQLite, real HTTP)", () => {
+    it("tells the app's idle lock while a request is answered: api.activity is 1 with the request and 0 once its context is scrubbed", async () => {
+        const {core, service} = await openAppCore();
+        const counts: number[] = [];
+        const listening = service.events.onAny((event, payload) => {
+            if (event === "api.activity")
+                counts.push((payload as {requestsInFlight: number}).requestsInFlight);
+        });
+        const created = await call<Created>(service, "apiKeys.create", {label: "editor"});
+        const status = await call<Status>(service, "apiServer.start", {port: 0});
+        expect(counts).toEqual([]);
+
+        await chat(status.baseUrl, created.secret);
+        await expect.poll(() => counts).toEqual([1, 0]);
+        // The count fell to 0 only after the scrub that ends the request, which follows the reply.
+        expect(core.apiSessions()[0]?.scrub?.verified).toBe(true);
+        listening.dispose();
+    });
+
     it("keeps only a key's SHA-256 in the encrypted store: no byte of the decrypted database holds the key, yet the key opens the server", async () => {
         const {core, service} = await openAppCore();
         const created = await call<Created>(service, "apiKeys.create", {label: "editor"});

@@ -132,6 +132,22 @@ describe("the idle lock", () => {
         await expectLockAfter(service, nextLock, 5 * minute);
     });
 
+    it("never cuts a request of the local API server: the idle time counts from when the last one ends", async () => {
+        const fake = fakeHost();
+        const {service, nextLock} = unlockedService(fake.host, 5 * minute);
+
+        fake.events.emit("api.activity", {requestsInFlight: 1});
+        fake.events.emit("api.activity", {requestsInFlight: 2});
+        await vi.advanceTimersByTimeAsync(30 * minute);
+        expect(service.locked).toBe(false);
+        fake.events.emit("api.activity", {requestsInFlight: 1});
+        await vi.advanceTimersByTimeAsync(30 * minute);
+        expect(service.locked).toBe(false);
+
+        fake.events.emit("api.activity", {requestsInFlight: 0});
+        await expectLockAfter(service, nextLock, 5 * minute);
+    });
+
     it("uses the saved 'lock after' minutes when none is forced, and a change to 0 turns the idle lock off", async () => {
         const {host} = fakeHost({lockAfterMinutes: 2});
         const {service, nextLock} = unlockedService(host);

@@ -1,4 +1,4 @@
-import {AsyncDisposeAggregator} from "lifecycle-utils";
+import {AsyncDisposeAggregator, EventRelay} from "lifecycle-utils";
 import type {Llama} from "node-llama-cpp";
 import {catchScrubFault} from "../common/catchScrubFault.js";
 import {CleanroomError, ContextOverflowError} from "../common/errors.js";
@@ -421,7 +421,7 @@ export class Core {
 
     /** Runs a prepared API request in a context of its own, ended (scrubbed and verified) with it; `onAnswered` hears the reply before that scrub. */
     public async runApiRequest(request: PreparedApiRequest, callbacks: ApiRunCallbacks = {}): Promise<ApiRequestResult> {
-        return await this._apiRequests.run(request, callbacks);
+        return await this._countingApiRequest(() => this._apiRequests.run(request, callbacks));
     }
 
     /**
@@ -430,7 +430,7 @@ export class Core {
      * text longer than the model reads whole, `MODEL_NOT_LOADED` when no embedding model is chosen.
      */
     public async embedForApi(input: ApiEmbeddingInput): Promise<ApiEmbeddingResult> {
-        return await this._apiEmbeddings.embed(input);
+        return await this._countingApiRequest(() => this._apiEmbeddings.embed(input));
     }
 
     /** The name the API server lists the embedding model under; null when none is chosen. */
@@ -532,6 +532,19 @@ export class Core {
     }
 
     /** A session that ended with no call waiting for it could not be verified scrubbed (incognito ones too); dispose the handle to stop listening. */
+    /** The number of API requests being run (completions and embeddings, until their scrub), each time it changes. */
+    public readonly onApiActivity = new EventRelay<number>();
+    private _apiRequestsInFlight = 0;
+
+    private async _countingApiRequest<T>(work: () => Promise<T>): Promise<T> {
+        this.onApiActivity.dispatchEvent(++this._apiRequestsInFlight);
+        try {
+            return await work();
+        } finally {
+            this.onApiActivity.dispatchEvent(--this._apiRequestsInFlight);
+        }
+    }
+
     public onBackgroundScrubFault(listener: (fault: BackgroundScrubFault) => void): Disposable & {dispose(): void} {
         const handle = this._services.engine.onBackgroundScrubFault.createListener(listener);
         const dispose = () => handle.dispose();

@@ -28,6 +28,8 @@ export const coreEvents = {
     "core.status": CoreStatusSchema,
     /** The app locked (`app.lock`, the idle time), unlocked, or its passphrase was set or removed: the lock state as `app.lockState` gives it. */
     "app.lockChanged": AppLockStateSchema,
+    /** Requests of the local API server being answered (and their contexts scrubbed), as the count changes: the app's idle lock waits while any is. */
+    "api.activity": z.object({requestsInFlight: z.number().int().nonnegative()}),
     /** A model download's progress, in order, ending with `done`, `failed` or `cancelled`. */
     "models.downloadProgress": DownloadProgressEventSchema
 } as const satisfies Record<string, z.ZodType>;

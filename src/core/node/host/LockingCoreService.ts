@@ -67,6 +67,8 @@ export class LockingCoreService implements CoreService {
     private _callsInFlight = 0;
     /** Conversations whose reply is streaming (between `turn.started` and `turn.finished` or `turn.error`), with the reply's message id. */
     private readonly _streaming = new Map<string, number | null>();
+    /** Requests the local API server is answering in the open core (`api.activity`). */
+    private _apiRequestsInFlight = 0;
     private _transition: Promise<void> = Promise.resolve();
     private _disposed = false;
 
@@ -253,6 +255,7 @@ export class LockingCoreService implements CoreService {
     private _detach() {
         this._host = null;
         this._streaming.clear();
+        this._apiRequestsInFlight = 0;
         this._stopIdleTimer();
         this._forwarding?.dispose();
         this._forwarding = null;
@@ -275,6 +278,15 @@ export class LockingCoreService implements CoreService {
     }
 
     private _trackStreaming(event: string, payload: unknown) {
+        if (event === "api.activity") {
+            const requestsInFlight = (payload as {requestsInFlight?: unknown} | null)?.requestsInFlight;
+            this._apiRequestsInFlight = typeof requestsInFlight === "number" ? requestsInFlight : 0;
+            if (this._apiRequestsInFlight > 0)
+                this._stopIdleTimer();
+            else
+                this._restartIdleTimer();
+            return;
+        }
         const conversationId = (payload as {conversationId?: unknown} | null)?.conversationId;
         if (typeof conversationId !== "string")
             return;
@@ -289,7 +301,7 @@ export class LockingCoreService implements CoreService {
     }
 
     private get _busy() {
-        return this._callsInFlight > 0 || this._streaming.size > 0;
+        return this._callsInFlight > 0 || this._streaming.size > 0 || this._apiRequestsInFlight > 0;
     }
 
     /** Unlock, lock and re-key run one at a time, in order. */

@@ -83,6 +83,7 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
     teardown.add(() => library?.cancelAll());
     teardown.add(core.onAuditEvent((event) => events.emit("audit.event", event)));
     teardown.add(core.onBackgroundScrubFault((fault) => events.emit("scrub.backgroundFault", fault)));
+    teardown.add(core.onApiActivity.createListener((requestsInFlight) => events.emit("api.activity", {requestsInFlight})));
     // Conversations a closed window left in the trash (its undo never ran out here) are deleted now.
     void core.deleteTrashed().catch(() => undefined);
     const requireLibrary = () => {
