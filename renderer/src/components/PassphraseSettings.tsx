@@ -66,7 +66,7 @@ export function PassphraseSettings({client, settings, onSave}: {
                         ? <>
                             <button type="button" className="button" onClick={() => setAction("change")}>Change passphrase…</button>
                             <button type="button" className="button" onClick={() => setAction("remove")}>Remove passphrase…</button>
-                            <button type="button" className="button" onClick={() => void client.call("app.lock", {}).then(() => window.location.reload(),
+                            <button type="button" className="button" onClick={() => void client.call("app.lock", {}).catch(
                                 (failure: unknown) => setMessage({text: describeError(failure).detail, error: true}))}>Lock now</button>
                         </>
                         : <button type="button" className="button" onClick={() => setAction("set")}>Set a passphrase…</button>}
