@@ -68,7 +68,7 @@ describe("a session that ends with no call waiting for it, and whose scrub canno
         const {pool, faults} = poolReportingFaults();
         for (const reason of ["close", "delete", "abort", "fault", "shutdown"] as const) {
             await pool.open(reason);
-            const end = await pool.end(reason, reason);
+            const end = await pool.endSession(reason, reason);
             expect(end?.verified).toBe(false);
         }
         expect(faults).toEqual([]);

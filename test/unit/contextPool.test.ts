@@ -153,6 +153,30 @@ describe("shutting the pool down", () => {
         expect([...made.values()].map((context) => context.endedFor)).toEqual(["unload", "unload"]);
         await expect(pool.open("c")).rejects.toMatchObject({code: "CONTEXT_DISPOSED"});
     });
+
+    it("ends every session as an unload when an `await using` block is left, and a second dispose ends nothing twice", async () => {
+        const {pool, ends} = fakePool({contexts: 3});
+        {
+            await using scoped = pool;
+            await scoped.open("a");
+            await scoped.open("b");
+        }
+        expect(pool.disposed).toBe(true);
+        expect(ends.map(({conversationId, reason}) => [conversationId, reason])).toEqual([["a", "unload"], ["b", "unload"]]);
+        await pool.dispose("shutdown");
+        expect(ends).toHaveLength(2);
+    });
+
+    it("stays open when every session is ended (a delete of all conversations): a conversation opens again in a new context", async () => {
+        const {pool, made} = fakePool({contexts: 3});
+        await pool.open("a");
+        const ended = await pool.endAllSessions("delete");
+        expect(ended.map(({reason}) => reason)).toEqual(["delete"]);
+        expect(pool.disposed).toBe(false);
+        const reopened = await pool.open("a");
+        expect(reopened.created).toBe(true);
+        expect(made.get("a")!.endedFor).toBeNull();
+    });
 });
 
 /** A pool whose contexts come from a reserve of `reserve` never-used ones (`FreshContextReserve`), each fresh one a number. */

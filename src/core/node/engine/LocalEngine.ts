@@ -323,7 +323,7 @@ export class LocalEngine {
         const pool = this._pool;
         let ends: SessionEnd[];
         try {
-            ends = pool != null ? await pool.endAll("shutdown") : [];
+            ends = pool != null ? await pool.endAllSessions("shutdown") : [];
         } finally {
             await this.unloadModel();
             // The snapshots the sessions just left are sealed and written meanwhile; the database closes after them (bounded).
@@ -335,7 +335,7 @@ export class LocalEngine {
 
     /** Ends every session (each scrubbed), the model staying loaded; then throws `ScrubUnverifiedError` if a scrub could not be verified. */
     public async endAllSessions(reason: SessionEndReason): Promise<SessionEnd[]> {
-        const ends = this._pool != null ? await this._pool.endAll(reason) : [];
+        const ends = this._pool != null ? await this._pool.endAllSessions(reason) : [];
         for (const end of ends)
             throwUnlessVerified(end);
         return ends;
@@ -343,7 +343,7 @@ export class LocalEngine {
 
     /** Ends the conversation's session (scrubbed); `ScrubUnverifiedError` when the scrub could not be verified (the context is discarded all the same). */
     public async endSession(conversationId: ConversationId, reason: SessionEndReason): Promise<SessionEnd | null> {
-        const end = await this._pool?.end(conversationId, reason) ?? null;
+        const end = await this._pool?.endSession(conversationId, reason) ?? null;
         if (end != null)
             throwUnlessVerified(end);
         return end;
@@ -481,7 +481,7 @@ export class LocalEngine {
     private async _endUnfinishedTurn(pool: ContextPool, conversationId: ConversationId, context: ConversationContext, reason: "abort" | "fault", cause?: unknown) {
         if (pool.peek(conversationId) !== context)
             return;
-        const end = await pool.end(conversationId, reason);
+        const end = await pool.endSession(conversationId, reason);
         if (end != null)
             throwUnlessVerified(end, cause);
     }
