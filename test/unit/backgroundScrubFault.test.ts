@@ -12,10 +12,10 @@ class UnverifiableContext implements PooledContext {
     public static created = 0;
     public readonly id = `fake-${++UnverifiableContext.created}`;
     public busy = false;
-    public ended = false;
+    public disposed = false;
 
-    public async end(reason: SessionEndReason): Promise<SessionEnd> {
-        this.ended = true;
+    public async dispose(reason: SessionEndReason): Promise<SessionEnd> {
+        this.disposed = true;
         return {
             contextId: this.id, reason, kvCells: 256, layers: 2, bytesZeroed: 1024, bytesChecked: 1024, nonZeroBytes: 8,
             cellsReadBack: 256, verified: false, failure, layoutSource: "learned", durationMs: 1

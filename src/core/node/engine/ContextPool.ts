@@ -36,9 +36,9 @@ export type PooledContext = {
     readonly id: string,
     /** In use or waiting to be: never evicted, and its idle time starts again. */
     readonly busy: boolean,
-    readonly ended: boolean,
-    /** Scrubs and frees; never rejects (see `ConversationContext.end`). `beforeScrub` runs first (a resume snapshot). */
-    end(reason: SessionEndReason, beforeScrub?: BeforeScrub): Promise<SessionEnd>
+    readonly disposed: boolean,
+    /** Scrubs and frees; never rejects (see `ConversationContext.dispose`). `beforeScrub` runs first (a resume snapshot). */
+    dispose(reason: SessionEndReason, beforeScrub?: BeforeScrub): Promise<SessionEnd>
 };
 
 /**
@@ -90,7 +90,7 @@ export function defaultPoolBudgetBytes() {
 /**
  * Owns one `ConversationContext` per conversation within a memory budget. Opening a
  * conversation that does not fit ends the least recently used idle sessions first.
- * Every way a session ends goes through `ConversationContext.end`, which scrubs.
+ * Every way a session ends goes through `ConversationContext.dispose`, which scrubs.
  */
 export class ContextPool<Context extends PooledContext = ConversationContext, Fresh = LlamaContext> {
     public readonly budgetBytes: number;
@@ -146,7 +146,7 @@ export class ContextPool<Context extends PooledContext = ConversationContext, Fr
     /** The conversation's own context, created (after evicting as needed) when it has none. */
     public async open(conversationId: ConversationId): Promise<{context: Context, created: boolean, evicted: ConversationId[]}> {
         const existing = this._contexts.get(conversationId);
-        if (existing != null && !existing.ended) {
+        if (existing != null && !existing.disposed) {
             this._touch(conversationId, existing);
             return {context: existing, created: false, evicted: []};
         }
@@ -165,7 +165,7 @@ export class ContextPool<Context extends PooledContext = ConversationContext, Fr
         this._clearIdleTimer(conversationId);
         this.onSessionEnding.dispatchEvent({conversationId, contextId: context.id, reason});
         const beforeScrub = this.beforeScrub;
-        const ending = context.end(reason, beforeScrub == null ? undefined : (readState, tokens) => beforeScrub(conversationId, reason, readState, tokens));
+        const ending = context.dispose(reason, beforeScrub == null ? undefined : (readState, tokens) => beforeScrub(conversationId, reason, readState, tokens));
         this._ending.add(ending);
         try {
             const result = await ending;
@@ -214,7 +214,7 @@ export class ContextPool<Context extends PooledContext = ConversationContext, Fr
             throw new CleanroomError("CONTEXT_DISPOSED", "The context pool was shut down.");
 
         const existing = this._contexts.get(conversationId);
-        if (existing != null && !existing.ended) {
+        if (existing != null && !existing.disposed) {
             this._touch(conversationId, existing);
             return {context: existing, created: false, evicted: []};
         }

@@ -446,7 +446,7 @@ export class LocalEngine {
     /** The conversation's context as it is now, if it has one that has not ended. */
     public liveContext(conversationId: ConversationId): ContextSnapshot | null {
         const context = this._pool?.peek(conversationId);
-        return context == null || context.ended ? null : context.snapshot();
+        return context == null || context.disposed ? null : context.snapshot();
     }
 
     private _recordContextCreated(conversationId: ConversationId, context: ConversationContext) {
