@@ -76,7 +76,7 @@ export class Core {
         this._apiEmbeddings = new ApiEmbeddingService(services.embeddings, services.audit);
         // The teardown, in the order it must run: the embedding model freed, sessions ended (scrubbed) and the model unloaded, then the database closed.
         this._teardown.add(() => services.embeddings.unload());
-        this._teardown.add(() => services.engine.shutdown());
+        this._teardown.add(() => services.engine.dispose());
         this._teardown.add(() => services.store.purger.close());
         this._teardown.add(() => services.incognito.store.purger.close());
         this._teardown.add(() => void services.database.close());

@@ -316,10 +316,10 @@ export class LocalEngine {
     }
 
     /**
-     * Ends every session (scrubbed) and unloads the model, whatever the sessions' ends reported;
-     * then throws `ScrubUnverifiedError` if a scrub could not be verified.
+     * The engine's end: ends every session (scrubbed, as a "shutdown") and unloads the model, whatever the sessions' ends reported;
+     * then throws `ScrubUnverifiedError` if a scrub could not be verified. A second call finds nothing left to end.
      */
-    public async shutdown() {
+    public async dispose() {
         const pool = this._pool;
         let ends: SessionEnd[];
         try {
@@ -331,6 +331,11 @@ export class LocalEngine {
         }
         for (const end of ends)
             throwUnlessVerified(end);
+    }
+
+    /** `await using engine = new LocalEngine(…)`. */
+    public [Symbol.asyncDispose](): Promise<void> {
+        return this.dispose();
     }
 
     /** Ends every session (each scrubbed), the model staying loaded; then throws `ScrubUnverifiedError` if a scrub could not be verified. */
