@@ -107,7 +107,7 @@ describe.skipIf(modelPath == null)("errors about a path the user typed reveal ne
     });
     afterAll(async () => {
         service?.dispose();
-        await core?.close();
+        await core?.dispose();
     });
 
     /** The error each door gives for `file`: the validator, model.load, models.import. */

@@ -80,7 +80,7 @@ describe.skipIf(modelPath == null)("deleted means gone", () => {
     });
 
     afterAll(async () => {
-        await core?.close();
+        await core?.dispose();
     });
 
     it("removes every row of the conversation: messages, the conversation itself, its audit events", async () => {
@@ -114,7 +114,7 @@ describe.skipIf(modelPath == null)("deleted means gone", () => {
     });
 
     it("leaves no byte of it after the core closes and the database is reopened", async () => {
-        await core.close();
+        await core.dispose();
         const reopened = openDatabase(database);
         try {
             expect(reopened.pragma("integrity_check", {simple: true})).toBe("ok");

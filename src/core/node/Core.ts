@@ -585,13 +585,13 @@ export class Core {
     }
 
     /** Ends every session (each scrubbed), unloads the model and closes the database. Runs once; a second call waits for the first. */
-    public close(): Promise<void> {
+    public dispose(): Promise<void> {
         return this._teardown.dispose();
     }
 
     /** So that callers can write `await using core = Core.create(…)`. */
     public [Symbol.asyncDispose](): Promise<void> {
-        return this.close();
+        return this.dispose();
     }
 }
 

@@ -85,7 +85,7 @@ export async function openCoreHost(options: CoreHostOptions): Promise<CoreHost> 
     const teardown = new AsyncDisposeAggregator();
     teardown.add(async () => void await apiServer.stop());
     teardown.add(service);
-    teardown.add(() => core.close());
+    teardown.add(() => core.dispose());
     return {
         core,
         service,
