@@ -57,5 +57,5 @@ export async function openLockableCoreHost({idleLockMs, onUnlocked, onLocked, wi
         database: options.database, open, passphraseSet, withoutPassphrase: keyWithoutPassphrase, onUnlocked, onLocked, idleLockMs, unlocked,
         unlockBackoff: new UnlockBackoff({file: unlockBackoffFile(options.database), ...unlockBackoff})
     });
-    return {service, opened: unlocked ?? null, locked: () => service.locked, close: () => service.close()};
+    return {service, opened: unlocked ?? null, locked: () => service.locked, close: () => service.dispose()};
 }
