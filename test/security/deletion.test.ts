@@ -249,7 +249,7 @@ describe("a deletion that another reader holds up is purged when the reader is d
         const atClose = fixture(3_600_000);
         atClose.store.delete(atClose.id);
         atClose.reader.exec("COMMIT");
-        atClose.store.purger.close();
+        atClose.store.purger.dispose();
         expect(atClose.audit.events({kinds: ["deletion.purged"]})[0]!.data).toMatchObject({trigger: "close"});
         expect(onDisk(atClose)).toBe(0);
         atClose.reader.close();

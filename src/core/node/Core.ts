@@ -77,8 +77,8 @@ export class Core {
         // The teardown, in the order it must run: the embedding model freed, sessions ended (scrubbed) and the model unloaded, then the database closed.
         this._teardown.add(() => services.embeddings.unload());
         this._teardown.add(() => services.engine.dispose());
-        this._teardown.add(() => services.store.purger.close());
-        this._teardown.add(() => services.incognito.store.purger.close());
+        this._teardown.add(() => services.store.purger.dispose());
+        this._teardown.add(() => services.incognito.store.purger.dispose());
         this._teardown.add(() => void services.database.close());
         this._teardown.add(() => void services.incognito.database.close());
     }
