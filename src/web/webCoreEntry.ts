@@ -40,7 +40,7 @@ async function main() {
         if (ending)
             return;
         ending = true;
-        sockets?.close();
+        sockets?.dispose();
         await host?.close(); // every session ends scrubbed
         process.exit(0);
     };
