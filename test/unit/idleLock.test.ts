@@ -35,7 +35,7 @@ function fakeHost({lockAfterMinutes = 15}: {lockAfterMinutes?: number} = {}) {
                 return Promise.resolve({ok: true, value: []});
             }
         },
-        async close() {
+        async dispose() {
             host.closed = true;
         }
     } satisfies CoreHost & {closed: boolean};
@@ -194,7 +194,7 @@ describe("the idle lock", () => {
 describe("disposing the service", () => {
     it("closes its core once, however often it is disposed, and unlike a lock it cannot be undone: app.unlock is refused", async () => {
         const {host} = fakeHost();
-        const closeHost = vi.spyOn(host, "close");
+        const closeHost = vi.spyOn(host, "dispose");
         const {service} = unlockedService(host, null);
         {
             await using scoped = service;

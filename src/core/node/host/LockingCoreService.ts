@@ -185,7 +185,7 @@ export class LockingCoreService implements CoreService {
         const host = this._host;
         this._detach();
         try {
-            await host?.close();
+            await host?.dispose();
         } finally {
             forgetDerivedKeys();
         }
