@@ -7,18 +7,21 @@ import {configDefaults, defineConfig} from "vitest/config";
  * kill -9 at chosen milliseconds, a process tree slowed by strace), or runs the model with
  * `--gpu vulkan`, which under CI is Mesa's llvmpipe: a software device that takes every core, whose
  * replies beside another file outlasted their 120 s wait (gpuPanel.e2e, at a load average of 30).
+ * Claims on the CPU that need neither sit in a file apart from the Vulkan ones, so that only the
+ * Vulkan part waits for the end: `<name>.vulkan.test.ts` beside differential, gpu and scrub, and
+ * gpuPanel.e2e's `--gpu off` card in gpuPanelCpu.e2e.
  */
 const runAlone = {
     model: [
         // Its beforeAll reads the vocabularies of real tokenizers (about a minute of CPU alone): beside another file it outlasted hookTimeout.
         "test/integration/cloud-token-count.test.ts",
         "test/integration/deviceProbe.test.ts",
-        "test/integration/differential.test.ts",
+        "test/integration/differential.vulkan.test.ts",
         "test/integration/documentExtraction.test.ts",
-        "test/integration/gpu.test.ts",
+        "test/integration/gpu.vulkan.test.ts",
         "test/integration/overflow.test.ts",
         "test/integration/prefixCacheAudit.test.ts",
-        "test/integration/scrub.test.ts"
+        "test/integration/scrub.vulkan.test.ts"
     ],
     e2e: [
         "test/e2e/gpuPanel.e2e.test.ts"
