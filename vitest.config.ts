@@ -13,7 +13,8 @@ import {configDefaults, defineConfig} from "vitest/config";
  */
 const runAlone = {
     model: [
-        // Its beforeAll reads the vocabularies of real tokenizers (about a minute of CPU alone): beside another file it outlasted hookTimeout.
+        // It reads real tokenizers' counts of its corpora, which its project's globalSetup starts counting when the run starts, at the
+        // lowest priority (half a minute of CPU): ready by the end of the run, but perhaps not within hookTimeout beside other files.
         "test/integration/cloud-token-count.test.ts",
         "test/integration/deviceProbe.test.ts",
         "test/integration/differential.vulkan.test.ts",
@@ -72,7 +73,8 @@ export default defineConfig({
             {extends: true, test: {name: "e2e", include: ["test/e2e/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.e2e], sequence: {groupOrder: 0}}},
             {extends: true, test: {name: "security", include: ["test/security/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.security],
                 sequence: {groupOrder: 0}}},
-            {extends: true, test: {name: "model-serial", include: runAlone.model, fileParallelism: false, sequence: {groupOrder: 1}}},
+            {extends: true, test: {name: "model-serial", include: runAlone.model, fileParallelism: false, sequence: {groupOrder: 1},
+                globalSetup: ["test/setup/vocabularyTokenCounts.ts"]}},
             {extends: true, test: {name: "e2e-serial", include: runAlone.e2e, fileParallelism: false, sequence: {groupOrder: 1}}},
             {extends: true, test: {name: "security-serial", include: runAlone.security, fileParallelism: false, sequence: {groupOrder: 1}}}
         ]
