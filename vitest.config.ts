@@ -7,18 +7,22 @@ import {configDefaults, defineConfig} from "vitest/config";
  * kill -9 at chosen milliseconds, a process tree slowed by strace), or runs the model with
  * `--gpu vulkan`, which under CI is Mesa's llvmpipe: a software device that takes every core, whose
  * replies beside another file outlasted their 120 s wait (gpuPanel.e2e, at a load average of 30).
+ * Claims on the CPU that need neither sit in a file apart from the Vulkan ones, so that only the
+ * Vulkan part waits for the end: `<name>.vulkan.test.ts` beside differential, gpu and scrub, and
+ * gpuPanel.e2e's `--gpu off` card in gpuPanelCpu.e2e.
  */
 const runAlone = {
     model: [
-        // Its beforeAll reads the vocabularies of real tokenizers (about a minute of CPU alone): beside another file it outlasted hookTimeout.
+        // It reads real tokenizers' counts of its corpora, which its project's globalSetup starts counting when the run starts, at the
+        // lowest priority (half a minute of CPU): ready by the end of the run, but perhaps not within hookTimeout beside other files.
         "test/integration/cloud-token-count.test.ts",
         "test/integration/deviceProbe.test.ts",
-        "test/integration/differential.test.ts",
+        "test/integration/differential.vulkan.test.ts",
         "test/integration/documentExtraction.test.ts",
-        "test/integration/gpu.test.ts",
+        "test/integration/gpu.vulkan.test.ts",
         "test/integration/overflow.test.ts",
         "test/integration/prefixCacheAudit.test.ts",
-        "test/integration/scrub.test.ts"
+        "test/integration/scrub.vulkan.test.ts"
     ],
     e2e: [
         "test/e2e/gpuPanel.e2e.test.ts"
@@ -69,7 +73,8 @@ export default defineConfig({
             {extends: true, test: {name: "e2e", include: ["test/e2e/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.e2e], sequence: {groupOrder: 0}}},
             {extends: true, test: {name: "security", include: ["test/security/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.security],
                 sequence: {groupOrder: 0}}},
-            {extends: true, test: {name: "model-serial", include: runAlone.model, fileParallelism: false, sequence: {groupOrder: 1}}},
+            {extends: true, test: {name: "model-serial", include: runAlone.model, fileParallelism: false, sequence: {groupOrder: 1},
+                globalSetup: ["test/setup/vocabularyTokenCounts.ts"]}},
             {extends: true, test: {name: "e2e-serial", include: runAlone.e2e, fileParallelism: false, sequence: {groupOrder: 1}}},
             {extends: true, test: {name: "security-serial", include: runAlone.security, fileParallelism: false, sequence: {groupOrder: 1}}}
         ]

@@ -1,10 +1,10 @@
 import path from "node:path";
 import {fileURLToPath} from "node:url";
 import type {Locator, Page} from "playwright-core";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {describe, expect, it} from "vitest";
 import {forcedDeviceReadBackProblem} from "../helpers/forceDeviceReadBackFault.js";
 import {forcedDeviceProbeProblem} from "../helpers/forceDeviceProbeFault.js";
-import {openE2eApp, type E2eApp} from "../helpers/e2eApp.js";
+import {isolation, showBackend, text, useGpuApp} from "../helpers/gpuPanelApp.js";
 import {requireChromium} from "../helpers/launchChromium.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {requireVulkan} from "../helpers/vulkanDevice.js";
@@ -17,42 +17,6 @@ const vulkan = runnable ? await requireVulkan() : null;
 const forcedDeviceFault = ["--import", path.join(path.dirname(fileURLToPath(import.meta.url)), "../helpers/forceDeviceReadBackFault.preload.ts")];
 /** `--import`ed into web mode: the GPU device's isolation probe fails. */
 const forcedProbeFault = ["--import", path.join(path.dirname(fileURLToPath(import.meta.url)), "../helpers/forceDeviceProbeFault.preload.ts")];
-
-const isolation = (page: Page) => page.getByRole("region", {name: "Isolation"});
-const backendCard = (page: Page) => isolation(page).getByLabel("Backend", {exact: true});
-const text = async (locator: Locator) => (await locator.innerText()).replace(/\s+/g, " ");
-
-/**
- * Web mode on the test model with `--gpu <gpu>`. GGML_VK_VISIBLE_DEVICES is removed (this test
- * process set it when it loaded Vulkan), so web mode makes its own device choice, as a user's would.
- */
-function openGpuApp(label: string, gpu: string, nodeArgs: string[] = []) {
-    return openE2eApp({
-        // 1024 tokens: a turn's 512-token reply budget must fit beside its prompt.
-        label, args: ["--model", modelPath!, "--gpu", gpu], contextSize: 1024, nodeArgs, screenshotPrefix: `gpu-${label}-`,
-        env: {GGML_VK_VISIBLE_DEVICES: undefined, CLEANROOM_GPU: undefined}
-    });
-}
-
-/** The app for one describe block: opened before its tests, closed after them. */
-function useGpuApp(label: string, gpu: string, nodeArgs: string[] = []): () => E2eApp {
-    let app: E2eApp | undefined;
-    beforeAll(async () => {
-        app = await openGpuApp(label, gpu, nodeArgs);
-    }, 300_000);
-    afterAll(async () => {
-        await app?.close();
-    });
-    return () => app!;
-}
-
-/** Opens the page and returns the Backend card and its text, whitespace collapsed. */
-async function showBackend(app: E2eApp): Promise<{card: Locator, shown: string}> {
-    await app.page.goto(app.web.url);
-    const card = backendCard(app.page);
-    await card.waitFor();
-    return {card, shown: await text(card)};
-}
 
 /** One turn in a new conversation, then another new conversation, which ends the first one's session: its scrub is the "Previous session" card. */
 async function turnThenEndSession(page: Page): Promise<Locator> {
@@ -72,7 +36,7 @@ async function turnThenEndSession(page: Page): Promise<Locator> {
 }
 
 describe.skipIf(!runnable || vulkan == null)(`the Isolation panel's Backend card with --gpu vulkan (${vulkan?.device ?? "no Vulkan device"}), in the real UI`, () => {
-    const app = useGpuApp("vulkan", "vulkan");
+    const app = useGpuApp(modelPath!, "vulkan", "vulkan");
 
     it("names the backend, the device and the layers offloaded (all of them), with the KV read-back verified; after a turn the scrub is shown verified", async () => {
         const {card, shown} = await showBackend(app());
@@ -94,7 +58,7 @@ describe.skipIf(!runnable || vulkan == null)(`the Isolation panel's Backend card
 });
 
 describe.skipIf(!runnable || vulkan == null)(`forced fault: the device read-back proof fails on --gpu vulkan (${vulkan?.device ?? "no Vulkan device"}), in the real UI`, () => {
-    const app = useGpuApp("vulkan-unverified", "vulkan", forcedDeviceFault);
+    const app = useGpuApp(modelPath!, "vulkan-unverified", "vulkan", forcedDeviceFault);
 
     it("says the device backend could not be verified, and claims no verified scrub for the turn", async () => {
         const {card, shown} = await showBackend(app());
@@ -114,7 +78,7 @@ describe.skipIf(!runnable || vulkan == null)(`forced fault: the device read-back
 });
 
 describe.skipIf(!runnable || vulkan == null)(`forced fault: the device fails its isolation probe on --gpu vulkan (${vulkan?.device ?? "no Vulkan device"}), in the real UI`, () => {
-    const app = useGpuApp("vulkan-probe-failed", "vulkan", forcedProbeFault);
+    const app = useGpuApp(modelPath!, "vulkan-probe-failed", "vulkan", forcedProbeFault);
 
     it("says the device failed the probe and why, and that the model runs on the CPU", async () => {
         const {card, shown} = await showBackend(app());
@@ -128,16 +92,4 @@ describe.skipIf(!runnable || vulkan == null)(`forced fault: the device fails its
         expect(await text(card.getByRole("alert"))).toContain("the model runs on the CPU");
         await app().screenshot("01-backend-probe-failed");
     }, 300_000);
-});
-
-describe.skipIf(!runnable)("the Isolation panel's Backend card with --gpu off, in the real UI", () => {
-    const app = useGpuApp("off", "off");
-
-    it("says the model runs on the CPU, no layer offloaded, the KV read back from RAM", async () => {
-        const {shown} = await showBackend(app());
-        expect(shown).toContain("Runs on CPU");
-        expect(shown).toContain("Layers offloaded 0 / 6");
-        expect(shown).toContain("KV read-back from RAM");
-        await app().screenshot("01-backend-cpu");
-    }, 120_000);
 });

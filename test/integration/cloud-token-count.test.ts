@@ -1,7 +1,6 @@
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import {afterEach, beforeAll, describe, expect, it} from "vitest";
+import {afterEach, beforeAll, describe, expect, inject, it, vi} from "vitest";
 import {Core} from "../../src/core/node/Core.js";
 import {CloudClient} from "../../src/core/node/cloud/CloudClient.js";
 import {EndpointTokenizerCache} from "../../src/core/node/cloud/EndpointTokenizerCache.js";
@@ -10,9 +9,9 @@ import {fillerText} from "../../tools/endpointAudit/fillerText.js";
 import {SeededRandom} from "../../tools/cloudSim/SeededRandom.js";
 import {SharedCloudSimulator} from "../../tools/cloudSim/SharedCloudSimulator.js";
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
-import {englishProse} from "../helpers/englishProse.js";
-import {repoRoot, requireTestModel} from "../helpers/testModel.js";
+import {requireTestModel} from "../helpers/testModel.js";
 import {tempDir} from "../helpers/tempCore.js";
+import {calibrationCorpora, corpusDigest, VocabularyTokenCountsSchema, vocabularyFiles} from "../helpers/vocabularyTokenCounts.js";
 
 const modelPath = requireTestModel();
 
@@ -99,36 +98,38 @@ describe.skipIf(modelPath == null)("cloud token counts match the endpoint", () =
     });
 });
 
-/** The tokenizers llama.cpp ships as vocabulary-only GGUFs, in the source that scripts/build-llama-cpp.sh fetches. */
-const vocabDir = path.join(process.env.CLEANROOM_LLAMA_CPP_DIR ?? path.join(os.homedir(), ".cache", "cleanroom", "llama.cpp"), "src", "models");
-const vocabFiles = fs.existsSync(vocabDir) ? fs.readdirSync(vocabDir).filter((file) => /^ggml-vocab-.+\.gguf$/.test(file)).sort() : [];
+const {files: vocabFiles} = vocabularyFiles();
 /** Tokenizers of models that do not chat (embedding and base models): printed for comparison only. */
 const notChat = new Set(["gpt-2", "gpt-neox", "bert-bge", "nomic-bert-moe"]);
 /** The one chat tokenizer the estimate undercounts, as src/core/node/cloud/estimateCloudTokens.ts says: Baichuan's on code. */
 const knownUndercount = {tokenizer: "baichuan", corpus: "code", estimateOverTrue: 0.80};
 
 describe.skipIf(vocabFiles.length === 0)("the estimate for endpoints without a tokenizer, calibrated on real tokenizers", () => {
-    const corpora = {
-        english: englishProse(),
-        code: fs.readdirSync(path.join(repoRoot, "src"), {recursive: true}).map(String).filter((file) => file.endsWith(".ts")).sort()
-            .map((file) => fs.readFileSync(path.join(repoRoot, "src", file), "utf8")).join("\n")
-    };
+    const corpora = calibrationCorpora();
     const rows: Array<{tokenizer: string, chat: boolean, english: number, code: number, estimateOver: {english: number, code: number}}> = [];
 
     beforeAll(async () => {
-        const llama = await loadLlama();
-        for (const file of vocabFiles) {
-            const name = file.replace(/^ggml-vocab-|\.gguf$/g, "");
-            const model = await llama.loadModel({modelPath: path.join(vocabDir, file), vocabOnly: true}).catch(() => null);
-            if (model == null)
-                continue;
-            const tokens = {english: model.tokenize(corpora.english).length, code: model.tokenize(corpora.code).length};
+        // Counted since the run started, in a process of its own (test/setup/vocabularyTokenCounts.ts).
+        const file = inject("vocabularyTokenCountsFile");
+        if (file == null)
+            throw new Error("No vocabulary counts under way: this file runs in the model-serial project, whose globalSetup starts them (vitest.config.ts).");
+        await vi.waitFor(() => {
+            if (!fs.existsSync(file))
+                throw new Error(`the vocabulary counts are not written yet (${file})`);
+        }, {timeout: 110_000, interval: 250});
+        const counted = VocabularyTokenCountsSchema.parse(JSON.parse(fs.readFileSync(file, "utf8")));
+        if ("error" in counted)
+            throw new Error(`counting the vocabularies' tokens failed: ${counted.error}`);
+        // The counts are of these very texts and vocabularies.
+        expect(counted.corpora).toEqual({english: corpusDigest(corpora.english), code: corpusDigest(corpora.code)});
+        expect(counted.vocabularies).toEqual(vocabFiles);
+        for (const {file: vocabulary, ...tokens} of counted.counts) {
+            const name = vocabulary.replace(/^ggml-vocab-|\.gguf$/g, "");
             rows.push({
                 tokenizer: name, chat: !notChat.has(name),
                 english: corpora.english.length / tokens.english, code: corpora.code.length / tokens.code,
                 estimateOver: {english: estimateCloudTokens(corpora.english) / tokens.english, code: estimateCloudTokens(corpora.code) / tokens.code}
             });
-            await model.dispose();
         }
         console.log(`characters per token (English: ${corpora.english.length} chars of test/fixtures/englishProse, README.md + SECURITY.md as of c27090b; code: ${corpora.code.length} chars of src/**/*.ts);` +
             ` estimate/true at ${estimatedCharsPerToken} chars per token\n` +

@@ -4,35 +4,21 @@ import {describe, expect, it} from "vitest";
 import {probeVulkanDevices} from "../../src/core/node/engine/vulkanDevices.js";
 import {runCliCapturing} from "../../tools/spawnCli.js";
 import {hermeticCliEnv} from "../helpers/cliEnv.js";
+import {chatJson, cleanroom} from "../helpers/gpuCli.js";
 import {requireTestModel} from "../helpers/testModel.js";
-import {requireVulkan} from "../helpers/vulkanDevice.js";
 
 const modelPath = requireTestModel();
-const vulkan = modelPath == null ? null : await requireVulkan();
-
-/**
- * The CLI as a user runs it, in its own home and temp folders. GGML_VK_VISIBLE_DEVICES is removed
- * (this test process set it when it loaded Vulkan), so each CLI makes its own device choice.
- */
-function cleanroom(label: string, args: string[]) {
-    const {env} = hermeticCliEnv(label, {GGML_VK_VISIBLE_DEVICES: undefined, CLEANROOM_GPU: undefined});
-    return runCliCapturing(args, {env});
-}
-
-function chatJson(label: string, gpu: string[]) {
-    return cleanroom(label, ["chat", "--model", modelPath!, "--prompt", "Once upon a time", "--max-tokens", "8", "--temperature", "0", "--threads", "1", "--json", ...gpu]);
-}
 
 describe.skipIf(modelPath == null)("where the model runs, as the CLI reports it", () => {
     it("--gpu off runs on the CPU and says so: no backend, no device, no layer offloaded", async () => {
-        const run = await chatJson("gpu-off", ["--gpu", "off"]);
+        const run = await chatJson("gpu-off", modelPath!, ["--gpu", "off"]);
         expect(run.code, run.stderr).toBe(0);
         const turn = JSON.parse(run.stdout);
         expect(turn).toMatchObject({gpu: null, gpuDevice: null, gpuLayers: 0, isolation: {kvReadBack: "host", scrub: {verified: true}}});
     });
 
     it("auto (the default) offloads only where a GPU is usable: here, with no GPU-type device, it runs on the CPU", async () => {
-        const run = await chatJson("gpu-auto", []);
+        const run = await chatJson("gpu-auto", modelPath!, []);
         expect(run.code, run.stderr).toBe(0);
         const turn = JSON.parse(run.stdout);
         expect(turn.gpuLayers > 0).toBe(turn.gpu != null);
@@ -68,28 +54,4 @@ describe.skipIf(modelPath == null)("where the model runs, as the CLI reports it"
         expect(run.code).toBe(1);
         expect(run.stderr).toContain('--gpu "nvidia" is refused: it must be one of auto, metal, cuda, vulkan, off.');
     });
-});
-
-describe.skipIf(modelPath == null || vulkan == null)(`the isolation self-test on the Vulkan device (${vulkan?.device ?? "none"})`, () => {
-    it("selftest --gpu vulkan passes all 5 checks with the model's layers and KV on the device, and says where it ran", async () => {
-        const run = await cleanroom("selftest-vulkan", ["selftest", "--model", modelPath!, "--gpu", "vulkan", "--threads", "1", "--json"]);
-        expect(run.code, run.stderr).toBe(0);
-        const report = JSON.parse(run.stdout);
-        expect(report).toMatchObject({passed: true, gpu: "vulkan", gpuDevice: vulkan!.device, kvReadBack: "verified"});
-        expect(report.gpuLayers).toBeGreaterThan(0);
-        expect(report.gpuLayers).toBe(report.modelLayers);
-        expect(report.checks.map((check: {name: string, passed: boolean}) => [check.name, check.passed])).toEqual([
-            ["scrub", true], ["differential", true], ["overflow", true], ["ownership", true], ["shutdown", true]
-        ]);
-        expect(report.checks[0].detail).toContain("KV read back from the device, verified");
-        expect(report.checks[1].detail).toContain("vulkan in both processes");
-    }, 600_000);
-
-    it("chat --json --gpu vulkan reports the backend, the device and the layers offloaded", async () => {
-        const run = await chatJson("chat-vulkan", ["--gpu", "vulkan"]);
-        expect(run.code, run.stderr).toBe(0);
-        const turn = JSON.parse(run.stdout);
-        expect(turn).toMatchObject({gpu: "vulkan", gpuDevice: vulkan!.device, isolation: {kvReadBack: "verified", scrub: {verified: true, nonZeroBytes: 0}}});
-        expect(turn.gpuLayers).toBeGreaterThan(0);
-    }, 300_000);
 });
