@@ -11,7 +11,7 @@ import {SharedCloudSimulator} from "../../tools/cloudSim/SharedCloudSimulator.js
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {tempDir} from "../helpers/tempCore.js";
-import {calibrationCorpora, corpusDigest, VocabularyTokenCountsSchema, vocabularyFiles} from "../helpers/vocabularyTokenCounts.js";
+import {calibrationCorpora, codeCorpusCommit, corpusDigest, VocabularyTokenCountsSchema, vocabularyFiles} from "../helpers/vocabularyTokenCounts.js";
 
 const modelPath = requireTestModel();
 
@@ -131,7 +131,7 @@ describe.skipIf(vocabFiles.length === 0)("the estimate for endpoints without a t
                 estimateOver: {english: estimateCloudTokens(corpora.english) / tokens.english, code: estimateCloudTokens(corpora.code) / tokens.code}
             });
         }
-        console.log(`characters per token (English: ${corpora.english.length} chars of test/fixtures/englishProse, README.md + SECURITY.md as of c27090b; code: ${corpora.code.length} chars of src/**/*.ts);` +
+        console.log(`characters per token (English: ${corpora.english.length} chars of test/fixtures/englishProse, README.md + SECURITY.md as of c27090b; code: ${corpora.code.length} chars of src/**/*.ts as of ${codeCorpusCommit});` +
             ` estimate/true at ${estimatedCharsPerToken} chars per token\n` +
             rows.map((row) => `${row.tokenizer.padEnd(16)} ${row.chat ? "chat" : "    "}  English ${row.english.toFixed(2)}  code ${row.code.toFixed(2)}  ` +
                 `estimate/true ${row.estimateOver.english.toFixed(2)} / ${row.estimateOver.code.toFixed(2)}`).join("\n"));
