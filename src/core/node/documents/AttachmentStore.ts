@@ -37,6 +37,9 @@ const candidateLimit = 24;
  */
 export class AttachmentStore {
     private readonly _db: Database.Database;
+    /** Statements of fixed text, prepared once: a turn's retrieval runs several, and preparing one costs about as much as running it. */
+    private readonly _prepared = new Map<string, Database.Statement>();
+    private _vocabularyReady = false;
 
     public constructor(db: Database.Database) {
         this._db = db;
@@ -190,7 +193,7 @@ export class AttachmentStore {
      * conversation, and decrypted its pages (the page cache holds a few MiB).
      */
     private _bestStoredChunks(conversationId: ConversationId, match: string): StoredChunkRow[] {
-        return this._db.prepare(`
+        return this._statement(`
             WITH ranked AS (
                 SELECT f.rowid AS id, bm25(attachment_chunks_fts) AS score FROM attachment_chunks_fts f
                 WHERE attachment_chunks_fts MATCH @match AND +f.rowid IN (
@@ -213,17 +216,41 @@ export class AttachmentStore {
      * chunks than are wanted are all the words asked, so that the same chunks fill the rest.
      */
     private _bestStoredChunksOf(conversationId: ConversationId, words: readonly string[]): StoredChunkRow[] {
-        const rows = this._db.prepare("SELECT count(*) FROM attachment_chunks").pluck().get() as number;
-        // A word's rows are counted up to half of them only: a common word's whole list is not read.
-        const countUpToHalf = this._db.prepare("SELECT count(*) FROM (SELECT rowid FROM attachment_chunks_fts WHERE attachment_chunks_fts MATCH ? LIMIT ?)").pluck();
-        const weighty = words.filter((word) => (countUpToHalf.get(ftsAnyOf([word]), Math.ceil(rows / 2)) as number) < rows / 2);
+        const rows = this._statement("SELECT count(*) FROM attachment_chunks").pluck().get() as number;
+        const weighty = words.filter((word) => this._rowsHolding(word, Math.ceil(rows / 2)) < rows / 2);
         const best = weighty.length > 0 ? this._bestStoredChunks(conversationId, ftsAnyOf(weighty)!) : [];
         return best.length < candidateLimit && weighty.length < words.length ? this._bestStoredChunks(conversationId, ftsAnyOf(words)!) : best;
     }
 
+    /**
+     * How many of the index's rows hold `word`, or at least `enough` when there are more. Read from the
+     * index's vocabulary (`fts5vocab`, its `row` table: a term's row count, its list walked in FTS5's own
+     * code) under the word folded as the tokenizer folds it; a word not found that way (folded otherwise,
+     * or in no row) is counted by matching it, up to `enough` rows, so that a wrong guess costs time only.
+     */
+    private _rowsHolding(word: string, enough: number): number {
+        if (!this._vocabularyReady) {
+            this._db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.${indexVocabulary} USING fts5vocab('main', 'attachment_chunks_fts', 'row')`);
+            this._vocabularyReady = true;
+        }
+        const term = foldedLikeTokenizer(word);
+        const fromVocabulary = term == null ? undefined : this._statement(`SELECT doc FROM temp.${indexVocabulary} WHERE term = ?`).pluck().get(term) as number | undefined;
+        return fromVocabulary ?? this._statement("SELECT count(*) FROM (SELECT rowid FROM attachment_chunks_fts WHERE attachment_chunks_fts MATCH ? LIMIT ?)")
+            .pluck().get(ftsAnyOf([word]), enough) as number;
+    }
+
+    private _statement(sql: string): Database.Statement {
+        let statement = this._prepared.get(sql);
+        if (statement == null) {
+            statement = this._db.prepare(sql);
+            this._prepared.set(sql, statement);
+        }
+        return statement;
+    }
+
     /** The first chunks of the conversation's retrieved documents, the newest document first. */
     private _firstStoredChunks(conversationId: ConversationId): StoredChunkRow[] {
-        return this._db.prepare(`
+        return this._statement(`
             SELECT ${storedChunkColumns} FROM attachments a JOIN attachment_chunks c ON c.attachment_id = a.id
             WHERE a.conversation_id = ? AND a.mode = 'retrieved'
             ORDER BY a.id DESC, c.id LIMIT ${candidateLimit}
@@ -248,6 +275,8 @@ type StoredChunkRow = {attachment_id: number, name: string, page: number, start_
 const storedChunkColumns = "c.attachment_id AS attachment_id, a.name AS name, c.page AS page, c.start_line AS start_line, c.end_line AS end_line, c.text AS text";
 /** The temporary FTS5 table a turn's new documents are ranked in. */
 const inMemoryIndex = "pending_chunks_fts";
+/** The temporary `fts5vocab` table over the store's index: each term's row count. */
+const indexVocabulary = "attachment_chunks_vocabulary";
 
 function storedPassage(row: StoredChunkRow): RetrievedPassage {
     return {attachmentId: row.attachment_id, pendingIndex: null, name: row.name, page: row.page, startLine: row.start_line, endLine: row.end_line, text: row.text};
@@ -261,6 +290,17 @@ export function readDocumentOf(document: AttachmentWithText): ExtractedDocument 
 /** The distinct words of `text`: runs of letters and digits. */
 function queryWords(text: string): string[] {
     return [...new Set(text.normalize("NFC").split(/[^\p{L}\p{N}]+/u).filter((word) => word !== ""))];
+}
+
+/**
+ * `word` as the index's tokenizer (`unicode61 remove_diacritics 2`) stores it (lower case, without
+ * diacritics) when that is certain: when it folds to ASCII letters and digits ("Café" to "cafe").
+ * Else null, and the word is counted by matching it: a term looked up under another folding than
+ * the tokenizer's could find another word's count.
+ */
+function foldedLikeTokenizer(word: string): string | null {
+    const folded = word.normalize("NFD").replace(/\p{Mn}/gu, "").toLowerCase();
+    return /^[a-z0-9]+$/.test(folded) ? folded : null;
 }
 
 /** An FTS5 query matching any of `words`, each quoted (never FTS5 syntax); null when there is none. */
