@@ -3,6 +3,7 @@ import path from "node:path";
 import {afterEach, describe, expect, it} from "vitest";
 import {AttachmentStore} from "../../src/core/node/documents/AttachmentStore.js";
 import type {DocumentChunk} from "../../src/core/node/documents/chunkDocument.js";
+import type {RetrievedPassage} from "../../src/core/node/documents/documentPrompt.js";
 import {ConversationStore} from "../../src/core/node/database/ConversationStore.js";
 import {openDatabase} from "../../src/core/node/database/openDatabase.js";
 import {tempDir} from "../helpers/tempCore.js";
@@ -103,5 +104,45 @@ describe("retrieval for a turn that brings a document", () => {
             {name: "report.pdf", chunks: chunks(3, "The second report names OSPREYLEDGER too, OSPREYLEDGER twice.", 2)}
         ]);
         expect(passages.map((passage) => [passage.pendingIndex, passage.page])).toEqual([[1, 3], [0, 2]]);
+    });
+
+    it("a conversation's passages do not depend on what other conversations hold: the same whether another holds documents full of its words, of other words, or none", () => {
+        // Which of B's chunks come first depends on how rare each asked word is and on the chunks' lengths: with the whole
+        // index's statistics, another conversation's documents moved them.
+        const harborPages = Array.from({length: 12}, (_, index): DocumentChunk => ({
+            page: index + 1, startLine: 1, endLine: 3,
+            text: [
+                index % 3 === 0 ? "The harbor ledger lists every ship." : "",
+                index % 4 === 1 ? "Harbor fees rose; the harbor master wrote it down." : "",
+                index % 5 === 2 ? "The ledger was kept in the tower." : "",
+                Array.from({length: 4 + (index * 5) % 17}, (_word, word) => fillerWords[(index + word * 5) % fillerWords.length]).join(" ")
+            ].join(" ")
+        }));
+        const arriving = {name: "letters.txt", chunks: [
+            {page: 1, startLine: 1, endLine: 2, text: "A letter about the harbor tower and its ledger."},
+            {page: 2, startLine: 1, endLine: 2, text: "Nothing of note; the fox slept."}
+        ]};
+        const passagesOfB = (other: DocumentChunk[] | null) => {
+            const opened = open();
+            if (other != null)
+                attach(opened, opened.store.create({title: "A"}).id, "a.txt", other);
+            const b = opened.store.create({title: "B"});
+            attach(opened, b.id, "harbor.txt", harborPages);
+            const shown = (passages: RetrievedPassage[]) => passages.map((passage) => `${passage.name} p${passage.page}`);
+            return {
+                stored: shown(opened.attachments.retrieve(b.id, "What does the harbor ledger say about the tower?")),
+                withNewDocument: shown(opened.attachments.retrieve(b.id, "What does the harbor ledger say about the tower?", [arriving]))
+            };
+        };
+
+        const alone = passagesOfB(null);
+        expect(alone.stored.slice(0, 3), "the short chunks naming the ledger and the tower first").toEqual(["harbor.txt p8", "harbor.txt p3", "harbor.txt p1"]);
+        expect(alone.withNewDocument[0]).toBe("letters.txt p1");
+        const fullOfItsWords = Array.from({length: 60}, (_, index): DocumentChunk => ({
+            page: index + 1, startLine: 1, endLine: 1, text: `The ledger ${index % 2 === 0 ? "and the tower" : "of the harbor"} ${"fox ".repeat(index % 7)}`
+        }));
+        expect(passagesOfB(fullOfItsWords), "B's passages while A holds chunks full of B's words").toEqual(alone);
+        const ofOtherWords = chunks(60, "Nothing here is asked about.", 0);
+        expect(passagesOfB(ofOtherWords), "B's passages while A holds long chunks of other words").toEqual(alone);
     });
 });
