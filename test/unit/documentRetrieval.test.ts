@@ -5,6 +5,7 @@ import {AttachmentStore} from "../../src/core/node/documents/AttachmentStore.js"
 import type {DocumentChunk} from "../../src/core/node/documents/chunkDocument.js";
 import type {RetrievedPassage} from "../../src/core/node/documents/documentPrompt.js";
 import {ConversationStore} from "../../src/core/node/database/ConversationStore.js";
+import {migrations} from "../../src/core/node/database/migrations.js";
 import {openDatabase} from "../../src/core/node/database/openDatabase.js";
 import {tempDir} from "../helpers/tempCore.js";
 
@@ -144,5 +145,31 @@ describe("retrieval for a turn that brings a document", () => {
         expect(passagesOfB(fullOfItsWords), "B's passages while A holds chunks full of B's words").toEqual(alone);
         const ofOtherWords = chunks(60, "Nothing here is asked about.", 0);
         expect(passagesOfB(ofOtherWords), "B's passages while A holds long chunks of other words").toEqual(alone);
+    });
+
+    it("documents stored before the term postings existed are indexed by the migration: the same passages after it", () => {
+        const database = path.join(tempDir("retrieval-migration"), "retrieval.db");
+        const firstOpen = openDatabase(database, {key: {unencrypted: true}});
+        const store = new ConversationStore(firstOpen);
+        const conversation = store.create({title: "Contracts"});
+        const opened = {database, db: firstOpen, store, attachments: new AttachmentStore(firstOpen)};
+        attach(opened, conversation.id, "contract.txt", chunks(30, "The contract names the QUARTZHERON penalty.", 17));
+        const question = "Which QUARTZHERON penalty does the fox pay?";
+        const before = opened.attachments.retrieve(conversation.id, question);
+        // The database as the release before this migration left it: no postings tables, one migration fewer.
+        firstOpen.exec("DROP TABLE attachment_terms; DROP TABLE attachment_chunk_lengths");
+        firstOpen.pragma(`user_version = ${migrations.length - 1}`);
+        store.purger.close();
+        firstOpen.close();
+
+        const db = openDatabase(database, {key: {unencrypted: true}});
+        const reopened = new ConversationStore(db);
+        closers.push(() => {
+            reopened.purger.close();
+            db.close();
+        });
+        const after = new AttachmentStore(db).retrieve(conversation.id, question);
+        expect(after[0]!.page, "the chunk naming the QUARTZHERON first").toBe(18);
+        expect(after).toEqual(before);
     });
 });
