@@ -107,7 +107,7 @@ async function measure(options: Omit<Options, "out" | "json">) {
             attachments.retrieve(asked.id, queries[round % queries.length]!, [{name: document.name, chunks: pdfChunks}]);
             withPendingMs.push(performance.now() - started);
         }
-        store.purger.close();
+        store.purger.dispose();
         db.close();
 
         const chunksPerSecond = round(pdfChunks.length / (median(indexingMs) / 1000), 0);

@@ -76,7 +76,7 @@ async function deletionBesideReader(runs: number) {
             }
         }));
     } finally {
-        store.purger.close();
+        store.purger.dispose();
         reader.close();
         db.close();
         fs.rmSync(dir, {recursive: true, force: true});

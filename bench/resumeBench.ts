@@ -125,6 +125,6 @@ try {
         log(`Report: ${options.out}  (${command})`);
     }
 } finally {
-    await core.close();
+    await core.dispose();
     fs.rmSync(dir, {recursive: true, force: true});
 }

@@ -151,7 +151,7 @@ async function main() {
 
     const switchContext = figureContext(coreCommand);
     const info = engine.info!;
-    await core.close();
+    await core.dispose();
     fs.rmSync(dir, {recursive: true, force: true});
 
     // 5. The canary scanner's cost.

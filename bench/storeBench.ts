@@ -80,7 +80,7 @@ for (let round = 0; round < options.rounds; round++) {
             if (store.search(`marker${(round * 37) % historyLength}`).length !== 1)
                 throw new Error("search missed");
         }));
-        store.purger.close();
+        store.purger.dispose();
         db.close();
     }
 }

@@ -90,7 +90,7 @@ async function measure(threads: number) {
         const figures = (runs: {generation: number[], prefill: number[]}) => ({generation: round(median(runs.generation), 1), prefill: round(median(runs.prefill), 1)});
         return {plain: figures(plain), cleanroom: figures(cleanroom), prefillPromptTokens: longPrompt.tokens.length};
     } finally {
-        await core.close();
+        await core.dispose();
         fs.rmSync(dir, {recursive: true, force: true});
     }
 }

@@ -18,7 +18,7 @@ export async function closeOpenCores(limitMs: number): Promise<"closed" | "timed
     const timeout = new Promise<"timed out">((resolve) => {
         timer = setTimeout(() => resolve("timed out"), limitMs);
     });
-    const closed = Promise.allSettled([...openCores].map((core) => core.close())).then(() => "closed" as const);
+    const closed = Promise.allSettled([...openCores].map((core) => core.dispose())).then(() => "closed" as const);
     try {
         return await Promise.race([closed, timeout]);
     } finally {

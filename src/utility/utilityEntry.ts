@@ -53,7 +53,7 @@ async function main() {
         onUnlocked: loadStartupModel,
         // Lock means gone: this process, which held decrypted text and the key, ends (main's `shutdown`); nothing unlocks it again.
         onLocked: () => {
-            void ready.then((host) => host.close());
+            void ready.then((host) => host.dispose());
             parentPort.postMessage({type: "locked"} satisfies LockedMessage);
         },
         gpu: gpu.success ? gpu.data : undefined,
@@ -72,7 +72,7 @@ async function main() {
             if (message.type === "connect" && ports[0] != null)
                 serveCoreOverChannel(host.service, messagePortChannel(ports[0]));
             else if (message.type === "shutdown") {
-                await host.close();
+                await host.dispose();
                 process.exit(0);
             }
         });

@@ -12,8 +12,8 @@ export type UpgradeRequestHead = {method: string, url: string, headers: Incoming
 /** Takes the upgrades the web server accepted (token, Host and Origin checked) and serves the core on them, here or in another process. */
 export type RpcSocketHandler = {
     accept(request: UpgradeRequestHead, socket: Duplex, head: Buffer): void,
-    /** Ends every connection at once. */
-    close(): void
+    /** Ends every connection at once (the web server is closing); whoever made the handler disposes it. */
+    dropConnections(): void
 };
 
 /**
@@ -47,10 +47,19 @@ export class CoreWebSockets implements RpcSocketHandler {
         await Promise.all(closing);
     }
 
-    public close() {
+    public dropConnections() {
         for (const client of this._server.clients)
             client.terminate();
+    }
+
+    /** Every socket cut and the WebSocket server closed: no handshake completes any more. */
+    public dispose() {
+        this.dropConnections();
         this._server.close();
+    }
+
+    public [Symbol.dispose]() {
+        this.dispose();
     }
 }
 

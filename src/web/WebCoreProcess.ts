@@ -62,22 +62,27 @@ export class WebCoreProcess implements RpcSocketHandler {
         socket.once("close", () => this._pending = this._pending.filter((pending) => pending !== connection));
     }
 
-    public close() {
+    /** Drops the connections waiting for a core process; those handed over are the core process's own. */
+    public dropConnections() {
         for (const {socket} of this._pending)
             socket.destroy();
         this._pending = [];
     }
 
-    /** Ends the core process after every session it holds ended scrubbed; resolves when it has exited. */
-    public async stop() {
+    /** Ends the core process after every session it holds ended scrubbed, and starts no other; resolves when it has exited. */
+    public async dispose() {
         this._stopping = true;
-        this.close();
+        this.dropConnections();
         const child = this._child;
         if (child == null || child.exitCode != null || child.signalCode != null)
             return;
         const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
         this._send(child, {type: "shutdown"});
         await exited;
+    }
+
+    public [Symbol.asyncDispose](): Promise<void> {
+        return this.dispose();
     }
 
     private _start(): Promise<void> {

@@ -48,7 +48,7 @@ export async function runWebMode(args: string[]): Promise<{url: string | null}> 
             return;
 
         stopping = true;
-        await core?.stop(); // every session ends scrubbed (a core process still starting ends itself with this one)
+        await core?.dispose(); // every session ends scrubbed (a core process still starting ends itself with this one)
         await server?.close();
         process.exit(0);
     };

@@ -74,7 +74,7 @@ export async function startWebServer({rpc, rendererDir, port = 0, token = crypto
         port: boundPort,
         token,
         async close() {
-            rpc.close();
+            rpc.dropConnections();
             server.closeAllConnections();
             await new Promise<void>((resolve) => server.close(() => resolve()));
         }

@@ -40,8 +40,8 @@ async function main() {
         if (ending)
             return;
         ending = true;
-        sockets?.close();
-        await host?.close(); // every session ends scrubbed
+        sockets?.dispose();
+        await host?.dispose(); // every session ends scrubbed
         process.exit(0);
     };
     const endAfterLock = async () => {
@@ -78,7 +78,7 @@ async function main() {
             idleLockMs: options.idleLockMs,
             onUnlocked: (opened) => loadStartupModel(opened, options),
             onLocked: () => {
-                void host?.close(); // nothing left to close: from now on `app.unlock` is refused, the next process takes it
+                void host?.dispose(); // nothing left to close: from now on `app.unlock` is refused, the next process takes it
                 void endAfterLock();
             },
             threads: options.threads,

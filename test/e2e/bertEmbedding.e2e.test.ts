@@ -31,7 +31,7 @@ describe.skipIf(!runnable)("documents retrieved by meaning with a BERT embedding
             throw new Error("choosing the embedding model needs no model");
         }, {database: path.join(home, "e2e.db")});
         servicesOf(settingUp).settings.set(settingKeys.documents.embeddingModelPath, writeSyntheticBert());
-        await settingUp.close();
+        await settingUp.dispose();
         app = await openE2eApp({label: "e2e-bert", home, args: ["--model", modelPath!], contextSize: 1024, screenshotPrefix: "bert-"});
         page = app.page;
         await page.goto(app.web.url);

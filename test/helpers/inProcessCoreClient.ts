@@ -31,7 +31,7 @@ export async function openInProcessCoreClient(name: string): Promise<InProcessCo
         async close() {
             closeChannel();
             service.dispose();
-            await core.close();
+            await core.dispose();
         }
     };
 }

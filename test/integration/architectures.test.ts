@@ -87,7 +87,7 @@ describe.skipIf(tokenizerFrom == null)("every architecture: a scrub is verified 
             // Without the whole-clear before a turn, lfm2 and mamba kept a checkpoint here, and this scrub was unverified.
             expect(await core.closeConversation(conversationId)).toMatchObject({verified: true, nonZeroBytes: 0});
         } finally {
-            await core.close();
+            await core.dispose();
         }
     });
 
@@ -111,7 +111,7 @@ describe.skipIf(tokenizerFrom == null)("every architecture: a scrub is verified 
             expect(events.filter((event) => event.kind === "scrub.verified")).toHaveLength(0);
         } finally {
             listening.dispose();
-            await core.close().catch(() => undefined); // scrubs at close are unverified too
+            await core.dispose().catch(() => undefined); // scrubs at close are unverified too
         }
     });
 
@@ -121,7 +121,7 @@ describe.skipIf(tokenizerFrom == null)("every architecture: a scrub is verified 
             core = (await createTestCore(modelOf("lfm2"))).core;
         });
         afterAll(async () => {
-            await core.close().catch(() => undefined);
+            await core.dispose().catch(() => undefined);
         });
 
         it("a checkpoint that exists when the session ends makes its scrub unverified, saying so", async () => {

@@ -75,7 +75,7 @@ describe.skipIf(modelPath == null)("bad model files get a clear, specific error 
             await expect(engine.loadModel(file)).rejects.toMatchObject({code: testCase.code});
             await engine.loadModel(modelPath!);
             expect(engine.info?.architecture).toBe("llama");
-            await engine.shutdown();
+            await engine.dispose();
         });
 
     it("a model that needs more memory than the machine has → MODEL_TOO_LARGE_FOR_MEMORY (machine size given to the check, since no real model that large exists here)", async () => {
@@ -107,7 +107,7 @@ describe.skipIf(modelPath == null)("errors about a path the user typed reveal ne
     });
     afterAll(async () => {
         service?.dispose();
-        await core?.close();
+        await core?.dispose();
     });
 
     /** The error each door gives for `file`: the validator, model.load, models.import. */

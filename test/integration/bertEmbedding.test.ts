@@ -108,7 +108,7 @@ describe.skipIf(chatModelPath == null)("document turns with the BERT model chose
         ({core} = await createTestCore(chatModelPath!));
     });
     afterAll(async () => {
-        await core?.close();
+        await core?.dispose();
     });
 
     it("a question sharing no word with the document gets the passage that means what it asks first; BM25 alone gives the document's order", async () => {

@@ -46,7 +46,7 @@ describe.skipIf(modelPath == null)("citations and what each document sent where 
         ({core} = await createTestCore(modelPath!, {contextSize: 512}, {cloud: {apiKey: () => "test-key", fingerprintKey: () => testFingerprintKey}}));
     });
     afterAll(async () => {
-        await core?.close();
+        await core?.dispose();
         await sim?.close();
     });
 

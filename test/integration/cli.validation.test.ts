@@ -78,7 +78,7 @@ describe.skipIf(modelPath == null)("one conversation id rule at every door: CLI,
     });
     afterAll(async () => {
         service?.dispose();
-        await core?.close();
+        await core?.dispose();
     });
 
     it.each(badIds.map((id) => [id.length > 20 ? `${id.slice(0, 8)}… (${id.length})` : JSON.stringify(id), id]))(

@@ -29,7 +29,7 @@ describe("cloud turns send a per-conversation cache_salt to endpoints that take 
     it("each turn of a conversation sends that conversation's salt; another conversation sends another", async () => {
         const sim = await SharedCloudSimulator.start({mode: "honest"});
         const core = await cloudCore(sim);
-        cleanup.push(() => core.close(), () => sim.close());
+        cleanup.push(() => core.dispose(), () => sim.close());
         const first = core.createConversation({policy: "cloud-allowed"});
         const second = core.createConversation({policy: "cloud-allowed"});
         for (const [conversation, text] of [[first, "Once upon a time"], [first, "And then?"], [second, "Once upon a time"]] as const) {
@@ -49,7 +49,7 @@ describe("cloud turns send a per-conversation cache_salt to endpoints that take 
     it("an endpoint that refuses the field (HTTP 400, unknown argument) still answers: asked again at once without it, and not sent it again", async () => {
         const sim = await SharedCloudSimulator.start({mode: "honest", cacheSalt: "reject"});
         const core = await cloudCore(sim);
-        cleanup.push(() => core.close(), () => sim.close());
+        cleanup.push(() => core.dispose(), () => sim.close());
         for (const text of ["Once upon a time", "A girl named Lily"]) {
             const conversation = core.createConversation({policy: "cloud-allowed"});
             const result = await core.sendMessage({conversationId: conversation.id, text, maxTokens: 8, route: "cloud"});

@@ -43,7 +43,7 @@ describe.skipIf(modelPath == null)("cloud token counts match the endpoint", () =
     it("the report's 15.5k-character paste, with the local model loaded: counted by the endpoint, sent, and blocked in the incident", async () => {
         const sim = await SharedCloudSimulator.start({mode: "incident", otherTenants: 3});
         const core = await cloudCore(sim, {local: true});
-        cleanup.push(() => core.close(), () => sim.close());
+        cleanup.push(() => core.dispose(), () => sim.close());
         const paste = ordinaryPaste();
         // Why it used to be refused before sending: the local story model's tokenizer counts far more than the endpoint.
         expect(core.countTokens(paste)).toBeGreaterThan(sim.advertisedContext);
@@ -62,7 +62,7 @@ describe.skipIf(modelPath == null)("cloud token counts match the endpoint", () =
     it("an endpoint that refuses too much is still refused before sending, now by the endpoint's own count", async () => {
         const sim = await SharedCloudSimulator.start({mode: "incident"});
         const core = await cloudCore(sim, {local: true});
-        cleanup.push(() => core.close(), () => sim.close());
+        cleanup.push(() => core.dispose(), () => sim.close());
         const conversation = core.createConversation({policy: "cloud-allowed"});
         await expect(core.sendMessage({conversationId: conversation.id, text: ordinaryPaste(30_000), route: "cloud"}))
             .rejects.toMatchObject({code: "CLOUD_OVER_LIMIT", details: {countedBy: "endpoint", contextLimit: sim.advertisedContext}});
@@ -80,7 +80,7 @@ describe.skipIf(modelPath == null)("cloud token counts match the endpoint", () =
             return await fetch(input, init);
         };
         const core = await cloudCore(sim, {fetch: withoutTokenizer});
-        cleanup.push(() => core.close(), () => sim.close());
+        cleanup.push(() => core.dispose(), () => sim.close());
         const conversation = core.createConversation({policy: "cloud-allowed"});
         for (const text of ["Once upon a time", "And then?"]) {
             const result = await core.sendMessage({conversationId: conversation.id, text, maxTokens: 8, route: "cloud"});

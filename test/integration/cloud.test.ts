@@ -35,7 +35,7 @@ describe.skipIf(modelPath == null)("shared cloud: routing and the canary protoco
         return value;
     };
     afterEach(async () => {
-        await Promise.all(cores.splice(0).map((core) => core.close()));
+        await Promise.all(cores.splice(0).map((core) => core.dispose()));
         await Promise.all(sims.splice(0).map((sim) => sim.close()));
     });
 

@@ -44,7 +44,7 @@ describe("cloud turns are scanned for secrets before anything is sent (simulator
             engine: {threads: 1, contextSize: 512, pool: {idleTimeoutMs: 0}},
             cloud: {apiKey: () => "tenant-a", clientOptions: {timeoutMs: 5000, retries: 0}}
         });
-        cleanups.push(() => core.close(), () => sim.close());
+        cleanups.push(() => core.dispose(), () => sim.close());
         core.setCloudSettings({endpoint: sim.url, model: sim.modelName, fallback: true, contextLimit: null});
         if (local)
             await core.loadModel(modelPath!);

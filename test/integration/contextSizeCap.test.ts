@@ -45,7 +45,7 @@ describe.skipIf(modelPath == null)("--context-size above the model's trained con
             });
         } finally {
             service.dispose();
-            await core.close();
+            await core.dispose();
         }
     });
 });

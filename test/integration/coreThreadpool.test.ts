@@ -80,7 +80,7 @@ describe.skipIf(process.platform !== "linux")("the core's libuv thread pool", ()
         try {
             expect(core.auditEvents({kinds: ["model.loaded"]})[0]!.data).toMatchObject({uvThreadpoolSize: 1, threads: 2});
         } finally {
-            await core.close();
+            await core.dispose();
         }
 
         const failed = await runCliCapturing(["chat", "--model", "/nowhere/model.gguf", "--prompt", "hi", "--db", database], {env});

@@ -15,7 +15,7 @@ describe("app.deleteEverything", () => {
     afterEach(async () => {
         for (const {core, service} of open) {
             service.dispose();
-            await core.close();
+            await core.dispose();
         }
         open = [];
     });

@@ -42,7 +42,7 @@ describe.skipIf(modelPath == null)("no device probe on the CPU", () => {
             expect(core.modelInfo()).toMatchObject({gpu: null, gpuLayers: 0, deviceCheck: null});
             expect(core.auditEvents({kinds: ["device.probed"]})).toEqual([]);
         } finally {
-            await core.close();
+            await core.dispose();
         }
     });
 });
@@ -70,7 +70,7 @@ describe.skipIf(modelPath == null || vulkan == null)(`the device probe on the Vu
             expect(core.auditEvents({kinds: ["device.probed"]})).toHaveLength(1);
             expect(core.auditEvents({kinds: ["security.fault"]})).toEqual([]);
         } finally {
-            await core.close();
+            await core.dispose();
         }
     }, 600_000);
 
@@ -90,7 +90,7 @@ describe.skipIf(modelPath == null || vulkan == null)(`the device probe on the Vu
             await core.sendMessage({conversationId: conversation.id, text: "Once upon a time", maxTokens: 4, temperature: 0});
             expect((await core.closeConversation(conversation.id))?.verified).toBe(true);
         } finally {
-            await core.close();
+            await core.dispose();
         }
     }, 600_000);
 

@@ -77,7 +77,7 @@ async function proveDifferential(gpu: GpuSetting, pairs: number, {parallelFresh,
             await core.closeConversation(a.id);
         }
     } finally {
-        await core.close();
+        await core.dispose();
     }
     expect(mismatches, `seed ${seed}`).toEqual([]);
 }

@@ -42,7 +42,7 @@ describe.skipIf(modelPath == null)("document embeddings (stories260K standing in
         ({core, database} = await createTestCore(modelPath!));
     });
     afterAll(async () => {
-        await core?.close();
+        await core?.dispose();
     });
 
     it("without an embedding model, retrieval is BM25 alone: no vector is stored and no embedding context is made", async () => {

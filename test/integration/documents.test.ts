@@ -167,7 +167,7 @@ describe.skipIf(modelPath == null)("documents stay in their conversation (core, 
         ({core, database} = await createTestCore(modelPath!, {contextSize: 1024}, {cloud: {apiKey: () => "test-key", fingerprintKey: () => testFingerprintKey}}));
     });
     afterAll(async () => {
-        await core?.close();
+        await core?.dispose();
     });
 
     it("retrieval never reads another conversation's chunks: two conversations, the same words, each gets its own document's passages", async () => {

@@ -15,7 +15,7 @@ describe.skipIf(modelPath == null)("durability", () => {
         await core.sendMessage({conversationId: conversation.id, text: "Once upon a time", maxTokens: 16, temperature: 0});
         await core.sendMessage({conversationId: conversation.id, text: "Tell me about the dog.", maxTokens: 16, temperature: 0});
         const before = core.getConversation(conversation.id).messages;
-        await core.close();
+        await core.dispose();
 
         const {command, args} = cliCommand([
             "chat", "--model", modelPath!, "--db", database, "--conversation", conversation.id, "--threads", "1",

@@ -24,7 +24,7 @@ describe.skipIf(modelPath == null)("generation", () => {
             const others = new Set([await run({temperature: 1, seed: 1}), await run({temperature: 1, seed: 2}), await run({temperature: 1, seed: 3})]);
             expect(others.size).toBeGreaterThan(1);
         } finally {
-            await core.close();
+            await core.dispose();
         }
     });
 
@@ -43,7 +43,7 @@ describe.skipIf(modelPath == null)("generation", () => {
             expect(result.tokens.generated).toBeLessThan(10);
             expect(servicesOf(core).store.getMessage(result.assistantMessageId)).toMatchObject({status: "interrupted", content: result.reply});
         } finally {
-            await core.close();
+            await core.dispose();
         }
     });
 });

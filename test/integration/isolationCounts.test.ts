@@ -25,7 +25,7 @@ describe.skipIf(modelPath == null)("isolation report on a long conversation", ()
             expect(report.turns.map((turn) => turn.messageId)).toEqual(replies);
             expect(report.lastScrub).toMatchObject({verified: true, reason: "close"});
         } finally {
-            await core.close();
+            await core.dispose();
         }
     });
 });

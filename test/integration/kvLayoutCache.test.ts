@@ -60,7 +60,7 @@ describe.skipIf(modelPath == null)("the KV layout cache (KvScrubber's learn step
             expect(learned[0]![1]).toMatchObject({kvCells: 512, layout: {bytesPerCell: first.modelInfo()!.kvBytesPerContext / 512}});
             expect((await turnAndScrub(first)).scrub).toMatchObject({verified: true, nonZeroBytes: 0, layoutSource: "learned"});
         } finally {
-            await first.close();
+            await first.dispose();
         }
 
         const second = await openCore(database);
@@ -71,7 +71,7 @@ describe.skipIf(modelPath == null)("the KV layout cache (KvScrubber's learn step
             expect(scrub.bytesChecked).toBe(second.modelInfo()!.kvBytesPerContext);
             expect(layoutEntries(second)).toEqual(learned);
         } finally {
-            await second.close();
+            await second.dispose();
         }
 
         // Other context options: another entry, learned anew.
@@ -80,7 +80,7 @@ describe.skipIf(modelPath == null)("the KV layout cache (KvScrubber's learn step
             expect(loadedLayoutSource(larger)).toBe("learned");
             expect(layoutEntries(larger)).toHaveLength(2);
         } finally {
-            await larger.close();
+            await larger.dispose();
         }
     });
 
@@ -90,7 +90,7 @@ describe.skipIf(modelPath == null)("the KV layout cache (KvScrubber's learn step
             const setup = await openCore(database);
             const [[key, correct]] = layoutEntries(setup) as [[string, CachedKvLayout]];
             servicesOf(setup).settings.set(key, tamper(correct));
-            await setup.close();
+            await setup.dispose();
 
             const core = await openCore(database);
             try {
@@ -107,7 +107,7 @@ describe.skipIf(modelPath == null)("the KV layout cache (KvScrubber's learn step
                 // Later scrubs of this process use it.
                 expect((await turnAndScrub(core)).scrub).toMatchObject({verified: true, layoutSource: "learned"});
             } finally {
-                await core.close();
+                await core.dispose();
             }
         });
 
@@ -116,7 +116,7 @@ describe.skipIf(modelPath == null)("the KV layout cache (KvScrubber's learn step
         const setup = await openCore(database);
         const [[key]] = layoutEntries(setup) as [[string, CachedKvLayout]];
         servicesOf(setup).settings.set(key, {layout: {layers: "none"}, kvCells: -1});
-        await setup.close();
+        await setup.dispose();
 
         const core = await openCore(database);
         try {
@@ -124,7 +124,7 @@ describe.skipIf(modelPath == null)("the KV layout cache (KvScrubber's learn step
             expect((await turnAndScrub(core)).scrub).toMatchObject({verified: true, layoutSource: "learned"});
             expect(layoutEntries(core)[0]![1]).toMatchObject({kvCells: 512});
         } finally {
-            await core.close();
+            await core.dispose();
         }
     });
 });

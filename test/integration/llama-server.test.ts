@@ -42,7 +42,7 @@ describe.skipIf(modelPath == null || binary == null)("the cloud client against l
         core.setCloudSettings({endpoint: server.url, model: "stories260K", fallback: true, contextLimit: slotContext});
     });
     afterAll(async () => {
-        await core?.close();
+        await core?.dispose();
         await server?.close();
     });
 

@@ -74,7 +74,7 @@ describe.skipIf(modelPath == null)("a registered model whose file is gone", () =
             expect(gone).toMatchObject({present: false, missing: {reason: "file-gone"}});
         } finally {
             service.dispose();
-            await core.close();
+            await core.dispose();
         }
     });
 

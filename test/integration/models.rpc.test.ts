@@ -74,7 +74,7 @@ describe.skipIf(modelPath == null)("models.* calls over the in-process transport
     afterAll(async () => {
         closeChannel?.();
         service?.dispose();
-        await core?.close();
+        await core?.dispose();
         await server?.close();
     });
 

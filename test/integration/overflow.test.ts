@@ -31,7 +31,7 @@ async function proveOverflowRefused(gpu: GpuSetting) {
         expect(core.auditEvents({conversationId: conversation.id, kinds: ["turn.refused"]})).toHaveLength(1);
         return core.modelInfo();
     } finally {
-        await core.close();
+        await core.dispose();
     }
 }
 
@@ -55,7 +55,7 @@ describe.skipIf(modelPath == null)("turns that do not fit", () => {
             await expect(core.sendMessage({conversationId: conversation.id, text: "Hi", maxTokens: 600, temperature: 0}))
                 .rejects.toMatchObject({code: "CONTEXT_OVERFLOW", details: {replyBudget: 600}});
         } finally {
-            await core.close();
+            await core.dispose();
         }
     });
 
@@ -83,7 +83,7 @@ describe.skipIf(modelPath == null)("turns that do not fit", () => {
             await expect(core.sendMessage({conversationId: dropping.id, text: longTurn.repeat(8), maxTokens: 24, temperature: 0}))
                 .rejects.toMatchObject({code: "CONTEXT_OVERFLOW"});
         } finally {
-            await core.close();
+            await core.dispose();
         }
     });
 });

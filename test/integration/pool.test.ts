@@ -9,7 +9,7 @@ describe.skipIf(modelPath == null)("context pool", () => {
     it("evicts the least recently used session (scrubbed) when a new conversation does not fit the budget", async () => {
         const {core: probe} = await createTestCore(modelPath!);
         const contextBytes = servicesOf(probe).engine.pool!.contextBytes;
-        await probe.close();
+        await probe.dispose();
 
         const {core} = await createTestCore(modelPath!, {pool: {budgetBytes: Math.floor(contextBytes * 2.5)}});
         try {
@@ -35,7 +35,7 @@ describe.skipIf(modelPath == null)("context pool", () => {
             expect(resumed.tokens.prompt).toBeGreaterThan(third.tokens.prompt);
             expect(servicesOf(core).engine.pool!.size).toBe(2);
         } finally {
-            await core.close();
+            await core.dispose();
         }
     });
 
@@ -49,7 +49,7 @@ describe.skipIf(modelPath == null)("context pool", () => {
             expect(second.tokens.reused).toBeGreaterThan(first.tokens.prompt - 2);
             expect(second.tokens.evaluated).toBeLessThan(second.tokens.prompt / 2);
         } finally {
-            await core.close();
+            await core.dispose();
         }
     });
 
@@ -68,7 +68,7 @@ describe.skipIf(modelPath == null)("context pool", () => {
             await servicesOf(core).engine.unloadModel();
             expect(core.auditEvents({conversationId: open.id, kinds: ["scrub.verified"]})[0]?.data).toMatchObject({reason: "unload"});
         } finally {
-            await core.close();
+            await core.dispose();
         }
     });
 
@@ -82,7 +82,7 @@ describe.skipIf(modelPath == null)("context pool", () => {
             expect(core.findConversation(conversation.id)).toBeUndefined();
             expect(servicesOf(core).engine.pool!.size).toBe(0);
         } finally {
-            await core.close();
+            await core.dispose();
         }
     });
 });

@@ -68,7 +68,7 @@ describe.skipIf(modelPath == null)("a refused turn writes nothing", () => {
             client.close();
             closeChannel();
             service.dispose();
-            await core.close();
+            await core.dispose();
         }
     });
 });

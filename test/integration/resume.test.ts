@@ -56,7 +56,7 @@ async function talkedAndQuit(titles: string[], incognito: string[] = []) {
         seedHistory(core, id, 3);
         await core.sendMessage({conversationId: id, text: "What did the girl find?", ...turn});
     }
-    await core.close();
+    await core.dispose();
     return {database, ids};
 }
 
@@ -70,7 +70,7 @@ async function talkedAndQuitWith(change: {resumeSnapshots?: boolean, resumeSnaps
         seedHistory(core, conversationId, exchanges);
         await core.sendMessage({conversationId, text: "What did the girl find?", ...turn});
     } finally {
-        await core.close();
+        await core.dispose();
     }
     return {database, conversationId};
 }
@@ -87,7 +87,7 @@ describe.skipIf(modelPath == null)("resume snapshots (#25)", () => {
     it("an evicted conversation resumes from its sealed snapshot: far fewer tokens evaluated, the same greedy reply as a full re-evaluation", async () => {
         const {core: probe} = await createTestCore(modelPath!, {contextSize: 1024});
         const contextBytes = servicesOf(probe).engine.pool!.contextBytes;
-        await probe.close();
+        await probe.dispose();
         // A context with room for the whole history: a window that drops its oldest exchange shares little with an earlier one.
         const {core} = await createTestCore(modelPath!, {contextSize: 1024, pool: {budgetBytes: Math.floor(contextBytes * 1.5)}});
         try {
@@ -121,7 +121,7 @@ describe.skipIf(modelPath == null)("resume snapshots (#25)", () => {
             expect(fresh.tokens.prompt).toBe(resumed.tokens.prompt);
             expect(fresh.reply).toBe(resumed.reply);
         } finally {
-            await core.close();
+            await core.dispose();
         }
     });
 
@@ -138,7 +138,7 @@ describe.skipIf(modelPath == null)("resume snapshots (#25)", () => {
             await idle.sendMessage({conversationId: a, text: "Who smiled?", ...turn});
             expect(kinds(idle, a, "kv.restored")).toHaveLength(1);
         } finally {
-            await idle.close();
+            await idle.dispose();
         }
 
         const next = await openCore(database);
@@ -148,7 +148,7 @@ describe.skipIf(modelPath == null)("resume snapshots (#25)", () => {
             expect(kinds(next, a, "kv.restored")).toHaveLength(2);
             expect(resumed.tokens.evaluated).toBeLessThan(resumed.tokens.prompt / 4);
         } finally {
-            await next.close();
+            await next.dispose();
         }
     });
 
@@ -160,7 +160,7 @@ describe.skipIf(modelPath == null)("resume snapshots (#25)", () => {
             expect(kinds(core, conversationId, "kv.save.skipped", "kv.save.failed")).toEqual([]);
             await expectFullEvaluation(core, conversationId);
         } finally {
-            await core.close();
+            await core.dispose();
         }
     });
 
@@ -174,7 +174,7 @@ describe.skipIf(modelPath == null)("resume snapshots (#25)", () => {
             expect(skipped).toEqual([expect.objectContaining({reason: "shutdown", maxBytes: 2 ** 20})]);
             expect(skipped[0]!.bytes).toBeGreaterThan(2 ** 20);
         } finally {
-            await core.close();
+            await core.dispose();
         }
     });
 
@@ -195,7 +195,7 @@ describe.skipIf(modelPath == null)("resume snapshots (#25)", () => {
                 expect(snapshotRow(core, id)).toBeUndefined();
             }
         } finally {
-            await core.close();
+            await core.dispose();
         }
     });
 
@@ -207,7 +207,7 @@ describe.skipIf(modelPath == null)("resume snapshots (#25)", () => {
             expect(snapshotRow(core, a!)).toBeUndefined();
             await expectFullEvaluation(core, a!);
         } finally {
-            await core.close();
+            await core.dispose();
         }
 
         // Another model file (a copy: another modification time, as a re-download or update has).
@@ -215,13 +215,13 @@ describe.skipIf(modelPath == null)("resume snapshots (#25)", () => {
         fs.copyFileSync(modelPath!, otherModel);
         fs.utimesSync(otherModel, new Date(2020, 0, 1), new Date(2020, 0, 1));
         core = await openCore(database, {contextSize: 384});
-        await core.close(); // a shutdown save under the current model
+        await core.dispose(); // a shutdown save under the current model
         core = await openCore(database, {contextSize: 384}, otherModel);
         try {
             expect(snapshotRow(core, a!)).toBeUndefined();
             await expectFullEvaluation(core, a!);
         } finally {
-            await core.close();
+            await core.dispose();
         }
     });
 
@@ -243,7 +243,7 @@ describe.skipIf(modelPath == null)("resume snapshots (#25)", () => {
             plain = fs.readFileSync(decryptedCopy(database, tempDir("decrypted")));
             expect(plain.indexOf(pieces[1]!)).toBe(-1);
         } finally {
-            await core.close();
+            await core.dispose();
         }
     });
 });

@@ -64,7 +64,7 @@ describe("stale scrub scratch folders", () => {
         expect(fs.existsSync(path.join(scratchRoot(), left!)), "kill -9 leaves the folder behind").toBe(true);
 
         const {core} = await createTestCore(modelPath!);
-        cleanups.push(() => core.close());
+        cleanups.push(() => core.dispose());
         expect(fs.existsSync(path.join(scratchRoot(), left!))).toBe(false);
         expect(core.auditEvents({kinds: ["scratch.swept"]}).map((event) => event.data)).toEqual([{staleFoldersRemoved: 1}]);
     });

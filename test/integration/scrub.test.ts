@@ -91,7 +91,7 @@ describe.skipIf(modelPath == null)("KV scrub on the real model", () => {
             const scrubEvent = core.auditEvents({conversationId: conversation.id, kinds: ["scrub.verified"]})[0]!;
             expect(scrubEvent.data).toMatchObject({bytesChecked: report!.bytesChecked, nonZeroBytes: 0, kvCells: report!.kvCells});
         } finally {
-            await core.close();
+            await core.dispose();
         }
     });
 });
@@ -149,7 +149,7 @@ describe.skipIf(modelPath == null || vulkan == null)(`KV scrub with the KV on th
                 });
                 expect(core.auditEvents({conversationId: conversation.id, kinds: ["scrub.verified"]})).toEqual([]);
             } finally {
-                await core.close().catch(() => undefined);
+                await core.dispose().catch(() => undefined);
             }
         } finally {
             undo();

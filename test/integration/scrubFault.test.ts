@@ -96,7 +96,7 @@ describe.skipIf(modelPath == null)("forced scrub fault (every scrub reported unv
             restore?.();
             restore = null;
             service.dispose();
-            await core.close();
+            await core.dispose();
         }
     });
 
@@ -121,7 +121,7 @@ describe.skipIf(modelPath == null)("forced scrub fault (every scrub reported unv
             restore?.();
             restore = null;
             service.dispose();
-            await core.close();
+            await core.dispose();
         }
     });
 });

@@ -36,7 +36,7 @@ async function coreWithCachedLayout(tamper: (entry: CachedKvLayout) => CachedKvL
     const settings = servicesOf(setup).settings;
     const [key, entry] = Object.entries(settings.all()).find(([name]) => name.startsWith("kv.layout."))! as [string, CachedKvLayout];
     settings.set(key, tamper(entry));
-    await setup.close();
+    await setup.dispose();
     return await open();
 }
 
@@ -76,7 +76,7 @@ describe.skipIf(modelPath == null)("a scrub that throws ends its session unverif
         const forced = forceScrubThrows({times: 1});
         restore = forced.restore;
 
-        const error = await core.close().catch((caught: unknown) => caught);
+        const error = await core.dispose().catch((caught: unknown) => caught);
         listening.dispose();
 
         // Raised as an unverified scrub, with what went wrong.
@@ -123,7 +123,7 @@ describe.skipIf(modelPath == null)("a scrub that throws ends its session unverif
             expect(next.isolation!.contextId).not.toBe(first.isolation!.contextId);
             expect(await core.closeConversation(conversation.id)).toMatchObject({contextId: next.isolation!.contextId, verified: true, nonZeroBytes: 0});
         } finally {
-            await core.close();
+            await core.dispose();
         }
     });
 
@@ -159,7 +159,7 @@ describe.skipIf(modelPath == null)("a scrub that throws ends its session unverif
             ]));
             expect(events).toHaveLength(3);
         } finally {
-            await core.close();
+            await core.dispose();
         }
     });
 
@@ -174,7 +174,7 @@ describe.skipIf(modelPath == null)("a scrub that throws ends its session unverif
             expect(created[0]!.disposed).toBe(true);
             expect(servicesOf(core).engine.pool!.size).toBe(0);
         } finally {
-            await core.close();
+            await core.dispose();
         }
     });
 });

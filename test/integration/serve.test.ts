@@ -46,7 +46,7 @@ async function stopAndReadAudit(server: ServeProcess): Promise<{code: number | n
     try {
         return {code, events: core.auditEvents({limit: null})};
     } finally {
-        await core.close();
+        await core.dispose();
     }
 }
 

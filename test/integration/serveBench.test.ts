@@ -16,15 +16,18 @@ describe.skipIf(modelPath == null || binary == null)("npm run bench:serve", () =
         const out = path.join(tempDir("serve-bench"), "report.json");
         await promisify(execFile)(process.execPath, [
             "--import", import.meta.resolve("tsx"), path.join(repoRoot, "tools/serveBench/serveBench.ts"),
-            "--model", modelPath!, "--llama-server", binary!, "--concurrency", "1,2", "--requests-per-client", "2", "--max-tokens", "8", "--out", out
+            "--model", modelPath!, "--llama-server", binary!, "--concurrency", "1,2", "--requests-per-client", "2", "--max-tokens", "8", "--warmup-requests", "3", "--out", out
         ], {cwd: repoRoot, env: {...coreProcessEnv, ...process.env}, maxBuffer: 16 << 20});
-        const report = JSON.parse(fs.readFileSync(out, "utf8")) as Record<string, Array<Record<string, unknown>>> & {scrubOffPath: unknown, loadAverage: unknown};
+        const report = JSON.parse(fs.readFileSync(out, "utf8")) as Record<string, Array<Record<string, unknown>>> & {scrubOffPath: unknown, loadAverage: unknown, warmupRequests: unknown};
+        expect(report.warmupRequests).toBe(3);
         for (const server of ["cleanroom", "llamaServer"]) {
             expect(report[server]!.map((result) => result.concurrency)).toEqual([1, 2]);
             for (const result of report[server]!)
                 expect(result).toMatchObject({
                     requests: (result.concurrency as number) * 2, errors: expect.any(Array),
-                    completionTokens: expect.any(Number), aggregateTokensPerSecond: expect.any(Number), ttftMs: {median: expect.any(Number)}
+                    completionTokens: expect.any(Number), aggregateTokensPerSecond: expect.any(Number), ttftMs: {median: expect.any(Number)},
+                    // CPU time per token of the whole process and of its main thread (cleanroom's JavaScript), read from /proc.
+                    cpuUsPerToken: expect.any(Number), mainThreadCpuUsPerToken: expect.any(Number)
                 });
             expect(report[server]!.every((result) => (result.completionTokens as number) > 0 && (result.aggregateTokensPerSecond as number) > 0)).toBe(true);
         }

@@ -33,7 +33,7 @@ async function stopAndReadAudit(server: ServeProcess): Promise<AuditEvent[]> {
     try {
         return core.auditEvents({limit: null});
     } finally {
-        await core.close();
+        await core.dispose();
     }
 }
 

@@ -30,7 +30,7 @@ afterEach(async () => {
     for (const {core, service, server} of opened.splice(0)) {
         await server.stop();
         service.dispose();
-        await core.close();
+        await core.dispose();
     }
 });
 
@@ -199,7 +199,7 @@ describe.skipIf(modelPath == null)("the app's local API server with stored keys 
         try {
             await expect(new LocalApiServer(core, startAppApiServer).start(0)).rejects.toMatchObject({code: "MODEL_NOT_LOADED", message: expect.stringMatching(/No model is loaded: load one first/)});
         } finally {
-            await core.close();
+            await core.dispose();
         }
     });
 
@@ -228,7 +228,7 @@ describe.skipIf(modelPath == null)("the app's local API server with stored keys 
             throw new Error("making a key needs no model");
         }, {database});
         const {secret} = app.apiKeys.create("script");
-        await app.close();
+        await app.dispose();
 
         const guarded = await startServe(modelPath!, ["--db", database]);
         serveProcesses.push(guarded);

@@ -42,7 +42,7 @@ describe.skipIf(modelPath == null)("thread tuning", () => {
         const staleKey = `threads.tuned:${modelFingerprint(modelPath!)}:${machineFingerprint()}`;
         const seeded = create();
         servicesOf(seeded).settings.set(staleKey, {threads: 7, measurements: [{threads: 7, tokensPerSecond: 1e9, tokens: 48}]});
-        await seeded.close();
+        await seeded.dispose();
 
         const measured = await open();
         try {
@@ -54,14 +54,14 @@ describe.skipIf(modelPath == null)("thread tuning", () => {
             expect(servicesOf(measured.core).settings.get(key)).toMatchObject({threads: measured.info.threads, backend});
             expect(measured.core.auditEvents({kinds: ["threads.tuned"]}).at(-1)!.data).toMatchObject({backend});
         } finally {
-            await measured.core.close();
+            await measured.core.dispose();
         }
 
         const cached = await open();
         try {
             expect(cached.info).toMatchObject({threadsSource: "cached", threads: measured.info.threads});
         } finally {
-            await cached.core.close();
+            await cached.core.dispose();
         }
     });
 });

@@ -44,7 +44,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
     service.dispose();
-    await core.close();
+    await core.dispose();
 });
 
 describe("web mode's uploads: chunked over the RPC, held per connection, read once whole", () => {

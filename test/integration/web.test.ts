@@ -66,7 +66,7 @@ beforeAll(async () => {
 afterAll(async () => {
     await server.close();
     service.dispose();
-    await core.close();
+    await core.dispose();
 });
 
 describe("web mode's WebSocket door", () => {

@@ -40,7 +40,7 @@ async function unlockAfterBackoff(service: LockableCoreHost["service"], given: s
 describe.skipIf(process.platform !== "linux")("the app lock (a real encrypted database, the core's service as the app and web mode call it)", () => {
     let host: LockableCoreHost | undefined;
     afterEach(async () => {
-        await host?.close();
+        await host?.dispose();
         host = undefined;
     });
 
@@ -210,7 +210,7 @@ describe.skipIf(process.platform !== "linux")("the app lock (a real encrypted da
 
         expect(await service.call("app.setPassphrase", {current: next, next: null})).toEqual({ok: true, value: {passphraseSet: false}});
         expect(await service.call("app.lockState", {})).toEqual({ok: true, value: {locked: false, passphraseSet: false, idleLockMs: null}});
-        await host.close();
+        await host.dispose();
         host = undefined;
         const reopened = openDatabase(database, {key: {}});
         expect(new ConversationStore(reopened).list().map((summary) => summary.id), "opens without one, the conversation there").toEqual([conversationId]);
@@ -228,13 +228,13 @@ describe.skipIf(process.platform !== "linux")("the app lock (a real encrypted da
             .toMatchObject({value: {idleLockMs: 15 * 60_000}});
         expect((await host.service.call("settings.set", {lockAfterMinutes: 0})).ok).toBe(true);
         expect(await host.service.call("app.lockState", {})).toMatchObject({ok: true, value: {idleLockMs: null}});
-        await host.close();
+        await host.dispose();
         forgetDerivedKeys();
 
         host = await openLockableCoreHost({database, key: {}, modelsDir: path.join(dir, "models")});
         expect((await host.service.call("app.unlock", {passphrase})).ok).toBe(true);
         await expect.poll(async () => host!.service.call("app.lockState", {})).toMatchObject({value: {idleLockMs: null}});
-        await host.close();
+        await host.dispose();
 
         host = await openLockableCoreHost({database, key: {passphrase}, idleLockMs: 60_000, modelsDir: path.join(dir, "models")});
         expect(await host.service.call("app.lockState", {})).toMatchObject({ok: true, value: {idleLockMs: 60_000}});
@@ -267,7 +267,7 @@ describe.skipIf(process.platform !== "linux")("the app lock (a real encrypted da
 
         // The core ends (as when its process is killed) and starts again: the wait goes on.
         client.close();
-        await host.close();
+        await host.dispose();
         host = await open();
         client = connect(host);
         const state = await client.call("app.lockState", {});

@@ -108,7 +108,7 @@ describe.skipIf(modelPath == null)("a cancelled turn leaves no half-evaluated st
     });
 
     afterAll(async () => {
-        await core?.close();
+        await core?.dispose();
         console.info(`[cancelled turns] ${scrubbedCancels} cancellations scrubbed and verified (0 non-zero bytes read back) before their context was freed; ` +
             "each next turn rebuilt from the stored history (evaluated = prompt tokens, 0 reused) and equal to a fresh process's reply");
     });

@@ -76,7 +76,7 @@ afterAll(async () => {
     for (const cleanup of cleanups.splice(0).reverse())
         await cleanup();
     client?.close();
-    await host?.close();
+    await host?.dispose();
 });
 
 describe("the cloud key is bound to the endpoint it was given for", () => {

@@ -129,7 +129,7 @@ describe("secrets: the cloud API key and the canaries stay out of logs, crash ou
                 database, engine: {threads: 1, contextSize: 512, pool: {idleTimeoutMs: 0}},
                 cloud: {apiKey: () => key, clientOptions: {timeoutMs: 60_000, retries: 1}, charsPerCanary: 300}
             });
-            cleanups.push(() => core.close());
+            cleanups.push(() => core.dispose());
             return core;
         };
         const ours = await openCore(databases.ours, ourKey);
@@ -217,8 +217,8 @@ describe("secrets: the cloud API key and the canaries stay out of logs, crash ou
         const scanStores = () => scanForSecrets([...databaseFiles(databases.ours), ...databaseFiles(databases.victim)], needles);
         const open = scanStores();
         expect(describeFindings(open.findings)).toEqual([]);
-        await ours.close();
-        await victim.close();
+        await ours.dispose();
+        await victim.dispose();
         const closed = scanForSecrets([{kind: "directory", path: dirs.ours}, {kind: "directory", path: dirs.victim}], needles);
         expect(describeFindings(closed.findings)).toEqual([]);
 
@@ -258,7 +258,7 @@ describe("secrets: the cloud API key and the canaries stay out of logs, crash ou
             database: path.join(victimDir, "victim.db"),
             cloud: {apiKey: () => victimKey, clientOptions: {timeoutMs: 60_000, retries: 1}, charsPerCanary: 300}
         });
-        cleanups.push(() => victim.close());
+        cleanups.push(() => victim.dispose());
         victim.setCloudSettings({endpoint: proxies.incident.url, model: "cleanroom-sim", fallback: true});
         for (let index = 0; index < 3; index++)
             await victim.sendMessage({conversationId: victim.createConversation({policy: "cloud-allowed"}).id,

@@ -96,7 +96,7 @@ describe("a deletion held up by another reader, as the CLI and the app report it
         afterAll(async () => {
             closeChannel?.();
             service?.dispose();
-            await core?.close();
+            await core?.dispose();
         });
 
         it("answers purge: pending while a reader holds the database, then the core purges it and emits deletion.purged", async () => {

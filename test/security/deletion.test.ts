@@ -81,7 +81,7 @@ describe.skipIf(modelPath == null)("deleted means gone", () => {
     });
 
     afterAll(async () => {
-        await core?.close();
+        await core?.dispose();
     });
 
     it("removes every row of the conversation: messages, the conversation itself, its audit events", async () => {
@@ -117,7 +117,7 @@ describe.skipIf(modelPath == null)("deleted means gone", () => {
     });
 
     it("leaves no byte of it after the core closes and the database is reopened", async () => {
-        await core.close();
+        await core.dispose();
         const reopened = openDatabase(database);
         try {
             expect(reopened.pragma("integrity_check", {simple: true})).toBe("ok");
@@ -252,7 +252,7 @@ describe("a deletion that another reader holds up is purged when the reader is d
         const atClose = fixture(3_600_000);
         atClose.store.delete(atClose.id);
         atClose.reader.exec("COMMIT");
-        atClose.store.purger.close();
+        atClose.store.purger.dispose();
         expect(atClose.audit.events({kinds: ["deletion.purged"]})[0]!.data).toMatchObject({trigger: "close"});
         expect(onDisk(atClose)).toBe(0);
         atClose.reader.close();

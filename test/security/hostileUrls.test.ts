@@ -276,7 +276,7 @@ describe.skipIf(modelPath == null)("hostile download URLs", () => {
             expect(server.requests).toEqual([]);
         } finally {
             service.dispose();
-            await core.close();
+            await core.dispose();
         }
 
         // A library built for tests (loopback allowed) still refuses a private target.

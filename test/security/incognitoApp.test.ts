@@ -62,7 +62,7 @@ describe.skipIf(modelPath == null)("incognito conversations in the app (real mod
     it("are listed and marked, served by the shared model, and leave no byte on disk; a stored one beside them is kept", async () => {
         const {core, dir, database} = await createTestCore(modelPath!);
         let closed = false;
-        cleanups.push(() => closed ? undefined : core.close());
+        cleanups.push(() => closed ? undefined : core.dispose());
         const {client, close} = connect(core);
         cleanups.push(close);
         const secret = makeTestCanary("incognito");
@@ -111,11 +111,11 @@ describe.skipIf(modelPath == null)("incognito conversations in the app (real mod
         const second = await client.call("conversations.create", {incognito: true});
         await turn(client, second.id, `Once upon a time ${secret}`);
         close();
-        await core.close();
+        await core.dispose();
         closed = true;
         expect(scanForSecrets(databaseFiles(database), [{label: "secret", value: secret}, {label: "id", value: second.id}]).findings).toEqual([]);
         const reopened = openTestCore(() => Promise.reject(new Error("no model needed")), {database});
-        cleanups.push(() => reopened.close());
+        cleanups.push(() => reopened.dispose());
         expect(reopened.listConversations().map((item) => item.id)).toEqual([stored.id]);
         expect(reopened.auditEvents({limit: null}).filter((event) => event.conversationId === second.id || event.conversationId === incognito.id)).toEqual([]);
         expect(reopened.auditEvents({kinds: ["scrub.verified"], limit: null}).length, "the stored conversation's scrub is on record").toBeGreaterThan(0);
@@ -127,7 +127,7 @@ describe.skipIf(modelPath == null)("incognito conversations in the app (real mod
         const database = path.join(tempDir("incognito-cloud"), "core.db");
         const core = openTestCore(await loadLlama(), {database, engine: {threads: 1, contextSize: 512, pool: {idleTimeoutMs: 0}},
             cloud: {apiKey: () => "tenant-incognito", clientOptions: {timeoutMs: 10_000, retries: 0}}});
-        cleanups.push(() => core.close());
+        cleanups.push(() => core.dispose());
         core.setCloudSettings({endpoint: sim.url, model: sim.modelName, fallback: true, contextLimit: null});
         const secret = makeTestCanary("incognito-cloud");
         const conversation = core.createConversation({policy: "cloud-allowed", incognito: true});
@@ -149,7 +149,7 @@ describe.skipIf(modelPath == null)("incognito conversations in the app (real mod
         const core = openTestCore(await loadLlama(), {database: path.join(tempDir("incognito-fingerprint"), "core.db"),
             engine: {threads: 1, contextSize: 512, pool: {idleTimeoutMs: 0}},
             cloud: {apiKey: () => "tenant-fingerprint", clientOptions: {timeoutMs: 10_000, retries: 0}}});
-        cleanups.push(() => core.close());
+        cleanups.push(() => core.dispose());
         core.setCloudSettings({endpoint: sim.url, model: sim.modelName, fallback: true, contextLimit: null});
         const prompt = "Once upon a time";
         // The simulator's real model is greedy: the same prompt gives the same story.

@@ -237,7 +237,7 @@ describe.skipIf(modelPath == null)("one writer at a time: switches refused while
             expect(wiped.ok, JSON.stringify(wiped)).toBe(true);
             expect(await service.call("conversations.list", {})).toEqual({ok: true, value: []});
         } finally {
-            await host.close();
+            await host.dispose();
         }
     });
 });

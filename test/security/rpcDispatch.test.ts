@@ -50,7 +50,7 @@ afterAll(async () => {
         cleanup();
     await server.close();
     service.dispose();
-    await core.close();
+    await core.dispose();
 });
 
 function inProcessPeer(): RawPeer {

@@ -12,10 +12,10 @@ class UnverifiableContext implements PooledContext {
     public static created = 0;
     public readonly id = `fake-${++UnverifiableContext.created}`;
     public busy = false;
-    public ended = false;
+    public disposed = false;
 
-    public async end(reason: SessionEndReason): Promise<SessionEnd> {
-        this.ended = true;
+    public async dispose(reason: SessionEndReason): Promise<SessionEnd> {
+        this.disposed = true;
         return {
             contextId: this.id, reason, kvCells: 256, layers: 2, bytesZeroed: 1024, bytesChecked: 1024, nonZeroBytes: 8,
             cellsReadBack: 256, verified: false, failure, layoutSource: "learned", durationMs: 1
@@ -68,7 +68,7 @@ describe("a session that ends with no call waiting for it, and whose scrub canno
         const {pool, faults} = poolReportingFaults();
         for (const reason of ["close", "delete", "abort", "fault", "shutdown"] as const) {
             await pool.open(reason);
-            const end = await pool.end(reason, reason);
+            const end = await pool.endSession(reason, reason);
             expect(end?.verified).toBe(false);
         }
         expect(faults).toEqual([]);

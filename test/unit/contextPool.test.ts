@@ -10,11 +10,11 @@ class FakeContext implements PooledContext {
     public busy = false;
     public endedFor: SessionEndReason | null = null;
 
-    public get ended() {
+    public get disposed() {
         return this.endedFor != null;
     }
 
-    public async end(reason: SessionEndReason): Promise<SessionEnd> {
+    public async dispose(reason: SessionEndReason): Promise<SessionEnd> {
         this.endedFor ??= reason;
         return {
             contextId: this.id, reason, kvCells: 256, layers: 2, bytesZeroed: 1024, bytesChecked: 1024, nonZeroBytes: 0,
@@ -57,7 +57,7 @@ describe("an idle conversation's context", () => {
         const ended = nextEnd();
 
         await vi.advanceTimersByTimeAsync(10 * minute - 1);
-        expect(made.get("trip")!.ended).toBe(false);
+        expect(made.get("trip")!.disposed).toBe(false);
         expect(pool.conversations()).toEqual(["trip"]);
 
         await vi.advanceTimersByTimeAsync(1);
@@ -73,7 +73,7 @@ describe("an idle conversation's context", () => {
         await vi.advanceTimersByTimeAsync(6 * minute);
         await pool.open("trip");
         await vi.advanceTimersByTimeAsync(6 * minute);
-        expect(made.get("trip")!.ended).toBe(false);
+        expect(made.get("trip")!.disposed).toBe(false);
 
         const ended = nextEnd();
         await vi.advanceTimersByTimeAsync(4 * minute);
@@ -85,7 +85,7 @@ describe("an idle conversation's context", () => {
         const {context} = await pool.open("long-reply");
         context.busy = true;
         await vi.advanceTimersByTimeAsync(25 * minute);
-        expect(made.get("long-reply")!.ended).toBe(false);
+        expect(made.get("long-reply")!.disposed).toBe(false);
 
         context.busy = false;
         const ended = nextEnd();
@@ -97,7 +97,7 @@ describe("an idle conversation's context", () => {
         const {pool, made} = fakePool({idleTimeoutMs: 0});
         await pool.open("kept");
         await vi.advanceTimersByTimeAsync(24 * 60 * minute);
-        expect(made.get("kept")!.ended).toBe(false);
+        expect(made.get("kept")!.disposed).toBe(false);
         expect(pool.conversations()).toEqual(["kept"]);
     });
 });
@@ -112,7 +112,7 @@ describe("a full pool", () => {
         const opened = await pool.open("third");
         expect(opened).toMatchObject({created: true, evicted: ["second"]});
         expect(made.get("second")!.endedFor).toBe("evict");
-        expect(made.get("first")!.ended).toBe(false);
+        expect(made.get("first")!.disposed).toBe(false);
         expect(pool.conversations().sort()).toEqual(["first", "third"]);
         expect(ends.map((end) => [end.conversationId, end.reason])).toEqual([["second", "evict"]]);
     });
@@ -123,11 +123,11 @@ describe("a full pool", () => {
         await pool.open("idle");
 
         await expect(pool.open("new")).resolves.toMatchObject({evicted: ["idle"]});
-        expect(made.get("generating")!.ended).toBe(false);
+        expect(made.get("generating")!.disposed).toBe(false);
 
         made.get("new")!.busy = true;
         await expect(pool.open("one-more")).rejects.toMatchObject({code: "POOL_BUDGET_TOO_SMALL", details: {pooled: 2}});
-        expect([...made.values()].filter((context) => context.ended)).toHaveLength(1);
+        expect([...made.values()].filter((context) => context.disposed)).toHaveLength(1);
     });
 
     it("a budget smaller than one context refuses every open with POOL_BUDGET_TOO_SMALL, saying both sizes", async () => {
@@ -152,6 +152,30 @@ describe("shutting the pool down", () => {
         await pool.dispose("unload");
         expect([...made.values()].map((context) => context.endedFor)).toEqual(["unload", "unload"]);
         await expect(pool.open("c")).rejects.toMatchObject({code: "CONTEXT_DISPOSED"});
+    });
+
+    it("ends every session as an unload when an `await using` block is left, and a second dispose ends nothing twice", async () => {
+        const {pool, ends} = fakePool({contexts: 3});
+        {
+            await using scoped = pool;
+            await scoped.open("a");
+            await scoped.open("b");
+        }
+        expect(pool.disposed).toBe(true);
+        expect(ends.map(({conversationId, reason}) => [conversationId, reason])).toEqual([["a", "unload"], ["b", "unload"]]);
+        await pool.dispose("shutdown");
+        expect(ends).toHaveLength(2);
+    });
+
+    it("stays open when every session is ended (a delete of all conversations): a conversation opens again in a new context", async () => {
+        const {pool, made} = fakePool({contexts: 3});
+        await pool.open("a");
+        const ended = await pool.endAllSessions("delete");
+        expect(ended.map(({reason}) => reason)).toEqual(["delete"]);
+        expect(pool.disposed).toBe(false);
+        const reopened = await pool.open("a");
+        expect(reopened.created).toBe(true);
+        expect(made.get("a")!.endedFor).toBeNull();
     });
 });
 

@@ -13,7 +13,7 @@ describe("the conversation library behind the app's list and composer", () => {
         return {core, database};
     };
     afterEach(async () => {
-        await Promise.all(cores.map((core) => core.close()));
+        await Promise.all(cores.map((core) => core.dispose()));
         cores = [];
     });
 
@@ -31,7 +31,7 @@ describe("the conversation library behind the app's list and composer", () => {
         const b = core.createConversation({title: "B"});
         core.saveDraft(a.id, "half a thought");
         core.saveDraft(b.id, "another");
-        await core.close();
+        await core.dispose();
         const {core: again} = open(database);
         expect(again.draftOf(a.id)).toBe("half a thought");
         expect(again.draftOf(b.id)).toBe("another");
@@ -70,7 +70,7 @@ describe("the conversation library behind the app's list and composer", () => {
         expect(core.getConversation(kept.id).messages.map((message) => message.content)).toEqual(["remember the blue door", "The blue door."]);
 
         await core.trashConversation(kept.id);
-        await core.close();
+        await core.dispose();
         const {core: again} = open(database);
         expect(await again.deleteTrashed()).toBe(1);
         expect(again.findConversation(kept.id)).toBeUndefined();

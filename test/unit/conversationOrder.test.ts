@@ -21,7 +21,7 @@ describe("the conversation list's order, with every write in the same millisecon
     };
     afterEach(async () => {
         vi.useRealTimers();
-        await Promise.all(cores.map((core) => core.close()));
+        await Promise.all(cores.map((core) => core.dispose()));
         cores = [];
     });
     const freezeClock = () => {

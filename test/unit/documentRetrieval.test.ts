@@ -28,7 +28,7 @@ describe("retrieval for a turn that brings a document", () => {
         const db = openDatabase(database, {key: {unencrypted: true}});
         const store = new ConversationStore(db);
         closers.push(() => {
-            store.purger.close();
+            store.purger.dispose();
             db.close();
         });
         return {database, db, store, attachments: new AttachmentStore(db)};

@@ -23,7 +23,7 @@ describe("opening the first conversation, from several windows at once", () => {
     const openCoreWithWindows = (count: number) => {
         const core: Core = openTestCore(() => Promise.reject(new Error("no model in this test")), {database: path.join(tempDir("first-open"), "first.db")});
         const service: CoreService = createCoreService(core);
-        closeAll.push(() => core.close(), () => service.dispose());
+        closeAll.push(() => core.dispose(), () => service.dispose());
         const windows: ConnectedCoreClient[] = Array.from({length: count}, () => {
             const [coreSide, clientSide, close] = createInProcessChannelPair();
             serveCoreOverChannel(service, coreSide);

@@ -35,7 +35,7 @@ function fakeHost({lockAfterMinutes = 15}: {lockAfterMinutes?: number} = {}) {
                 return Promise.resolve({ok: true, value: []});
             }
         },
-        async close() {
+        async dispose() {
             host.closed = true;
         }
     } satisfies CoreHost & {closed: boolean};
@@ -188,5 +188,23 @@ describe("the idle lock", () => {
 
         expect(await service.call("app.unlock", {passphrase: "any passphrase the fake host opens with"})).toMatchObject({ok: true});
         expect(pushed.at(-1)).toEqual({locked: false, passphraseSet: true, idleLockMs: 5 * minute});
+    });
+});
+
+describe("disposing the service", () => {
+    it("closes its core once, however often it is disposed, and unlike a lock it cannot be undone: app.unlock is refused", async () => {
+        const {host} = fakeHost();
+        const closeHost = vi.spyOn(host, "dispose");
+        const {service} = unlockedService(host, null);
+        {
+            await using scoped = service;
+            expect(scoped.disposed).toBe(false);
+        }
+        await service.dispose();
+        expect(closeHost).toHaveBeenCalledTimes(1);
+        expect(service.disposed).toBe(true);
+        expect(service.locked).toBe(true);
+        expect(await service.call("app.unlock", {passphrase: "right"})).toMatchObject({ok: false, error: {code: "STORE_LOCKED"}});
+        expect(closeHost).toHaveBeenCalledTimes(1);
     });
 });

@@ -3,6 +3,7 @@ import path from "node:path";
 import {describe, expect, it} from "vitest";
 import {readKvState, writeZeroKvState, KvStateFormatError, type KvLayout} from "../../src/core/node/engine/KvStateFile.js";
 import {readSequenceState, stateBytes, writeZeroSequenceState, type StateLayout} from "../../src/core/node/engine/SequenceStateFile.js";
+import {ChunkedReader, ChunkedWriter} from "../../src/core/node/engine/StateFileIo.js";
 import {tempDir} from "../helpers/tempCore.js";
 
 const layout: KvLayout = {
@@ -97,5 +98,28 @@ describe("whole sequence states: several KV caches and a recurrent state", () =>
         expect((await readSequenceState(file, kinds)).nonZeroPayloadBytes).toBe(1);
         await expect(readSequenceState(file, ["kv", "kv-swa"])).rejects.toThrow(/bytes after the last layer/);
         await expect(readSequenceState(file, ["kv"])).rejects.toBeInstanceOf(KvStateFormatError);
+    });
+});
+
+describe("state file handles", () => {
+    it("a writer left by its `await using` block has finished its sparse file (full length), and disposing either handle again is harmless", async () => {
+        const file = path.join(tempDir("kv-io"), "sparse.state");
+        let writerLeft: ChunkedWriter;
+        {
+            await using writer = await ChunkedWriter.create(file, true);
+            writerLeft = writer;
+            await writer.u32(7);
+            await writer.zeros(4096);
+        }
+        expect(fs.statSync(file).size).toBe(4 + 4096);
+        await expect(writerLeft.dispose()).resolves.toBeUndefined();
+
+        let readerLeft: ChunkedReader;
+        {
+            await using reader = await ChunkedReader.open(file);
+            readerLeft = reader;
+            expect(await reader.u32()).toBe(7);
+        }
+        await expect(readerLeft.dispose()).resolves.toBeUndefined();
     });
 });

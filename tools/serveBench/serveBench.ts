@@ -10,7 +10,11 @@ import {numberOption} from "../../src/cli/optionParsers.js";
 import {coreProcessEnv} from "../../src/core/common/coreProcessEnv.js";
 import {benchEndpoint, type EndpointBenchResult} from "./benchEndpoint.js";
 
-type BenchLevel = EndpointBenchResult & {cpuUsPerToken: number | null};
+/**
+ * `cpuUsPerToken`: the server process's CPU time (all its threads) per completion token;
+ * `mainThreadCpuUsPerToken`: its main thread's share (cleanroom serve's JavaScript; llama-server's decoding loop).
+ */
+type BenchLevel = EndpointBenchResult & {cpuUsPerToken: number | null, mainThreadCpuUsPerToken: number | null};
 import {measureScrubOffPath} from "./scrubOffPath.js";
 import {freePort} from "../freePort.js";
 
@@ -21,7 +25,7 @@ import {freePort} from "../freePort.js";
  * per-request scrub is off the next request's critical path. JSON report.
  */
 
-type Options = {model: string, threads: number, concurrency: string, requestsPerClient: number, maxTokens: number, out: string, llamaServer?: string};
+type Options = {model: string, threads: number, concurrency: string, requestsPerClient: number, maxTokens: number, warmupRequests: number, out: string, llamaServer?: string};
 
 const program = new Command()
     .option("--model <gguf>", "model to serve", process.env.CLEANROOM_TEST_MODEL ?? path.resolve("../shared/models/stories260K.gguf"))
@@ -29,6 +33,7 @@ const program = new Command()
     .option("--concurrency <list>", "concurrent clients, comma-separated", "1,4,8")
     .option("--requests-per-client <n>", "requests each client sends in turn", numberOption("--requests-per-client", z.number().int().min(1).max(1000)), 4)
     .option("--max-tokens <n>", "reply tokens per request", numberOption("--max-tokens", z.number().int().min(1).max(4096)), 64)
+    .option("--warmup-requests <n>", "requests each server answers first, one after another, not measured", numberOption("--warmup-requests", z.number().int().min(1).max(1000)), 16)
     .option("--llama-server <path>", "llama-server binary (default: $CLEANROOM_LLAMA_SERVER, else the one scripts/build-llama.ts builds)")
     .option("--out <file>", "also write the JSON report here", "bench-results/serve-bench.json");
 program.parse();
@@ -63,21 +68,24 @@ try {
         benchEndpoint({baseURL, model: modelName, concurrency, requestsPerClient, maxTokens: options.maxTokens});
     /** A measured run, with the CPU time the server's process took per completion token (all its threads): less moved by the machine's load than the wall time. */
     const measured = async (baseURL: string, pid: number | undefined, concurrency: number): Promise<BenchLevel> => {
-        const cpuBefore = cpuMsOf(pid);
+        const processStat = pid == null ? null : `/proc/${pid}/stat`;
+        const mainThreadStat = pid == null ? null : `/proc/${pid}/task/${pid}/stat`;
+        const cpuBefore = cpuMsOf(processStat);
+        const mainThreadBefore = cpuMsOf(mainThreadStat);
         const result = await run(baseURL, concurrency);
-        const cpuAfter = cpuMsOf(pid);
-        const cpuUsPerToken = cpuBefore == null || cpuAfter == null || result.completionTokens === 0 ? null
-            : Math.round((cpuAfter - cpuBefore) * 1000 / result.completionTokens);
-        return {...result, cpuUsPerToken};
+        const perToken = (before: number | null, after: number | null) => before == null || after == null || result.completionTokens === 0 ? null
+            : Math.round((after - before) * 1000 / result.completionTokens);
+        return {...result, cpuUsPerToken: perToken(cpuBefore, cpuMsOf(processStat)), mainThreadCpuUsPerToken: perToken(mainThreadBefore, cpuMsOf(mainThreadStat))};
     };
-    // Warm-up: one request each, not measured.
-    await run(cleanroomUrl, 1, 1);
-    await run(llamaUrl, 1, 1);
+    // Warm-up, not measured, the same for both: cleanroom serve's JavaScript runs at its steady speed only once V8 has
+    // optimised its per-token path, which takes some thousand tokens; llama-server is compiled ahead and gains nothing.
+    await run(cleanroomUrl, 1, options.warmupRequests);
+    await run(llamaUrl, 1, options.warmupRequests);
     for (const concurrency of levels) {
         cleanroom.push(await measured(cleanroomUrl, cleanroomPid, concurrency));
         llamaServer.push(await measured(llamaUrl, llamaPid, concurrency));
-        process.stderr.write(`${concurrency} client(s): cleanroom ${cleanroom.at(-1)!.aggregateTokensPerSecond} tok/s (${cleanroom.at(-1)!.cpuUsPerToken} µs CPU/token), ` +
-            `llama-server ${llamaServer.at(-1)!.aggregateTokensPerSecond} tok/s (${llamaServer.at(-1)!.cpuUsPerToken} µs CPU/token)\n`);
+        process.stderr.write(`${concurrency} client(s): cleanroom ${cleanroom.at(-1)!.aggregateTokensPerSecond} tok/s (${cleanroom.at(-1)!.cpuUsPerToken} µs CPU/token, main thread ${cleanroom.at(-1)!.mainThreadCpuUsPerToken}), ` +
+            `llama-server ${llamaServer.at(-1)!.aggregateTokensPerSecond} tok/s (${llamaServer.at(-1)!.cpuUsPerToken} µs CPU/token, main thread ${llamaServer.at(-1)!.mainThreadCpuUsPerToken})\n`);
     }
     // One client, one request after another: the next one's first token with the previous context's scrub running, and without.
     const scrubOffPath = {
@@ -89,12 +97,13 @@ try {
     const report = {
         loadAverage: {atStart: loadAtStart, atEnd: os.loadavg().map((load) => Math.round(load * 100) / 100)},
         model: options.model, threads: options.threads, cpus: os.cpus().length, contextPerRequest: contextSize,
-        maxTokens: options.maxTokens, requestsPerClient: options.requestsPerClient,
+        maxTokens: options.maxTokens, requestsPerClient: options.requestsPerClient, warmupRequests: options.warmupRequests,
         cleanroom, llamaServer,
         comparison: levels.map((concurrency, index) => ({
             concurrency,
             throughputRatio: Math.round(cleanroom[index]!.aggregateTokensPerSecond / llamaServer[index]!.aggregateTokensPerSecond * 1000) / 1000,
             cpuUsPerToken: {cleanroom: cleanroom[index]!.cpuUsPerToken, llamaServer: llamaServer[index]!.cpuUsPerToken},
+            mainThreadCpuUsPerToken: {cleanroom: cleanroom[index]!.mainThreadCpuUsPerToken, llamaServer: llamaServer[index]!.mainThreadCpuUsPerToken},
             ttftMedianMs: {cleanroom: cleanroom[index]!.ttftMs.median, llamaServer: llamaServer[index]!.ttftMs.median}
         })),
         scrubOffPath
@@ -164,13 +173,16 @@ async function startLlamaServer(contextPerSlot: number): Promise<{url: string, p
     }
 }
 
-/** CPU time (user and system, every thread) a process has taken so far, in ms; null where /proc cannot say (not Linux). */
-function cpuMsOf(pid: number | undefined): number | null {
-    if (pid == null)
+/**
+ * CPU time (user and system) taken so far, in ms, from a /proc `stat` file: a process's (`/proc/<pid>/stat`, every
+ * thread) or one thread's (`/proc/<pid>/task/<tid>/stat`); null where /proc cannot say (not Linux).
+ */
+function cpuMsOf(statFile: string | null): number | null {
+    if (statFile == null)
         return null;
     try {
         // Fields 14 and 15 (utime, stime) after the command name, which is in parentheses and may hold spaces; in clock ticks (100 a second on Linux).
-        const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+        const fields = fs.readFileSync(statFile, "utf8").split(") ")[1]!.split(" ");
         return (Number(fields[11]) + Number(fields[12])) * 10;
     } catch {
         return null;

@@ -118,7 +118,7 @@ export function registerChatCommand(program: Command) {
             } catch (error) {
                 reportError(error, json);
             } finally {
-                await core?.close();
+                await core?.dispose();
                 traceStartup("core closed");
             }
         });

@@ -86,7 +86,7 @@ async function withStore(options: Options, work: (store: ConversationStore, audi
         const audit = new AuditLog(db);
         const store = new ConversationStore(db, {audit});
         work(store, audit);
-        store.purger.close();
+        store.purger.dispose();
     });
 }
 

@@ -90,7 +90,7 @@ export function registerSelfTestCommand(program: Command) {
             } catch (error) {
                 reportError(error, true);
             } finally {
-                await core.close();
+                await core.dispose();
             }
         });
 }

@@ -97,12 +97,12 @@ export function registerServeCommand(program: Command) {
                 await server.close();
                 const closing = core;
                 core = undefined;
-                await closing.close();
+                await closing.dispose();
                 process.stderr.write("Stopped: every context was scrubbed and verified.\n");
             } catch (error) {
                 reportError(error, false);
             } finally {
-                await core?.close().catch((error: unknown) => reportError(error, false));
+                await core?.dispose().catch((error: unknown) => reportError(error, false));
             }
             process.exit(process.exitCode ?? 0);
         });

@@ -76,9 +76,9 @@ export class Core {
         this._apiEmbeddings = new ApiEmbeddingService(services.embeddings, services.audit);
         // The teardown, in the order it must run: the embedding model freed, sessions ended (scrubbed) and the model unloaded, then the database closed.
         this._teardown.add(() => services.embeddings.unload());
-        this._teardown.add(() => services.engine.shutdown());
-        this._teardown.add(() => services.store.purger.close());
-        this._teardown.add(() => services.incognito.store.purger.close());
+        this._teardown.add(() => services.engine.dispose());
+        this._teardown.add(() => services.store.purger.dispose());
+        this._teardown.add(() => services.incognito.store.purger.dispose());
         this._teardown.add(() => void services.database.close());
         this._teardown.add(() => void services.incognito.database.close());
     }
@@ -585,13 +585,13 @@ export class Core {
     }
 
     /** Ends every session (each scrubbed), unloads the model and closes the database. Runs once; a second call waits for the first. */
-    public close(): Promise<void> {
+    public dispose(): Promise<void> {
         return this._teardown.dispose();
     }
 
     /** So that callers can write `await using core = Core.create(…)`. */
     public [Symbol.asyncDispose](): Promise<void> {
-        return this.close();
+        return this.dispose();
     }
 }
 

@@ -26,5 +26,5 @@ await core.loadModel(request.modelPath);
 const created: boolean[] = [];
 core.onAuditEvent((event) => void (event.kind === "context.created" && created.push(true)));
 const result = asLocalTurn(await core.sendMessage({conversationId: request.conversationId, text: request.text, maxTokens: request.maxTokens, temperature: 0}));
-await core.close();
+await core.dispose();
 process.stdout.write(JSON.stringify({reply: result.reply, tokens: result.tokens, contextCreated: created.length === 1} satisfies FreshTurnResult) + "\n");

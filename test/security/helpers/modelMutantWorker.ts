@@ -74,7 +74,7 @@ for (let index = Number(fromText); index < Number(toText); index++) {
                 message: error instanceof Error ? error.message : String(error), ms: ms()
             });
     } finally {
-        await engine.shutdown().catch(() => undefined);
+        await engine.dispose().catch(() => undefined);
         fs.rmSync(file, {force: true});
     }
 }

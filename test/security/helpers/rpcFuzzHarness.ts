@@ -376,7 +376,7 @@ export function registerCallFuzz({part, parts}: {part: number, parts: number}) {
     afterAll(async () => {
         closeChannel?.();
         service?.dispose();
-        await core?.close();
+        await core?.dispose();
         const rows = [...counts].map(([name, tally]) => `${name}: ${tally.inputs} inputs, ${tally.refused} refused, ${tally.accepted} accepted, ` +
             `${tally.otherErrors} other errors ${JSON.stringify(Object.fromEntries(Object.entries(tally.byCode).filter(([code]) => code !== "INVALID_INPUT")))}, ` +
             `${tally.crashes} crashes, ${tally.hangs} hangs`);

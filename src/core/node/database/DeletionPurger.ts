@@ -38,7 +38,7 @@ export class DeletionPurger {
     private readonly _settings: SettingsStore;
     private readonly _retryIntervalMs: number;
     private _timer: NodeJS.Timeout | null = null;
-    private _closed = false;
+    private _disposed = false;
 
     public constructor(db: Database.Database, audit: AuditLog, {retryIntervalMs = defaultPurgeRetryIntervalMs}: DeletionPurgerOptions = {}) {
         this._db = db;
@@ -104,12 +104,16 @@ export class DeletionPurger {
     }
 
     /** One last attempt (the database is about to close), then no more retries from this process. */
-    public close(): void {
-        if (this._closed)
+    public dispose(): void {
+        if (this._disposed)
             return;
         this.tryPurge("close");
-        this._closed = true;
+        this._disposed = true;
         this._stopTimer();
+    }
+
+    public [Symbol.dispose]() {
+        this.dispose();
     }
 
     /** `wal_checkpoint(TRUNCATE)` with no busy wait: true when it completed (the WAL is empty). */
@@ -129,11 +133,11 @@ export class DeletionPurger {
     }
 
     private _writable() {
-        return !this._closed && this._db.open && !this._db.readonly;
+        return !this._disposed && this._db.open && !this._db.readonly;
     }
 
     private _startTimer() {
-        if (this._timer != null || this._closed)
+        if (this._timer != null || this._disposed)
             return;
         this._timer = setInterval(() => {
             if (!this._db.open) {

@@ -36,9 +36,9 @@ export type PooledContext = {
     readonly id: string,
     /** In use or waiting to be: never evicted, and its idle time starts again. */
     readonly busy: boolean,
-    readonly ended: boolean,
-    /** Scrubs and frees; never rejects (see `ConversationContext.end`). `beforeScrub` runs first (a resume snapshot). */
-    end(reason: SessionEndReason, beforeScrub?: BeforeScrub): Promise<SessionEnd>
+    readonly disposed: boolean,
+    /** Scrubs and frees; never rejects (see `ConversationContext.dispose`). `beforeScrub` runs first (a resume snapshot). */
+    dispose(reason: SessionEndReason, beforeScrub?: BeforeScrub): Promise<SessionEnd>
 };
 
 /**
@@ -90,7 +90,7 @@ export function defaultPoolBudgetBytes() {
 /**
  * Owns one `ConversationContext` per conversation within a memory budget. Opening a
  * conversation that does not fit ends the least recently used idle sessions first.
- * Every way a session ends goes through `ConversationContext.end`, which scrubs.
+ * Every way a session ends goes through `ConversationContext.dispose`, which scrubs.
  */
 export class ContextPool<Context extends PooledContext = ConversationContext, Fresh = LlamaContext> {
     public readonly budgetBytes: number;
@@ -146,7 +146,7 @@ export class ContextPool<Context extends PooledContext = ConversationContext, Fr
     /** The conversation's own context, created (after evicting as needed) when it has none. */
     public async open(conversationId: ConversationId): Promise<{context: Context, created: boolean, evicted: ConversationId[]}> {
         const existing = this._contexts.get(conversationId);
-        if (existing != null && !existing.ended) {
+        if (existing != null && !existing.disposed) {
             this._touch(conversationId, existing);
             return {context: existing, created: false, evicted: []};
         }
@@ -155,7 +155,8 @@ export class ContextPool<Context extends PooledContext = ConversationContext, Fr
         return await withLock([this, "open"], () => this._create(conversationId));
     }
 
-    public async end(conversationId: ConversationId, reason: SessionEndReason): Promise<SessionEnd | null> {
+    /** Ends one conversation's session (scrubbed); the pool lives on. Null when the conversation had none. */
+    public async endSession(conversationId: ConversationId, reason: SessionEndReason): Promise<SessionEnd | null> {
         const context = this._contexts.get(conversationId);
         if (context == null)
             return null;
@@ -164,7 +165,7 @@ export class ContextPool<Context extends PooledContext = ConversationContext, Fr
         this._clearIdleTimer(conversationId);
         this.onSessionEnding.dispatchEvent({conversationId, contextId: context.id, reason});
         const beforeScrub = this.beforeScrub;
-        const ending = context.end(reason, beforeScrub == null ? undefined : (readState, tokens) => beforeScrub(conversationId, reason, readState, tokens));
+        const ending = context.dispose(reason, beforeScrub == null ? undefined : (readState, tokens) => beforeScrub(conversationId, reason, readState, tokens));
         this._ending.add(ending);
         try {
             const result = await ending;
@@ -179,10 +180,10 @@ export class ContextPool<Context extends PooledContext = ConversationContext, Fr
     /**
      * Ends every session, each on its own: one that fails never keeps the others from ending. The
      * reports, unverified ones included; rejects only when a session could not report its end,
-     * once every other has ended.
+     * once every other has ended. The pool lives on: `dispose` is its end.
      */
-    public async endAll(reason: SessionEndReason): Promise<SessionEnd[]> {
-        const settled = await Promise.allSettled(this.conversations().map((conversationId) => this.end(conversationId, reason)));
+    public async endAllSessions(reason: SessionEndReason): Promise<SessionEnd[]> {
+        const settled = await Promise.allSettled(this.conversations().map((conversationId) => this.endSession(conversationId, reason)));
         await Promise.allSettled([...this._ending]);
         const errors = settled.flatMap((outcome) => outcome.status === "rejected" ? [outcome.reason as unknown] : []);
         if (errors.length > 0)
@@ -190,12 +191,22 @@ export class ContextPool<Context extends PooledContext = ConversationContext, Fr
         return settled.flatMap((outcome) => outcome.status === "fulfilled" && outcome.value != null ? [outcome.value] : []);
     }
 
+    /** The pool's end: every session ended (scrubbed) with `reason`, the reserve freed, no session opens again. Runs once. */
     public async dispose(reason: SessionEndReason = "unload") {
         if (this._disposed)
             return;
 
         this._disposed = true;
-        await Promise.all([this.endAll(reason), this._reserve?.dispose()]);
+        await Promise.all([this.endAllSessions(reason), this._reserve?.dispose()]);
+    }
+
+    public get disposed() {
+        return this._disposed;
+    }
+
+    /** `await using pool = new ContextPool(…)`: disposed as a model unload. */
+    public [Symbol.asyncDispose](): Promise<void> {
+        return this.dispose();
     }
 
     private async _create(conversationId: ConversationId) {
@@ -203,7 +214,7 @@ export class ContextPool<Context extends PooledContext = ConversationContext, Fr
             throw new CleanroomError("CONTEXT_DISPOSED", "The context pool was shut down.");
 
         const existing = this._contexts.get(conversationId);
-        if (existing != null && !existing.ended) {
+        if (existing != null && !existing.disposed) {
             this._touch(conversationId, existing);
             return {context: existing, created: false, evicted: []};
         }
@@ -238,7 +249,7 @@ export class ContextPool<Context extends PooledContext = ConversationContext, Fr
                         {pooled: this._contexts.size, budgetBytes: this.budgetBytes}
                     );
                 evicted.push(victim);
-                await this.end(victim, "evict");
+                await this.endSession(victim, "evict");
             }
         } catch (error) {
             if (fresh != null)
@@ -288,7 +299,7 @@ export class ContextPool<Context extends PooledContext = ConversationContext, Fr
                 if (this._contexts.get(conversationId)?.busy === true)
                     this._touch(conversationId, context);
                 else
-                    void this.end(conversationId, "idle").catch(() => undefined);
+                    void this.endSession(conversationId, "idle").catch(() => undefined);
             }, this._idleTimeoutMs);
             timer.unref();
             this._idleTimers.set(conversationId, timer);

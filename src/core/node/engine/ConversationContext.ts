@@ -114,7 +114,7 @@ export class ConversationContext {
         return this._busy > 0;
     }
 
-    public get ended() {
+    public get disposed() {
         return this._ended != null;
     }
 
@@ -160,9 +160,14 @@ export class ConversationContext {
      * ends the session unverified (`failure` says why), and the context is freed all the same.
      * `beforeScrub` (a resume snapshot) runs first when the context holds tokens; its failure never stops the scrub.
      */
-    public end(reason: SessionEndReason, beforeScrub?: BeforeScrub): Promise<SessionEnd> {
+    public dispose(reason: SessionEndReason, beforeScrub?: BeforeScrub): Promise<SessionEnd> {
         this._ended ??= this._scrubAndFree(beforeScrub).then((result) => ({...result, contextId: this.id, reason}));
         return this._ended;
+    }
+
+    /** `await using`: the session ends as a close (the pool passes its own reason to `dispose`). */
+    public async [Symbol.asyncDispose](): Promise<void> {
+        await this.dispose("close");
     }
 
     private async _scrubAndFree(beforeScrub: BeforeScrub | undefined): Promise<ZeroAndVerifyResult> {

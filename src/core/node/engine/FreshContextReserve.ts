@@ -87,4 +87,8 @@ export class FreshContextReserve<Fresh> {
         await Promise.allSettled([...this._creating]);
         await Promise.allSettled(this._ready.splice(0).map((fresh) => this._source.discard(fresh)));
     }
+
+    public [Symbol.asyncDispose](): Promise<void> {
+        return this.dispose();
+    }
 }

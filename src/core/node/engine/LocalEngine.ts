@@ -316,14 +316,14 @@ export class LocalEngine {
     }
 
     /**
-     * Ends every session (scrubbed) and unloads the model, whatever the sessions' ends reported;
-     * then throws `ScrubUnverifiedError` if a scrub could not be verified.
+     * The engine's end: ends every session (scrubbed, as a "shutdown") and unloads the model, whatever the sessions' ends reported;
+     * then throws `ScrubUnverifiedError` if a scrub could not be verified. A second call finds nothing left to end.
      */
-    public async shutdown() {
+    public async dispose() {
         const pool = this._pool;
         let ends: SessionEnd[];
         try {
-            ends = pool != null ? await pool.endAll("shutdown") : [];
+            ends = pool != null ? await pool.endAllSessions("shutdown") : [];
         } finally {
             await this.unloadModel();
             // The snapshots the sessions just left are sealed and written meanwhile; the database closes after them (bounded).
@@ -333,9 +333,14 @@ export class LocalEngine {
             throwUnlessVerified(end);
     }
 
+    /** `await using engine = new LocalEngine(…)`. */
+    public [Symbol.asyncDispose](): Promise<void> {
+        return this.dispose();
+    }
+
     /** Ends every session (each scrubbed), the model staying loaded; then throws `ScrubUnverifiedError` if a scrub could not be verified. */
     public async endAllSessions(reason: SessionEndReason): Promise<SessionEnd[]> {
-        const ends = this._pool != null ? await this._pool.endAll(reason) : [];
+        const ends = this._pool != null ? await this._pool.endAllSessions(reason) : [];
         for (const end of ends)
             throwUnlessVerified(end);
         return ends;
@@ -343,7 +348,7 @@ export class LocalEngine {
 
     /** Ends the conversation's session (scrubbed); `ScrubUnverifiedError` when the scrub could not be verified (the context is discarded all the same). */
     public async endSession(conversationId: ConversationId, reason: SessionEndReason): Promise<SessionEnd | null> {
-        const end = await this._pool?.end(conversationId, reason) ?? null;
+        const end = await this._pool?.endSession(conversationId, reason) ?? null;
         if (end != null)
             throwUnlessVerified(end);
         return end;
@@ -446,7 +451,7 @@ export class LocalEngine {
     /** The conversation's context as it is now, if it has one that has not ended. */
     public liveContext(conversationId: ConversationId): ContextSnapshot | null {
         const context = this._pool?.peek(conversationId);
-        return context == null || context.ended ? null : context.snapshot();
+        return context == null || context.disposed ? null : context.snapshot();
     }
 
     private _recordContextCreated(conversationId: ConversationId, context: ConversationContext) {
@@ -481,7 +486,7 @@ export class LocalEngine {
     private async _endUnfinishedTurn(pool: ContextPool, conversationId: ConversationId, context: ConversationContext, reason: "abort" | "fault", cause?: unknown) {
         if (pool.peek(conversationId) !== context)
             return;
-        const end = await pool.end(conversationId, reason);
+        const end = await pool.endSession(conversationId, reason);
         if (end != null)
             throwUnlessVerified(end, cause);
     }

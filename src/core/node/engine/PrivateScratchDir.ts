@@ -57,6 +57,10 @@ export class PrivateScratchDir {
         this._disposed = true;
         fs.rmSync(this.path, {recursive: true, force: true});
     }
+
+    public [Symbol.dispose]() {
+        this.dispose();
+    }
 }
 
 const folderPrefix = "cleanroom-scrub-";

@@ -94,7 +94,7 @@ export async function readSequenceState(path: string, kinds: StateSectionKind[])
             throw new KvStateFormatError(`${reader.remaining} bytes after the last layer`);
         return summary;
     } finally {
-        await reader.close();
+        await reader.dispose();
     }
 }
 
@@ -188,7 +188,7 @@ export async function writeZeroSequenceState(path: string, layout: StateLayout, 
         }
         return payload;
     } finally {
-        await writer.close();
+        await writer.dispose();
     }
 }
 

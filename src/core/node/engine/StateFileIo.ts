@@ -17,6 +17,7 @@ export class ChunkedReader {
     private _buffer = Buffer.alloc(0);
     private _bufferStart = 0;
     private _offset = 0;
+    private _disposed = false;
 
     private constructor(file: fs.FileHandle, size: number) {
         this._file = file;
@@ -37,8 +38,16 @@ export class ChunkedReader {
         return this._size - this._offset;
     }
 
-    public async close() {
+    /** Closes the file; runs once. */
+    public async dispose() {
+        if (this._disposed)
+            return;
+        this._disposed = true;
         await this._file.close();
+    }
+
+    public [Symbol.asyncDispose](): Promise<void> {
+        return this.dispose();
     }
 
     public async u32() {
@@ -131,6 +140,7 @@ export class ChunkedWriter {
     private readonly _file: fs.FileHandle;
     private readonly _sparse: boolean;
     private _position = 0;
+    private _disposed = false;
 
     private constructor(file: fs.FileHandle, sparse: boolean) {
         this._file = file;
@@ -179,12 +189,19 @@ export class ChunkedWriter {
         }
     }
 
-    /** Sets the file's length (a sparse payload ends in a hole) and closes it. */
-    public async close() {
+    /** Sets the file's length (a sparse payload ends in a hole) and closes it; runs once. */
+    public async dispose() {
+        if (this._disposed)
+            return;
+        this._disposed = true;
         try {
             await this._file.truncate(this._position);
         } finally {
             await this._file.close();
         }
+    }
+
+    public [Symbol.asyncDispose](): Promise<void> {
+        return this.dispose();
     }
 }

@@ -70,7 +70,7 @@ export class LockingCoreService implements CoreService {
     /** Requests the local API server is answering in the open core (`api.activity`). */
     private _apiRequestsInFlight = 0;
     private _transition: Promise<void> = Promise.resolve();
-    private _disposed = false;
+    private _disposal: Promise<void> | null = null;
 
     public constructor(options: LockingCoreServiceOptions) {
         this._options = options;
@@ -148,15 +148,22 @@ export class LockingCoreService implements CoreService {
         });
     }
 
-    /** Closes the core for good (the host shuts down). */
-    public close(): Promise<void> {
-        this._disposed = true;
-        return this._serialize(() => this._closeHost());
+    /**
+     * Closes the core for good (the host shuts down: every session scrubbed, the database closed), after
+     * any lock or unlock under way; `app.unlock` is refused from now on. Runs once; a second call waits for the first.
+     * Unlike `lock`, which a later `app.unlock` undoes.
+     */
+    public dispose(): Promise<void> {
+        this._disposal ??= this._serialize(() => this._closeHost());
+        return this._disposal;
     }
 
-    public dispose(): void {
-        if (!this._disposed)
-            void this.close();
+    public get disposed(): boolean {
+        return this._disposal != null;
+    }
+
+    public [Symbol.asyncDispose](): Promise<void> {
+        return this.dispose();
     }
 
     private _lockState() {
@@ -178,7 +185,7 @@ export class LockingCoreService implements CoreService {
         const host = this._host;
         this._detach();
         try {
-            await host?.close();
+            await host?.dispose();
         } finally {
             forgetDerivedKeys();
         }
@@ -189,7 +196,7 @@ export class LockingCoreService implements CoreService {
         if (!parsed.success)
             throw new InvalidInputError("app.unlock", describeZodIssues(parsed.error.issues));
         await this._serialize(async () => {
-            if (this._disposed)
+            if (this.disposed)
                 throw new CleanroomError("STORE_LOCKED", "Cleanroom is locked and this core is closing: unlock again once the page has reconnected.", {method: "app.unlock"});
             if (this._host != null)
                 return;
@@ -221,7 +228,7 @@ export class LockingCoreService implements CoreService {
             const host = this._host;
             if (host == null)
                 throw new StoreLockedError("app.setPassphrase");
-            if (this._disposed)
+            if (this.disposed)
                 throw new CleanroomError("INVALID_INPUT", "The core is shutting down: the passphrase was not changed.");
             const change = {database: this._options.database, passphraseSet: this._passphraseSet, ...parsed.data, withoutPassphrase: this._options.withoutPassphrase};
             const currentKey = await currentKeyFor(change);

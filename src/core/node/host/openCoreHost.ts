@@ -51,8 +51,8 @@ export type CoreHost = {
     savedModelPath: string | null,
     /** The models folder (for `resolveStartupModel`). */
     modelsDir: string,
-    /** Stops replies, then closes the core (every session scrubbed). */
-    close(): Promise<void>
+    /** Stops replies, then disposes the core (every session scrubbed). Runs once; a second call gets the same promise. */
+    dispose(): Promise<void>
 };
 
 /** A core on its database, engine settings taken from the saved ones (or overrides), with the validated service (`createCoreService`) in front of it. */
@@ -85,13 +85,13 @@ export async function openCoreHost(options: CoreHostOptions): Promise<CoreHost> 
     const teardown = new AsyncDisposeAggregator();
     teardown.add(async () => void await apiServer.stop());
     teardown.add(service);
-    teardown.add(() => core.close());
+    teardown.add(() => core.dispose());
     return {
         core,
         service,
         savedModelPath: saved.modelPath,
         modelsDir,
-        close: teardown.dispose
+        dispose: teardown.dispose
     };
 }
 

@@ -32,7 +32,8 @@ export type LockableCoreHost = {
     /** The core open from the start (no passphrase, or one given at start); null when it starts locked. */
     opened: CoreHost | null,
     locked: () => boolean,
-    close(): Promise<void>
+    /** Disposes the service for good (`LockingCoreService.dispose`). */
+    dispose(): Promise<void>
 };
 
 /**
@@ -57,5 +58,5 @@ export async function openLockableCoreHost({idleLockMs, onUnlocked, onLocked, wi
         database: options.database, open, passphraseSet, withoutPassphrase: keyWithoutPassphrase, onUnlocked, onLocked, idleLockMs, unlocked,
         unlockBackoff: new UnlockBackoff({file: unlockBackoffFile(options.database), ...unlockBackoff})
     });
-    return {service, opened: unlocked ?? null, locked: () => service.locked, close: () => service.close()};
+    return {service, opened: unlocked ?? null, locked: () => service.locked, dispose: () => service.dispose()};
 }

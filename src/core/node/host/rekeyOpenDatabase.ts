@@ -62,7 +62,7 @@ async function rekeyAndReopen(host: CoreHost, currentKey: StoreKeySource, change
     open: (key: StoreKeySource) => Promise<CoreHost>): Promise<{host: CoreHost, passphraseSet: boolean, failure: unknown}> {
     const status = host.service.models.status;
     const runningModel = status.state === "ready" ? status.path : null;
-    await host.close();
+    await host.dispose();
     let reopenWith = currentKey;
     let passphraseSet = change.passphraseSet;
     let failure: unknown = null;

@@ -45,7 +45,10 @@ export type CoreService = {
     disconnected?(connection: ClientConnection): void,
     readonly events: CoreEventEmitter,
     readonly models: ModelStatusTracker,
-    /** Stops replies in progress and detaches from the core (the core itself is closed by its owner). */
+    /**
+     * Stops replies in progress and detaches from the core (the core itself is disposed by its owner;
+     * `LockingCoreService`, which owns its core, disposes it too and returns the promise of that).
+     */
     dispose(): void
 };
 

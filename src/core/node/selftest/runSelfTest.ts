@@ -126,7 +126,7 @@ export async function runSelfTest({modelPath, threads, contextSize = 512, gpu, p
     } finally {
         // Every session still open is scrubbed at shutdown; one that cannot be verified fails the self-test too.
         await run("shutdown", async () => {
-            await core.close();
+            await core.dispose();
             return {passed: true, detail: "every remaining session scrubbed and verified"};
         });
     }

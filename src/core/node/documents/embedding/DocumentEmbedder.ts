@@ -134,6 +134,10 @@ export class DocumentEmbedder {
         });
     }
 
+    public [Symbol.asyncDispose](): Promise<void> {
+        return this.dispose();
+    }
+
     /** The text's tokens, cut so that they fit the context with the beginning and end tokens the embedding context adds. */
     private _fittingTokens(text: string) {
         return this._model.tokenize(text).slice(0, this.maxInputTokens);
