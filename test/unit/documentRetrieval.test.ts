@@ -159,13 +159,13 @@ describe("retrieval for a turn that brings a document", () => {
         // The database as the release before this migration left it: no postings tables, one migration fewer.
         firstOpen.exec("DROP TABLE attachment_terms; DROP TABLE attachment_chunk_lengths");
         firstOpen.pragma(`user_version = ${migrations.length - 1}`);
-        store.purger.close();
+        store.purger.dispose();
         firstOpen.close();
 
         const db = openDatabase(database, {key: {unencrypted: true}});
         const reopened = new ConversationStore(db);
         closers.push(() => {
-            reopened.purger.close();
+            reopened.purger.dispose();
             db.close();
         });
         const after = new AttachmentStore(db).retrieve(conversation.id, question);
