@@ -124,7 +124,7 @@ async function measure(options: Omit<Options, "out" | "json">) {
             },
             indexing: {
                 chunks: pdfChunks.length, medianMs: round(median(indexingMs)), chunksPerSecond, command: documentsBenchCommand,
-                notes: "the 200-page PDF's chunks (about 1,200 characters each) stored and indexed by FTS5 in one transaction of the encrypted store"
+                notes: "the 200-page PDF's chunks (about 1,200 characters each) stored, indexed by FTS5 (for search) and their term postings written (for retrieval) in one transaction of the encrypted store"
             },
             retrieval: {
                 chunksInConversation: options.chunks, chunksInStore: 2 * options.chunks + options.rounds * pdfChunks.length, queries: options.queries,
@@ -135,7 +135,7 @@ async function measure(options: Omit<Options, "out" | "json">) {
                 passagesPerQuery: round(passagesFound / options.queries, 1),
                 withNewDocumentMedianMs: round(median(withPendingMs)),
                 command: documentsBenchCommand,
-                notes: "AttachmentStore.retrieve for a 6-word question, BM25 through FTS5, in a conversation of that many chunks while another holds as many; " +
+                notes: "AttachmentStore.retrieve for a 6-word question, BM25 with the conversation's own statistics (each document's stored term postings), in a conversation of that many chunks while another holds as many; " +
                     "withNewDocument: the first turn of a 200-page PDF, its chunks ranked with the conversation's before the turn is stored"
             },
             peakMemory: {

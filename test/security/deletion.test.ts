@@ -36,7 +36,8 @@ describe.skipIf(modelPath == null)("deleted means gone", () => {
     let keptId: string;
     const secret = makeTestCanary("deleted");
     const kept = makeTestCanary("kept");
-    const needles: Needle[] = [{label: "deleted secret", value: secret}];
+    // A retrieved document's term postings hold its words folded and apart: the canary's random part alone.
+    const needles: Needle[] = [{label: "deleted secret", value: secret}, {label: "deleted secret as a retrieval term", value: secret.slice(secret.lastIndexOf("-") + 1)}];
     let doomedReply = "";
     const bytesScanned: number[] = [];
 
@@ -94,6 +95,8 @@ describe.skipIf(modelPath == null)("deleted means gone", () => {
         expect(db.prepare("SELECT COUNT(*) AS n FROM audit_events WHERE data_json LIKE ?").get(`%${doomedId}%`)).toEqual({n: 0});
         expect(db.prepare("SELECT COUNT(*) AS n FROM attachments WHERE conversation_id = ?").get(doomedId)).toEqual({n: 0});
         expect(db.prepare("SELECT COUNT(*) AS n FROM attachment_chunks WHERE conversation_id = ?").get(doomedId)).toEqual({n: 0});
+        expect(db.prepare("SELECT COUNT(*) AS n FROM attachment_terms WHERE conversation_id = ?").get(doomedId)).toEqual({n: 0});
+        expect(db.prepare("SELECT COUNT(*) AS n FROM attachment_chunk_lengths WHERE conversation_id = ?").get(doomedId)).toEqual({n: 0});
         expect(db.prepare(`SELECT COUNT(*) AS n FROM attachment_chunks_fts WHERE attachment_chunks_fts MATCH '"${secret}"'`).get()).toEqual({n: 0});
         expect(core.getConversation(keptId).messages.length).toBe(4);
         expect(core.getConversation(keptId).messages[2]!.attachments!.map((attachment) => attachment.name)).toEqual(["kept.txt"]);

@@ -3,7 +3,9 @@ import path from "node:path";
 import {afterEach, describe, expect, it} from "vitest";
 import {AttachmentStore} from "../../src/core/node/documents/AttachmentStore.js";
 import type {DocumentChunk} from "../../src/core/node/documents/chunkDocument.js";
+import type {RetrievedPassage} from "../../src/core/node/documents/documentPrompt.js";
 import {ConversationStore} from "../../src/core/node/database/ConversationStore.js";
+import {migrations} from "../../src/core/node/database/migrations.js";
 import {openDatabase} from "../../src/core/node/database/openDatabase.js";
 import {tempDir} from "../helpers/tempCore.js";
 
@@ -103,5 +105,71 @@ describe("retrieval for a turn that brings a document", () => {
             {name: "report.pdf", chunks: chunks(3, "The second report names OSPREYLEDGER too, OSPREYLEDGER twice.", 2)}
         ]);
         expect(passages.map((passage) => [passage.pendingIndex, passage.page])).toEqual([[1, 3], [0, 2]]);
+    });
+
+    it("a conversation's passages do not depend on what other conversations hold: the same whether another holds documents full of its words, of other words, or none", () => {
+        // Which of B's chunks come first depends on how rare each asked word is and on the chunks' lengths: with the whole
+        // index's statistics, another conversation's documents moved them.
+        const harborPages = Array.from({length: 12}, (_, index): DocumentChunk => ({
+            page: index + 1, startLine: 1, endLine: 3,
+            text: [
+                index % 3 === 0 ? "The harbor ledger lists every ship." : "",
+                index % 4 === 1 ? "Harbor fees rose; the harbor master wrote it down." : "",
+                index % 5 === 2 ? "The ledger was kept in the tower." : "",
+                Array.from({length: 4 + (index * 5) % 17}, (_word, word) => fillerWords[(index + word * 5) % fillerWords.length]).join(" ")
+            ].join(" ")
+        }));
+        const arriving = {name: "letters.txt", chunks: [
+            {page: 1, startLine: 1, endLine: 2, text: "A letter about the harbor tower and its ledger."},
+            {page: 2, startLine: 1, endLine: 2, text: "Nothing of note; the fox slept."}
+        ]};
+        const passagesOfB = (other: DocumentChunk[] | null) => {
+            const opened = open();
+            if (other != null)
+                attach(opened, opened.store.create({title: "A"}).id, "a.txt", other);
+            const b = opened.store.create({title: "B"});
+            attach(opened, b.id, "harbor.txt", harborPages);
+            const shown = (passages: RetrievedPassage[]) => passages.map((passage) => `${passage.name} p${passage.page}`);
+            return {
+                stored: shown(opened.attachments.retrieve(b.id, "What does the harbor ledger say about the tower?")),
+                withNewDocument: shown(opened.attachments.retrieve(b.id, "What does the harbor ledger say about the tower?", [arriving]))
+            };
+        };
+
+        const alone = passagesOfB(null);
+        expect(alone.stored.slice(0, 3), "the short chunks naming the ledger and the tower first").toEqual(["harbor.txt p8", "harbor.txt p3", "harbor.txt p1"]);
+        expect(alone.withNewDocument[0]).toBe("letters.txt p1");
+        const fullOfItsWords = Array.from({length: 60}, (_, index): DocumentChunk => ({
+            page: index + 1, startLine: 1, endLine: 1, text: `The ledger ${index % 2 === 0 ? "and the tower" : "of the harbor"} ${"fox ".repeat(index % 7)}`
+        }));
+        expect(passagesOfB(fullOfItsWords), "B's passages while A holds chunks full of B's words").toEqual(alone);
+        const ofOtherWords = chunks(60, "Nothing here is asked about.", 0);
+        expect(passagesOfB(ofOtherWords), "B's passages while A holds long chunks of other words").toEqual(alone);
+    });
+
+    it("documents stored before the term postings existed are indexed by the migration: the same passages after it", () => {
+        const database = path.join(tempDir("retrieval-migration"), "retrieval.db");
+        const firstOpen = openDatabase(database, {key: {unencrypted: true}});
+        const store = new ConversationStore(firstOpen);
+        const conversation = store.create({title: "Contracts"});
+        const opened = {database, db: firstOpen, store, attachments: new AttachmentStore(firstOpen)};
+        attach(opened, conversation.id, "contract.txt", chunks(30, "The contract names the QUARTZHERON penalty.", 17));
+        const question = "Which QUARTZHERON penalty does the fox pay?";
+        const before = opened.attachments.retrieve(conversation.id, question);
+        // The database as the release before this migration left it: no postings tables, one migration fewer.
+        firstOpen.exec("DROP TABLE attachment_terms; DROP TABLE attachment_chunk_lengths");
+        firstOpen.pragma(`user_version = ${migrations.length - 1}`);
+        store.purger.dispose();
+        firstOpen.close();
+
+        const db = openDatabase(database, {key: {unencrypted: true}});
+        const reopened = new ConversationStore(db);
+        closers.push(() => {
+            reopened.purger.dispose();
+            db.close();
+        });
+        const after = new AttachmentStore(db).retrieve(conversation.id, question);
+        expect(after[0]!.page, "the chunk naming the QUARTZHERON first").toBe(18);
+        expect(after).toEqual(before);
     });
 });

@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import type Database from "better-sqlite3-multiple-ciphers";
 import {ConversationIdSchema} from "../../common/types.js";
+import {storeChunkTerms} from "../documents/chunkTerms.js";
 
 /**
  * Schema migrations, applied in order, each once, inside a transaction.
@@ -234,5 +235,33 @@ export const migrations: ReadonlyArray<(db: Database.Database) => void> = [
             );
             CREATE INDEX attachment_chunk_vectors_by_conversation ON attachment_chunk_vectors(conversation_id, model);
         `);
+    },
+    // --- #23 (retrieval ranks with each conversation's own statistics): its documents' term postings and chunk lengths. ---
+    (db) => {
+        // FTS5's bm25() counts rows and words over the whole index, every conversation's chunks: these
+        // tables let retrieval count them over one conversation's. A retrieved document's row per term
+        // (its chunks' places and counts, uint32 LE pairs) and its chunks' ids and lengths in terms.
+        // Gone with the document or its conversation. Documents stored before are indexed here.
+        db.exec(`
+            CREATE TABLE attachment_terms (
+                conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+                term TEXT NOT NULL,
+                attachment_id INTEGER NOT NULL REFERENCES attachments(id) ON DELETE CASCADE,
+                postings BLOB NOT NULL,
+                PRIMARY KEY (conversation_id, term, attachment_id)
+            ) WITHOUT ROWID;
+            CREATE INDEX attachment_terms_by_attachment ON attachment_terms(attachment_id);
+            CREATE TABLE attachment_chunk_lengths (
+                attachment_id INTEGER PRIMARY KEY REFERENCES attachments(id) ON DELETE CASCADE,
+                conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+                chunk_ids BLOB NOT NULL,
+                lengths BLOB NOT NULL
+            );
+            CREATE INDEX attachment_chunk_lengths_by_conversation ON attachment_chunk_lengths(conversation_id, attachment_id);
+        `);
+        const retrieved = db.prepare("SELECT id, conversation_id FROM attachments WHERE mode = 'retrieved' ORDER BY id").all() as Array<{id: number, conversation_id: string}>;
+        const chunksOf = db.prepare("SELECT id, text FROM attachment_chunks WHERE attachment_id = ? ORDER BY id");
+        for (const attachment of retrieved)
+            storeChunkTerms(db, attachment.conversation_id, attachment.id, chunksOf.all(attachment.id) as Array<{id: number, text: string}>);
     }
 ];

@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3-multiple-ciphers";
 import type {ConversationId, MessageAttachment} from "../../common/types.js";
 import {chunkDocument, type DocumentChunk} from "./chunkDocument.js";
+import {indexChunkTerms, storeChunkTerms, termsOf, uint32sFromBlob} from "./chunkTerms.js";
 import {cosineOfUnitVectors, fuseRankings, vectorFromBlob, vectorToBlob} from "./chunkVectors.js";
 import {pagesFromText, pagesToText, wholeDocumentBlock, type RetrievedPassage} from "./documentPrompt.js";
 import type {DocumentFormat, ExtractedDocument} from "./extraction/types.js";
@@ -37,6 +38,8 @@ const candidateLimit = 24;
  */
 export class AttachmentStore {
     private readonly _db: Database.Database;
+    /** Statements of fixed text, prepared once: a turn's retrieval runs several, and preparing one costs about as much as running it. */
+    private readonly _prepared = new Map<string, Database.Statement>();
 
     public constructor(db: Database.Database) {
         this._db = db;
@@ -53,12 +56,15 @@ export class AttachmentStore {
         const insertChunk = this._db.prepare(`INSERT INTO attachment_chunks (conversation_id, attachment_id, page, start_line, end_line, text)
             VALUES (?, ?, ?, ?, ?, ?)`);
         const insertVector = this._db.prepare("INSERT INTO attachment_chunk_vectors (chunk_id, conversation_id, model, vector) VALUES (?, ?, ?, ?)");
-        chunks.forEach((chunk, index) => {
-            const {lastInsertRowid: chunkId} = insertChunk.run(conversationId, attachmentId, chunk.page, chunk.startLine, chunk.endLine, chunk.text);
+        const stored = chunks.map((chunk, index) => {
+            const chunkId = Number(insertChunk.run(conversationId, attachmentId, chunk.page, chunk.startLine, chunk.endLine, chunk.text).lastInsertRowid);
             const vector = embeddings?.vectors[index];
             if (vector != null)
                 insertVector.run(chunkId, conversationId, embeddings!.model, vectorToBlob(vector));
+            return {id: chunkId, text: chunk.text};
         });
+        if (mode === "retrieved")
+            storeChunkTerms(this._db, conversationId, attachmentId, stored);
         return attachmentId;
     }
 
@@ -94,14 +100,12 @@ export class AttachmentStore {
 
     /**
      * The chunks of the conversation's retrieved documents that best match `query`, best first (BM25
-     * through FTS5's `bm25()`), together with `pending` documents that arrive with this turn and are
-     * not stored yet. When no word of the query matches, the documents' first chunks (the newest
-     * document first).
+     * with the statistics of this conversation's chunks alone, see `_rankByBm25`), together with
+     * `pending` documents that arrive with this turn and are not stored yet. When no word of the query
+     * matches, the documents' first chunks (the newest document first).
      *
-     * Nothing is written to the store: pending chunks are ranked with the stored best candidates in
-     * an FTS5 table of the connection's temporary schema, which lives in memory (`temp_store =
-     * MEMORY`) and is dropped at once. The store's index receives each chunk once, when the turn that
-     * brings it is stored (`add`).
+     * Nothing is written to the store: pending chunks are counted in memory. The store receives each
+     * chunk once, when the turn that brings it is stored (`add`).
      */
     public retrieve(conversationId: ConversationId, query: string, pending: readonly PendingDocument[] = [], queryEmbedding?: QueryEmbedding): RetrievedPassage[] {
         const byWords = this._retrieveByWords(conversationId, query, pending);
@@ -167,87 +171,97 @@ export class AttachmentStore {
 
     /** BM25 retrieval; `matched`: whether any word matched (else the passages are the documents' first chunks). */
     private _retrieveByWords(conversationId: ConversationId, query: string, pending: readonly PendingDocument[]): {passages: RetrievedPassage[], matched: boolean} {
-        const words = queryWords(query);
-        const match = ftsAnyOf(words);
-        const stored = match == null ? [] : this._bestStoredChunksOf(conversationId, words);
-        if (pending.length === 0)
-            return {passages: (stored.length > 0 ? stored : this._firstStoredChunks(conversationId)).map(storedPassage), matched: stored.length > 0};
-        const candidates: RetrievedPassage[] = [
-            ...stored.map(storedPassage),
-            ...pending.flatMap(({name, chunks}, pendingIndex) => chunks.map((chunk) => ({attachmentId: null, pendingIndex, name, ...chunk})))
-        ];
-        const ranked = match == null ? [] : this._rankInMemory(candidates.map((candidate) => candidate.text), match).map((index) => candidates[index]!);
+        const pendingChunks: RetrievedPassage[] = pending.flatMap(({name, chunks}, pendingIndex) => chunks.map((chunk) => ({attachmentId: null, pendingIndex, name, ...chunk})));
+        const ranked = this._rankByBm25(conversationId, [...new Set(termsOf(query))], pendingChunks);
         if (ranked.length > 0)
             return {passages: ranked, matched: true};
-        const firstPending = pending.flatMap((_document, index) => candidates.filter((candidate) => candidate.pendingIndex === pending.length - 1 - index));
+        const firstPending = pending.flatMap((_document, index) => pendingChunks.filter((chunk) => chunk.pendingIndex === pending.length - 1 - index));
         return {passages: [...firstPending, ...this._firstStoredChunks(conversationId).map(storedPassage)].slice(0, candidateLimit), matched: false};
     }
 
     /**
-     * The conversation's best-ranked stored chunks. The conversation's chunk ids are read from the
-     * attachments' covering index and filter FTS5's rows before `bm25()` runs: joining each matching
-     * row to its chunk to read its conversation read every matching chunk's text, of every
-     * conversation, and decrypted its pages (the page cache holds a few MiB).
+     * The conversation's chunks (stored, and `pendingChunks`) that hold any of `terms`, best first by
+     * BM25 computed as FTS5's `bm25()` computes it (k1 = 1.2, b = 0.75, a word's IDF made 1e-6 when it
+     * is not positive), ties in chunk order, stored chunks first; at most `candidateLimit`. Its
+     * statistics (how many chunks, their average length, how many chunks hold each word) are those of
+     * these chunks alone: what other conversations hold changes neither the scores nor which chunks
+     * are read. A word in at least half of the chunks ("the") thus weighs 1e-6, and lifts a chunk only
+     * above chunks that have none of the words.
      */
-    private _bestStoredChunks(conversationId: ConversationId, match: string): StoredChunkRow[] {
-        return this._db.prepare(`
-            WITH ranked AS (
-                SELECT f.rowid AS id, bm25(attachment_chunks_fts) AS score FROM attachment_chunks_fts f
-                WHERE attachment_chunks_fts MATCH @match AND +f.rowid IN (
-                    SELECT c.id FROM attachments a JOIN attachment_chunks c ON c.attachment_id = a.id
-                    WHERE a.conversation_id = @conversationId AND a.mode = 'retrieved'
-                )
-                ORDER BY score, id LIMIT ${candidateLimit}
-            )
-            SELECT ${storedChunkColumns} FROM ranked r JOIN attachment_chunks c ON c.id = r.id JOIN attachments a ON a.id = c.attachment_id
-            ORDER BY r.score, r.id
-        `).all({conversationId, match}) as StoredChunkRow[];
-    }
+    private _rankByBm25(conversationId: ConversationId, terms: readonly string[], pendingChunks: readonly RetrievedPassage[]): RetrievedPassage[] {
+        if (terms.length === 0)
+            return [];
+        const documents = this._statement("SELECT attachment_id, chunk_ids, lengths FROM attachment_chunk_lengths WHERE conversation_id = ? ORDER BY attachment_id")
+            .raw().all(conversationId) as Array<[number, Buffer, Buffer]>;
+        const offsets = new Map<number, number>();
+        let storedCount = 0;
+        for (const [attachmentId, chunkIds] of documents) {
+            offsets.set(attachmentId, storedCount);
+            storedCount += chunkIds.byteLength / 4;
+        }
+        const pendingTerms = indexChunkTerms(pendingChunks.map((chunk) => chunk.text));
+        const count = storedCount + pendingChunks.length;
+        const chunkIds = new Uint32Array(storedCount);
+        const lengths = new Float64Array(count);
+        for (const [attachmentId, ids, documentLengths] of documents) {
+            chunkIds.set(uint32sFromBlob(ids), offsets.get(attachmentId)!);
+            lengths.set(uint32sFromBlob(documentLengths), offsets.get(attachmentId)!);
+        }
+        lengths.set(pendingTerms.lengths, storedCount);
+        const averageLength = lengths.reduce((sum, length) => sum + length, 0) / count || 1;
 
-    /**
-     * The conversation's best-ranked stored chunks for any of `words`, asked first without the words
-     * found in at least half of the index's rows. FTS5's `bm25()` gives such a word ("the", "what")
-     * an IDF of 1e-6 (log((N - n + 0.5) / (n + 0.5)) is not positive, and is clamped): it cannot lift
-     * a chunk above one that has a weightier word, yet it makes nearly every chunk a match whose
-     * score is computed, a read of its size record each. Only when the weightier words match fewer
-     * chunks than are wanted are all the words asked, so that the same chunks fill the rest.
-     */
-    private _bestStoredChunksOf(conversationId: ConversationId, words: readonly string[]): StoredChunkRow[] {
-        const rows = this._db.prepare("SELECT count(*) FROM attachment_chunks").pluck().get() as number;
-        // A word's rows are counted up to half of them only: a common word's whole list is not read.
-        const countUpToHalf = this._db.prepare("SELECT count(*) FROM (SELECT rowid FROM attachment_chunks_fts WHERE attachment_chunks_fts MATCH ? LIMIT ?)").pluck();
-        const weighty = words.filter((word) => (countUpToHalf.get(ftsAnyOf([word]), Math.ceil(rows / 2)) as number) < rows / 2);
-        const best = weighty.length > 0 ? this._bestStoredChunks(conversationId, ftsAnyOf(weighty)!) : [];
-        return best.length < candidateLimit && weighty.length < words.length ? this._bestStoredChunks(conversationId, ftsAnyOf(words)!) : best;
+        const scores = new Float64Array(count);
+        const postingsOf = this._statement("SELECT attachment_id, postings FROM attachment_terms WHERE conversation_id = ? AND term = ?").raw();
+        for (const term of terms) {
+            const lists: Array<{offset: number, pairs: ArrayLike<number>}> = (postingsOf.all(conversationId, term) as Array<[number, Buffer]>)
+                .map(([attachmentId, postings]) => ({offset: offsets.get(attachmentId)!, pairs: uint32sFromBlob(postings)}));
+            lists.push({offset: storedCount, pairs: pendingTerms.postings.get(term) ?? []});
+            const holding = lists.reduce((sum, list) => sum + list.pairs.length / 2, 0);
+            if (holding === 0)
+                continue;
+            const idf = Math.log((count - holding + 0.5) / (holding + 0.5));
+            const weight = idf > 0 ? idf : minimumIdf;
+            for (const {offset, pairs} of lists)
+                for (let pair = 0; pair < pairs.length; pair += 2) {
+                    const chunk = offset + pairs[pair]!, frequency = pairs[pair + 1]!;
+                    scores[chunk]! += weight * frequency * (bm25K1 + 1) / (frequency + bm25K1 * (1 - bm25B + bm25B * lengths[chunk]! / averageLength));
+                }
+        }
+
+        const best = bestOf(scores, candidateLimit);
+        const storedIds = best.filter((chunk) => chunk < storedCount).map((chunk) => chunkIds[chunk]!);
+        const storedById = new Map(storedIds.length === 0 ? [] : (this._statement(`SELECT c.id AS id, ${storedChunkColumns}
+            FROM attachment_chunks c JOIN attachments a ON a.id = c.attachment_id
+            WHERE c.conversation_id = ? AND c.id IN (SELECT value FROM json_each(?))`).all(conversationId, JSON.stringify(storedIds)) as Array<StoredChunkRow & {id: number}>)
+            .map((row) => [row.id, storedPassage(row)]));
+        return best.map((chunk) => chunk < storedCount ? storedById.get(chunkIds[chunk]!)! : pendingChunks[chunk - storedCount]!);
     }
 
     /** The first chunks of the conversation's retrieved documents, the newest document first. */
     private _firstStoredChunks(conversationId: ConversationId): StoredChunkRow[] {
-        return this._db.prepare(`
+        return this._statement(`
             SELECT ${storedChunkColumns} FROM attachments a JOIN attachment_chunks c ON c.attachment_id = a.id
             WHERE a.conversation_id = ? AND a.mode = 'retrieved'
             ORDER BY a.id DESC, c.id LIMIT ${candidateLimit}
         `).all(conversationId) as StoredChunkRow[];
     }
 
-    /** Indexes of `texts` that match, best first (BM25 among `texts` alone), through an FTS5 table in memory that is dropped before returning. */
-    private _rankInMemory(texts: readonly string[], match: string): number[] {
-        this._db.exec(`CREATE VIRTUAL TABLE temp.${inMemoryIndex} USING fts5(text, tokenize = 'unicode61 remove_diacritics 2')`);
-        try {
-            const insert = this._db.prepare(`INSERT INTO temp.${inMemoryIndex} (rowid, text) VALUES (?, ?)`);
-            texts.forEach((text, index) => insert.run(index + 1, text));
-            return (this._db.prepare(`SELECT rowid FROM temp.${inMemoryIndex} WHERE ${inMemoryIndex} MATCH ?
-                ORDER BY bm25(${inMemoryIndex}), rowid LIMIT ${candidateLimit}`).pluck().all(match) as number[]).map((rowid) => rowid - 1);
-        } finally {
-            this._db.exec(`DROP TABLE temp.${inMemoryIndex}`);
+    private _statement(sql: string): Database.Statement {
+        let statement = this._prepared.get(sql);
+        if (statement == null) {
+            statement = this._db.prepare(sql);
+            this._prepared.set(sql, statement);
         }
+        return statement;
     }
 }
 
 type StoredChunkRow = {attachment_id: number, name: string, page: number, start_line: number, end_line: number, text: string};
 const storedChunkColumns = "c.attachment_id AS attachment_id, a.name AS name, c.page AS page, c.start_line AS start_line, c.end_line AS end_line, c.text AS text";
-/** The temporary FTS5 table a turn's new documents are ranked in. */
-const inMemoryIndex = "pending_chunks_fts";
+/** FTS5's `bm25()` parameters, and the IDF it gives a word found in at least half of the rows. */
+const bm25K1 = 1.2;
+const bm25B = 0.75;
+const minimumIdf = 1e-6;
 
 function storedPassage(row: StoredChunkRow): RetrievedPassage {
     return {attachmentId: row.attachment_id, pendingIndex: null, name: row.name, page: row.page, startLine: row.start_line, endLine: row.end_line, text: row.text};
@@ -258,14 +272,20 @@ export function readDocumentOf(document: AttachmentWithText): ExtractedDocument 
     return {name: document.name, format: document.format, bytes: document.bytes, pages: pagesFromText(document.text)};
 }
 
-/** The distinct words of `text`: runs of letters and digits. */
-function queryWords(text: string): string[] {
-    return [...new Set(text.normalize("NFC").split(/[^\p{L}\p{N}]+/u).filter((word) => word !== ""))];
-}
-
-/** An FTS5 query matching any of `words`, each quoted (never FTS5 syntax); null when there is none. */
-function ftsAnyOf(words: readonly string[]): string | null {
-    return words.length === 0 ? null : words.map((word) => `"${word}"`).join(" OR ");
+/** The indexes of the `limit` highest positive `scores`, highest first, ties in index order. */
+function bestOf(scores: Float64Array, limit: number): number[] {
+    const best: number[] = [];
+    scores.forEach((score, index) => {
+        if (score <= 0 || (best.length === limit && score <= scores[best[limit - 1]!]!))
+            return;
+        let place = best.length;
+        while (place > 0 && scores[best[place - 1]!]! < score)
+            place--;
+        best.splice(place, 0, index);
+        if (best.length > limit)
+            best.pop();
+    });
+    return best;
 }
 
 function attachmentFromRow(row: AttachmentRow): AttachmentWithText {
