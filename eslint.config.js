@@ -34,7 +34,13 @@ export default tseslint.config(
             "semi": ["error", "always"],
             "@typescript-eslint/explicit-member-accessibility": ["error", {accessibility: "explicit", overrides: {constructors: "explicit"}}],
             "@typescript-eslint/no-unused-vars": ["error", {argsIgnorePattern: "^_", ignoreRestSiblings: true}],
-            "@typescript-eslint/consistent-type-imports": ["error", {fixStyle: "inline-type-imports"}]
+            "@typescript-eslint/consistent-type-imports": ["error", {fixStyle: "inline-type-imports"}],
+            // esbuild (the compiled CLI, bin/cliBundle.mjs) keeps all of zod, every locale included, for `import {z}`, and only
+            // what is used for `import * as z`: about 570 KB less JavaScript compiled by every CLI process (#25).
+            "no-restricted-syntax": ["error", {
+                selector: "ImportDeclaration[source.value='zod'] > :matches(ImportSpecifier[imported.name='z'], ImportDefaultSpecifier)",
+                message: "Import zod as `import * as z from \"zod\"`: the CLI's bundle then leaves out what it does not use."
+            }]
         }
     },
     {

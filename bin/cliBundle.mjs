@@ -11,8 +11,12 @@ import {fileURLToPath, pathToFileURL} from "node:url";
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const manifestVersion = 1;
 const entryPoint = "src/cli/main.ts";
-/** Bundled: what `--help` itself needs. Every other package stays in node_modules, loaded when a command imports it. */
-const bundledPackages = new Set(["commander", "zod"]);
+/**
+ * Bundled: what `--help` itself needs, and unhomoglyph's table of look-alike letters (a JSON file,
+ * src/core/common/cloud/foldLetter.ts: bundled, it needs no import attribute, which Node before 20.10
+ * cannot parse). Every other package stays in node_modules, loaded when a command imports it.
+ */
+const bundledPackages = new Set(["commander", "zod", "unhomoglyph"]);
 /** An older build is removed once it is this old: a process that started on it may still load its chunks. */
 const oldBuildGraceMs = 60 * 60 * 1000;
 

@@ -1,4 +1,4 @@
-import type {z} from "zod";
+import type * as z from "zod";
 import {GpuSettingSchema} from "../core/common/api/schemas.js";
 import type {GpuSetting} from "../core/common/api/types.js";
 import {findSecretKind, secretKinds, type SecretKindId} from "../core/common/secretScan/secretKinds.js";

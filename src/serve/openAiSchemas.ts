@@ -1,4 +1,4 @@
-import {z} from "zod";
+import * as z from "zod";
 import {MaxTokensSchema, SeedSchema, TemperatureSchema} from "../core/common/api/limits.js";
 
 /**

@@ -1,4 +1,4 @@
-import type {z} from "zod";
+import type * as z from "zod";
 import {describeZodIssues} from "../core/common/describeZodIssues.js";
 import {OpenAiHttpError} from "./OpenAiHttpError.js";
 

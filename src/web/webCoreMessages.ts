@@ -1,4 +1,4 @@
-import {z} from "zod";
+import * as z from "zod";
 import {GpuSettingSchema} from "../core/common/api/schemas.js";
 
 /** What web mode's core process is started with (one JSON argument): the core's options, never a key or a passphrase. */

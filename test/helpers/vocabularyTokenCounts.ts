@@ -3,7 +3,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import {z} from "zod";
+import * as z from "zod";
 import {englishProse} from "./englishProse.js";
 import {repoRoot} from "./testModel.js";
 

@@ -26,6 +26,10 @@ describe.skipIf(modelPath == null)("a chat turn pays only for what it uses (#25)
         expect(phases.indexOf("CLI loaded")).toBeGreaterThanOrEqual(0);
         const endings = trace!.phases.map((entry) => entry.endedAtMs);
         expect(endings).toEqual([...endings].sort((a, b) => a - b));
+        // CPU time beside each phase of the CLI (the launcher's marks have none): where a process spends its CPU, not only its wall time.
+        const cliPhases = trace!.phases.slice(phases.indexOf("CLI loaded"));
+        expect(cliPhases.every((entry) => typeof entry.cpuMs === "number" && entry.cpuMs >= 0), JSON.stringify(cliPhases)).toBe(true);
+        expect(cliPhases.reduce((sum, entry) => sum + entry.cpuMs!, 0)).toBeGreaterThan(0);
 
         const plain = hermeticCliEnv("startup-untraced", {[startupTraceEnv]: ""});
         const untraced = await runCliCapturing(oneTurn(plain.db), {env: plain.env});
@@ -43,10 +47,24 @@ describe.skipIf(modelPath == null)("a chat turn pays only for what it uses (#25)
             typeScriptPreloads: true
         });
         expect(run.code, run.stderr).toBe(0);
-        const packages = new Set([...fs.readFileSync(record, "utf8").matchAll(/node_modules\/((?:@[^/]+\/)?[^/]+)\//g)].map((match) => match[1]));
+        const loaded = fs.readFileSync(record, "utf8");
+        const packages = new Set([...loaded.matchAll(/node_modules\/((?:@[^/]+\/)?[^/]+)\//g)].map((match) => match[1]));
         expect(packages).toContain("node-llama-cpp"); // the recording works
         expect(packages).toContain("better-sqlite3-multiple-ciphers");
         for (const unused of ["openai", "@secretlint/core", "unpdf", "mammoth", "htmlparser2", "hono", "@hono/node-server", "ws"])
             expect(packages, unused).not.toContain(unused);
+        // The look-alike letters' table is in the compiled CLI (foldLetter.ts): not the package's module, which builds a 6,311-way regular expression as it loads.
+        expect(packages).not.toContain("unhomoglyph");
+    });
+
+    it("the compiled CLI carries zod's English messages only, not its other locales (`import * as z`, eslint.config.js)", () => {
+        const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "../../out/cli");
+        const {buildId} = JSON.parse(fs.readFileSync(path.join(outDir, "current.json"), "utf8")) as {buildId: string};
+        const bundle = fs.readdirSync(path.join(outDir, buildId)).filter((file) => file.endsWith(".mjs"))
+            .map((file) => fs.readFileSync(path.join(outDir, buildId, file), "utf8")).join("\n");
+        // esbuild marks where each bundled file begins: `// node_modules/zod/v4/locales/he.js`.
+        expect(bundle).toMatch(/^\/\/ \S*node_modules\/zod\/v4\/core\/schemas\.js$/m); // zod is in the bundle
+        const locales = new Set([...bundle.matchAll(/^\/\/ \S*node_modules\/zod\/v4\/locales\/(\S+)\.js$/gm)].map((match) => match[1]));
+        expect([...locales]).toEqual(["en"]);
     });
 });

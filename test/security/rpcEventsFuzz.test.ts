@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import {afterAll, describe, expect, it} from "vitest";
-import type {z} from "zod";
+import type * as z from "zod";
 import {coreEvents} from "../../src/core/common/api/index.js";
 import {connectCoreClient, createInProcessChannelPair} from "../../src/core/common/rpc/index.js";
 import {CoreEventEmitter} from "../../src/core/node/rpc/CoreEventEmitter.js";

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import {describe, expect, it} from "vitest";
-import type {z} from "zod";
+import type * as z from "zod";
 import {coreCalls, maxMessageTextLength} from "../../src/core/common/api/index.js";
 import {largestJsonBytes} from "../../src/core/common/rpc/largestJsonBytes.js";
 import {maxRpcMessageBytes} from "../../src/core/common/rpc/maxRpcMessageBytes.js";

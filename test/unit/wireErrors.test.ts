@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import {describe, expect, it, vi} from "vitest";
-import {z} from "zod";
+import * as z from "zod";
 import {errorDetailOf, internalErrorMessage, toWireError} from "../../src/core/common/errors.js";
 import {servicesOf} from "../helpers/coreServices.js";
 import {inProcessCoreClientForFile} from "../helpers/inProcessCoreClient.js";

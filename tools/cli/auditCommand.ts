@@ -1,5 +1,5 @@
 import type {Command} from "commander";
-import {z} from "zod";
+import * as z from "zod";
 import {CloudContextLimitSchema, MaxTokensSchema, SeedSchema} from "../../src/core/common/api/limits.js";
 import {CleanroomError} from "../../src/core/common/errors.js";
 import type {AuditReport} from "../endpointAudit/auditEndpoint.js";

@@ -1,5 +1,5 @@
 import type {Command} from "commander";
-import {z} from "zod";
+import * as z from "zod";
 import {SeedSchema} from "../../src/core/common/api/limits.js";
 import {fillerText} from "../endpointAudit/fillerText.js";
 import {SeededRandom} from "../cloudSim/SeededRandom.js";

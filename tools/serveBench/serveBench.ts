@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
 import {Command} from "commander";
-import {z} from "zod";
+import * as z from "zod";
 import {cliCommand} from "../../src/cli/cliCommand.js";
 import {numberOption} from "../../src/cli/optionParsers.js";
 import {coreProcessEnv} from "../../src/core/common/coreProcessEnv.js";

@@ -1,4 +1,4 @@
-import {z} from "zod";
+import * as z from "zod";
 import {useQuestion} from "./useQuestion.js";
 import {errorDetailOf} from "../../../src/core/common/errors.js";
 

@@ -1,4 +1,4 @@
-import {z} from "zod";
+import * as z from "zod";
 import {errorDetailOf} from "../../../src/core/common/errors.js";
 import {useQuestion} from "./useQuestion.js";
 import {SecretFindingSchema, type SecretFinding} from "../../../src/core/common/secretScan/types.js";

@@ -1,5 +1,5 @@
 import type {Command} from "commander";
-import {z} from "zod";
+import * as z from "zod";
 import {ContextSizeSchema, ThreadsSchema} from "../../core/common/api/limits.js";
 import type {GpuSetting} from "../../core/common/api/types.js";
 import {CleanroomError} from "../../core/common/errors.js";

@@ -1,4 +1,4 @@
-import {z} from "zod";
+import * as z from "zod";
 
 /** Lower-case hex SHA-256 of a whole file. */
 export const Sha256Schema = z.string().regex(/^[0-9a-f]{64}$/, "64 lower-case hex digits");

@@ -1,4 +1,4 @@
-import {z} from "zod";
+import * as z from "zod";
 import {MaxTokensSchema, SeedSchema, TemperatureSchema} from "./api/limits.js";
 import type {
     AuditEventSchema, CloudTurnInfoSchema, CloudTurnViewSchema, CloudVerdictSchema, ConversationSchema, ConversationSummarySchema,

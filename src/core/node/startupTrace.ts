@@ -8,8 +8,12 @@ export const startupTracePrefix = "cleanroom startup trace: ";
 const launcherMarksKey = Symbol.for("cleanroom.launcherMarks");
 
 export type StartupTrace = {
-    /** Each phase in the order it ended: when (ms since the process started) and how long it took. */
-    phases: Array<{phase: string, endedAtMs: number, ms: number}>,
+    /**
+     * Each phase in the order it ended: when (ms since the process started) and how long it took;
+     * `cpuMs`, the CPU time (user + system, all threads of this process) since the previous phase
+     * that has one: the launcher's two marks have none, so the first phase of the CLI counts from the process's start.
+     */
+    phases: Array<{phase: string, endedAtMs: number, ms: number, cpuMs?: number}>,
     /** What the phases found out, e.g. `llamaBuild` (see `describeLlamaBuild`). */
     facts: Record<string, string | number>
 };
@@ -35,13 +39,18 @@ export function traceStartup(phase: string, found?: Record<string, string | numb
             mark("compiled CLI checked", launcher.bundleCheckedMs);
         process.once("exit", () => fs.writeSync(2, startupTracePrefix + JSON.stringify({phases, facts} satisfies StartupTrace) + "\n"));
     }
-    mark(phase, performance.now());
+    const cpu = process.cpuUsage();
+    const cpuMs = (cpu.user + cpu.system) / 1000;
+    mark(phase, performance.now(), cpuMs - cpuMsAtLastPhase);
+    cpuMsAtLastPhase = cpuMs;
     Object.assign(facts, found);
 }
 
-function mark(phase: string, atMs: number) {
+let cpuMsAtLastPhase = 0;
+
+function mark(phase: string, atMs: number, cpuMs?: number) {
     const round = (ms: number) => Math.round(ms * 10) / 10;
-    phases.push({phase, endedAtMs: round(atMs), ms: round(atMs - (phases.at(-1)?.endedAtMs ?? 0))});
+    phases.push({phase, endedAtMs: round(atMs), ms: round(atMs - (phases.at(-1)?.endedAtMs ?? 0)), ...(cpuMs != null ? {cpuMs: round(cpuMs)} : {})});
 }
 
 /** The trace in a process's stderr (`traceStartup`), or null when there is none. */

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import type {z} from "zod";
+import type * as z from "zod";
 
 /**
  * fast-check arbitraries derived from the zod contract, so a call or event added to the contract

@@ -2,7 +2,7 @@ import path from "node:path";
 import fc from "fast-check";
 import type Database from "better-sqlite3-multiple-ciphers";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
-import type {z} from "zod";
+import type * as z from "zod";
 import {coreCalls, type ApiMethod} from "../../../src/core/common/api/index.js";
 import {errorCodes} from "../../../src/core/common/errors.js";
 import {connectCoreClient, createInProcessChannelPair, RemoteCallError, type ConnectedCoreClient} from "../../../src/core/common/rpc/index.js";

@@ -1,4 +1,4 @@
-import {z} from "zod";
+import * as z from "zod";
 import {ScrubReportSchema} from "./schemas.js";
 
 /** The port the app's local API server listens on unless another is chosen (as `cleanroom serve`'s). */

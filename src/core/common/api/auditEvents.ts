@@ -1,4 +1,4 @@
-import {z} from "zod";
+import * as z from "zod";
 import {describeZodIssues} from "../describeZodIssues.js";
 import {type ConversationId, ConversationIdSchema, ConversationPolicySchema, RouteRequestSchema, SessionEndReasonSchema} from "../types.js";
 import {CloudVerdictSchema, DroppedHistorySchema, ScrubReportSchema, WireErrorSchema} from "./recordedSchemas.js";

@@ -1,4 +1,4 @@
-import {z} from "zod";
+import * as z from "zod";
 import {CloudSecretsOptionsSchema} from "../secretScan/types.js";
 import {CatalogIdSchema, RegisteredModelIdSchema, RegisteredModelSchema} from "../models.js";
 import {ConversationIdSchema, ConversationPolicySchema, RouteRequestSchema} from "../types.js";

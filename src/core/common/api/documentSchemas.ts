@@ -1,4 +1,4 @@
-import {z} from "zod";
+import * as z from "zod";
 
 /**
  * What a reply was given of the conversation's documents (#23), shown under it as citations: a

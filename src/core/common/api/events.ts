@@ -1,4 +1,4 @@
-import {z} from "zod";
+import * as z from "zod";
 import {ConversationIdSchema, SessionEndReasonSchema} from "../types.js";
 import {AppLockStateSchema, AuditEventSchema, CoreStatusSchema, DownloadProgressEventSchema, TurnResultSchema, TurnStartedSchema, WireErrorSchema} from "./schemas.js";
 

@@ -1,4 +1,4 @@
-import {z} from "zod";
+import * as z from "zod";
 
 /**
  * The ranges of the values a person gives the core, one schema each: the RPC validates calls

@@ -1,4 +1,4 @@
-import {z} from "zod";
+import * as z from "zod";
 import {cloudEndpointProblem} from "../cloud/cloudEndpointProblem.js";
 import {
     CatalogEntrySchema, CatalogIdSchema, DetectedModelSchema, DetectionResultSchema, MissingModelFileSchema, ModelFitSchema, RegisteredModelIdSchema, RegisteredModelSchema

@@ -1,4 +1,4 @@
-import type {z} from "zod";
+import type * as z from "zod";
 import type {WireError} from "../errors.js";
 import {coreCalls, type CoreCalls} from "./calls.js";
 import {coreEvents, type CoreEvents} from "./events.js";

@@ -1,4 +1,7 @@
-import unhomoglyph from "unhomoglyph";
+// unhomoglyph's table (confusables v13, every key one code point), read as JSON: the package's own
+// function builds one regular expression of all 6,311 keys when it is imported, about 10 ms of CPU in
+// every process that opens a core, for the few letters a reply ever has outside ASCII (#25).
+import confusables from "unhomoglyph/data.json" with {type: "json"};
 
 /**
  * What one letter, digit or mark reads as for matching, lower-case: the same string for the
@@ -14,7 +17,7 @@ import unhomoglyph from "unhomoglyph";
  *   to itself, and so does every canary.
  * - Anything else is decomposed (NFKD: full-width and mathematical letters, ligatures, roman
  *   numerals, accented letters into letter and mark); each part that is not ASCII is read through
- *   its skeleton (unhomoglyph, confusables v13), trying its two cases in the order `caseOrder`
+ *   its skeleton (unhomoglyph's table, confusables v13), trying its two cases in the order `caseOrder`
  *   says (Cyrillic `м` has no Latin look-alike, its capital `М` has), and kept when the skeleton
  *   is ASCII letters and digits (marks kept); otherwise the part is only case-folded.
  *
@@ -89,7 +92,7 @@ function readThroughSkeleton(char: string, caseOrder: LetterCaseOrder): string {
     const upper = base.toUpperCase();
     const forms = lower === upper ? [base] : caseOrder === "as-written" && char === upper ? [upper, lower] : [lower, upper];
     for (const form of forms) {
-        const skeleton = unhomoglyph(form).normalize("NFKD");
+        const skeleton = skeletonOf(form).normalize("NFKD");
         if (skeleton !== form && isAsciiWithMarks(skeleton)) {
             if (skeleton === "rn")
                 return "m";
@@ -99,6 +102,16 @@ function readThroughSkeleton(char: string, caseOrder: LetterCaseOrder): string {
         }
     }
     return caseFolded;
+}
+
+const skeletons: Record<string, string | undefined> = confusables;
+
+/** What `unhomoglyph(text)` returns: each code point replaced by its skeleton, when it has one. */
+function skeletonOf(text: string): string {
+    let skeleton = "";
+    for (const char of text)
+        skeleton += skeletons[char] ?? char;
+    return skeleton;
 }
 
 /** ASCII letters and digits, with combining marks between them, and at least one letter or digit. */

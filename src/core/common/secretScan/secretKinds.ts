@@ -1,4 +1,4 @@
-import {z} from "zod";
+import * as z from "zod";
 
 /**
  * Every kind of secret the scan of outgoing cloud requests reports: an id (for `--allow-secret`

@@ -1,4 +1,4 @@
-import {z} from "zod";
+import * as z from "zod";
 import {SecretKindIdSchema, type SecretKindId} from "./secretKinds.js";
 
 /** One secret found in one text: its kind and where its value stands (`text.slice(start, end)`). */

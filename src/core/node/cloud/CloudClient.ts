@@ -1,5 +1,5 @@
 import type OpenAI from "openai";
-import {z} from "zod";
+import * as z from "zod";
 import {cloudEndpointProblem} from "../../common/cloud/cloudEndpointProblem.js";
 import {CleanroomError, InsecureCloudEndpointError} from "../../common/errors.js";
 import {EndpointCacheSaltSupport} from "./EndpointCacheSaltSupport.js";

@@ -1,4 +1,4 @@
-import {z} from "zod";
+import * as z from "zod";
 import {settingKeys} from "../settings/settingKeys.js";
 import type {SettingsStore} from "../settings/SettingsStore.js";
 

@@ -1,5 +1,5 @@
 import type {LlamaContextOptions} from "node-llama-cpp";
-import {z} from "zod";
+import * as z from "zod";
 import type {SettingsStore} from "../settings/SettingsStore.js";
 import type {KvLayout} from "./KvStateFile.js";
 import {settingKeys} from "../settings/settingKeys.js";

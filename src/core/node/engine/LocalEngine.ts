@@ -2,7 +2,7 @@ import {AsyncDisposeAggregator, EventRelay} from "lifecycle-utils";
 import {
     resolveChatWrapper, LlamaText, type ChatHistoryItem, type ChatWrapper, type GbnfJsonSchema, type Llama, type LlamaGrammar, type LlamaModel, type Token
 } from "node-llama-cpp";
-import type {z} from "zod";
+import type * as z from "zod";
 import type {BackgroundScrubFault} from "../../common/api/events.js";
 import type {ModelInfoSchema} from "../../common/api/schemas.js";
 import {CleanroomError, ContextOverflowError, ModelLoadError, ScrubUnverifiedError} from "../../common/errors.js";

@@ -2,6 +2,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import type {LlamaModel, Token} from "node-llama-cpp";
+import {cpuModelName} from "./cpuModelName.js";
 
 /** Why a candidate's decode ended: its token budget, its time budget, or it was clearly slower than the best so far. */
 export type ThreadMeasurementStop = "tokens" | "time" | "slower";
@@ -124,21 +125,38 @@ export function pickBestThreads(measurements: ThreadMeasurement[]) {
 }
 
 export function machineFingerprint() {
-    const cpu = os.cpus()[0]?.model ?? "unknown-cpu";
+    const cpu = cpuModelName() ?? "unknown-cpu";
     return crypto.createHash("sha256")
         .update([os.hostname(), cpu, os.availableParallelism(), process.arch, os.totalmem()].join("|"))
         .digest("hex").slice(0, 16);
 }
 
-/** Size, plus a hash of the first MiB (header and the start of the weights): cheap, and changes when the file does. */
+/**
+ * Size, plus a hash of the first MiB (header and the start of the weights): cheap, and changes when the file does.
+ * A model load asks for it several times (thread count, KV layout, resume binding): the hash is kept
+ * for as long as the file's identity and times are the same (`fileIdentity`), so the MiB is read once.
+ */
 export function modelFingerprint(modelPath: string) {
-    const {size} = fs.statSync(modelPath);
-    const head = Buffer.alloc(Math.min(size, 1 << 20));
+    const stat = fs.statSync(modelPath);
+    const identity = fileIdentity(stat);
+    const known = modelFingerprints.get(modelPath);
+    if (known?.identity === identity)
+        return known.fingerprint;
+    const head = Buffer.alloc(Math.min(stat.size, 1 << 20));
     const fd = fs.openSync(modelPath, "r");
     try {
         fs.readSync(fd, head, 0, head.length, 0);
     } finally {
         fs.closeSync(fd);
     }
-    return crypto.createHash("sha256").update(head).update(String(size)).digest("hex").slice(0, 16);
+    const fingerprint = crypto.createHash("sha256").update(head).update(String(stat.size)).digest("hex").slice(0, 16);
+    modelFingerprints.set(modelPath, {identity, fingerprint});
+    return fingerprint;
+}
+
+const modelFingerprints = new Map<string, {identity: string, fingerprint: string}>();
+
+/** Which file, and its size and change times: any write or replacement changes it (the change time cannot be set back). */
+function fileIdentity(stat: fs.Stats) {
+    return [stat.dev, stat.ino, stat.size, stat.mtimeMs, stat.ctimeMs].join(":");
 }

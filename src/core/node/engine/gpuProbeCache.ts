@@ -3,9 +3,10 @@ import fs from "node:fs";
 import {createRequire} from "node:module";
 import os from "node:os";
 import path from "node:path";
-import {z} from "zod";
+import * as z from "zod";
 import {writeFileDurably} from "../../../base/writeFileDurably.js";
 import {appDataDir} from "../paths/appPaths.js";
+import {cpuModelName} from "./cpuModelName.js";
 
 /** What `--gpu auto` settled on: the binary node-llama-cpp loads for it (`false`: the CPU binary). */
 export type AutoGpuBinary = "cuda" | "vulkan" | "metal" | false;
@@ -31,7 +32,7 @@ export function gpuProbeFile(): string {
  */
 export function gpuProbeFingerprint(): string {
     const parts: unknown[] = [
-        recordVersion, os.hostname(), process.platform, process.arch, os.release(), os.cpus()[0]?.model ?? null,
+        recordVersion, os.hostname(), process.platform, process.arch, os.release(), cpuModelName(),
         readText("/proc/driver/nvidia/version"),
         ...["/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d", "/usr/local/share/vulkan/icd.d", path.join(os.homedir(), ".local/share/vulkan/icd.d"), "/dev/dri"]
             .map(listing),

@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3-multiple-ciphers";
-import {z} from "zod";
+import * as z from "zod";
 import type {ConversationId} from "../../common/types.js";
 import type {KvSnapshotBinding, KvSnapshotHeader} from "./sealKvSnapshot.js";
 

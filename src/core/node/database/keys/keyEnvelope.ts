@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
-import {z} from "zod";
+import * as z from "zod";
 import {writeFileDurably} from "./durableFiles.js";
 import {KeyFileDamagedError} from "./KeyFileDamagedError.js";
 

@@ -1,4 +1,4 @@
-import {z} from "zod";
+import * as z from "zod";
 import {AttachmentUnreadableError, attachmentUnreadableReasons, type ExtractedPage} from "./types.js";
 
 /** What the core sends the extractor process: one file, already read and sniffed. */
