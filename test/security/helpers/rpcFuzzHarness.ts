@@ -107,11 +107,20 @@ let modelState: string;
  * inserts, updates or deletes (triggers included, even a row rewritten to the same value), and `data_version` moves when
  * another connection commits to the file.
  */
+/** The order a table's rows are read in: its rowid, or for a WITHOUT ROWID table (which has none) its primary key's columns. */
+function rowOrderOf(db: Database.Database, table: string): string {
+    const withoutRowid = (db.prepare("SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = ?").pluck().get(table) as number | undefined) === 1;
+    if (!withoutRowid)
+        return "rowid";
+    const keyColumns = db.prepare("SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk").pluck().all(table) as string[];
+    return keyColumns.map((column) => `"${column}"`).join(", ");
+}
+
 function databaseState(db: Database.Database) {
     // The full-text indexes (messages_fts, attachment_chunks_fts and their shadow tables) follow their tables through triggers: restored with them.
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{name: string}>).map((row) => row.name)
         .filter((name) => !name.startsWith("messages_fts") && !name.startsWith("attachment_chunks_fts"));
-    const reads = tables.map((table) => [table, db.prepare(`SELECT * FROM "${table}" ORDER BY rowid`)] as const);
+    const reads = tables.map((table) => [table, db.prepare(`SELECT * FROM "${table}" ORDER BY ${rowOrderOf(db, table)}`)] as const);
     const take = () => Object.fromEntries(reads.map(([table, statement]) => [table, statement.all() as Array<Record<string, unknown>>]));
     const state = () => JSON.stringify({tables: take(), vault: [...vault.secrets]});
     const totalChanges = db.prepare("SELECT total_changes()").pluck();
