@@ -56,6 +56,8 @@ export default defineConfig({
         // expect.poll waits for a condition; its default of 1 s is short for a scrub or a spawned process
         // on two busy cores. A poll ends as soon as its condition holds, so only a failure waits this long.
         expect: {poll: {timeout: 15_000}},
+        // Beside the console, each run's per-file and per-test durations, for finding what makes the suite slow.
+        reporters: ["default", ["json", {outputFile: "test-results/vitest-report.json"}]],
         pool: "forks",
         // vitest's default is one worker fewer than the cores: one file at a time on two cores.
         maxWorkers: os.availableParallelism(),
