@@ -34,7 +34,6 @@ import {CloudAttachmentsNotSentError} from "./documents/CloudAttachmentsNotSentE
 import {userTurnWithDocuments} from "./documents/documentPrompt.js";
 import {readDocumentOf, type AttachmentWithText} from "./documents/AttachmentStore.js";
 import type {CitedDocument, CitedPassage} from "../common/api/documentSchemas.js";
-import {extractDocument} from "./documents/extraction/extractDocument.js";
 import type {DocumentSource, ExtractedDocument} from "./documents/extraction/types.js";
 import type {SendMessageCallbacks, SendMessageInput, TurnRequest} from "./turns/types.js";
 import {ApiRequestService, type ApiRequestInput, type ApiRequestResult, type ApiRunCallbacks, type PreparedApiRequest} from "./turns/ApiRequestService.js";
@@ -597,6 +596,10 @@ export class Core {
 
 /** Reads each document a turn brings, before anything is stored or evaluated: the first unreadable one is thrown (ATTACHMENT_UNREADABLE). */
 async function extractAttachments(sources: readonly DocumentSource[] = []): Promise<ExtractedDocument[]> {
+    if (sources.length === 0)
+        return [];
+    // Loaded by the first turn that brings a document: a turn without one never parses the readers' code (#25 item 1).
+    const {extractDocument} = await import("./documents/extraction/extractDocument.js");
     const documents: ExtractedDocument[] = [];
     for (const source of sources)
         documents.push(await extractDocument(source));
