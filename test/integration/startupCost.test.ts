@@ -67,7 +67,7 @@ describe.skipIf(modelPath == null)("a chat turn pays only for what it uses (#25)
         expect(packages).not.toContain("unhomoglyph");
     });
 
-    it("a local chat turn loads none of the core's own cloud or document-reading code: CloudTurnService and extractDocument are imported at first use", async () => {
+    it("a local chat turn loads none of the core's own cloud or document-reading code, nor the API's whole schema module: each is imported at first use", async () => {
         const loaded = [...new Set((await recordedTurnLoads()).filter((url) => url.startsWith("file:")).map((url) => fileURLToPath(url)))];
         // The source files the process ran: each one itself (from source, under tsx), or each one a loaded chunk of the compiled CLI
         // carries (esbuild marks where each bundled file begins: `// src/core/node/Core.ts`).
@@ -78,7 +78,9 @@ describe.skipIf(modelPath == null)("a chat turn pays only for what it uses (#25)
         expect(sources).toContain("src/core/node/turns/OnDemandCloudTurns.ts");
         for (const unused of ["src/core/node/turns/CloudTurnService.ts", "src/core/node/cloud/CloudClient.ts", "src/core/common/cloud/CanaryScanner.ts",
             "src/core/common/cloud/fingerprints.ts", "src/core/common/cloud/foldLetter.ts", "src/core/node/cloud/secrets/SecretScanner.ts",
-            "src/core/node/documents/extraction/extractDocument.ts", "src/core/node/documents/extraction/runExtractor.ts"])
+            "src/core/node/documents/extraction/extractDocument.ts", "src/core/node/documents/extraction/runExtractor.ts",
+            // Every schema of the API, built as the module loads: a turn needs the --gpu enum (gpuSchemas.ts), not the rest; the import file's schema comes with the first import.
+            "src/core/common/api/schemas.ts", "src/core/node/database/parseConversationExport.ts"])
             expect(sources, unused).not.toContain(unused);
     });
 

@@ -25,7 +25,7 @@ import {settingKeys} from "./settings/settingKeys.js";
 import type {CloudSettings} from "./settings/CloudSettingsStore.js";
 import type {NewConversation} from "./database/ConversationStore.js";
 import {
-    conversationsToJson, conversationsToMarkdown, exportFileName, exportMimeTypes, exportedConversation, parseConversationExport
+    conversationsToJson, conversationsToMarkdown, exportFileName, exportMimeTypes, exportedConversation
 } from "./database/conversationExport.js";
 import type {PurgeState} from "./database/DeletionPurger.js";
 import {DatabaseLock} from "./database/lock/DatabaseLock.js";
@@ -222,8 +222,9 @@ export class Core {
     }
 
     /** Adds the conversations of a JSON export as new conversations (new ids), in one transaction. */
-    public importConversations(text: string): Conversation[] {
+    public async importConversations(text: string): Promise<Conversation[]> {
         const {store, audit, database, attachments} = this._services;
+        const {parseConversationExport} = await import("./database/parseConversationExport.js");
         const file = parseConversationExport(text);
         const imported = database.transaction(() => file.conversations.map((exported) => {
             const conversation = store.create({title: exported.title, policy: exported.policy});
