@@ -1,5 +1,5 @@
 import type * as z from "zod";
-import {GpuSettingSchema} from "../core/common/api/schemas.js";
+import {GpuSettingSchema} from "../core/common/api/gpuSchemas.js";
 import type {GpuSetting} from "../core/common/api/types.js";
 import {findSecretKind, secretKinds, type SecretKindId} from "../core/common/secretScan/secretKinds.js";
 import {InvalidOptionError} from "./InvalidOptionError.js";

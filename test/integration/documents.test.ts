@@ -299,7 +299,7 @@ describe.skipIf(modelPath == null)("documents stay in their conversation (core, 
         await core.deleteConversation(turn.conversationId);
         expect(core.searchConversations("TANGERINEHERON")).toEqual([]);
 
-        const [imported] = core.importConversations(text);
+        const [imported] = await core.importConversations(text);
         const {messages} = core.getConversation(imported!.id);
         expect(messages[0]!.attachments).toEqual([expect.objectContaining({name: "handbook.txt", mode: "retrieved", bytes: fs.statSync(big).size, pages: 1})]);
         expect(core.searchConversations("TANGERINEHERON").map((hit) => hit.conversation.id)).toEqual([imported!.id]);

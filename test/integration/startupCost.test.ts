@@ -8,7 +8,25 @@ import {hermeticCliEnv} from "../helpers/cliEnv.js";
 import {requireTestModel} from "../helpers/testModel.js";
 
 const modelPath = requireTestModel();
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const oneTurn = (db: string) => ["chat", "--model", modelPath!, "--db", db, "--prompt", "Once upon a time", "--max-tokens", "8", "--temperature", "0", "--threads", "1", "--json"];
+
+/** The URL of every module one local turn resolved (recordPackageLoads.preload.ts): one run, read by the tests below. */
+let turnLoads: Promise<string[]> | undefined;
+function recordedTurnLoads() {
+    turnLoads ??= (async () => {
+        const {env, db, tmp} = hermeticCliEnv("startup-loads");
+        const record = path.join(tmp, "loaded.txt");
+        const run = await runCliCapturing(oneTurn(db), {
+            env: {...env, RECORD_PACKAGE_LOADS_TO: record},
+            nodeArgs: ["--import", path.join(path.dirname(fileURLToPath(import.meta.url)), "../helpers/recordPackageLoads.preload.ts")],
+            typeScriptPreloads: true
+        });
+        expect(run.code, run.stderr).toBe(0);
+        return fs.readFileSync(record, "utf8").split("\n").filter((line) => line !== "");
+    })();
+    return turnLoads;
+}
 
 describe.skipIf(modelPath == null)("a chat turn pays only for what it uses (#25)", () => {
     it("CLEANROOM_TRACE_STARTUP=1 prints each phase and the llama.cpp build on stderr at exit; the JSON on stdout is the same as without it", async () => {
@@ -39,15 +57,7 @@ describe.skipIf(modelPath == null)("a chat turn pays only for what it uses (#25)
     });
 
     it("a local chat turn loads no package it does not use: not the cloud SDK, the secret scanner, the document readers or the web server", async () => {
-        const {env, db, tmp} = hermeticCliEnv("startup-packages");
-        const record = path.join(tmp, "loaded.txt");
-        const run = await runCliCapturing(oneTurn(db), {
-            env: {...env, RECORD_PACKAGE_LOADS_TO: record},
-            nodeArgs: ["--import", path.join(path.dirname(fileURLToPath(import.meta.url)), "../helpers/recordPackageLoads.preload.ts")],
-            typeScriptPreloads: true
-        });
-        expect(run.code, run.stderr).toBe(0);
-        const loaded = fs.readFileSync(record, "utf8");
+        const loaded = (await recordedTurnLoads()).join("\n");
         const packages = new Set([...loaded.matchAll(/node_modules\/((?:@[^/]+\/)?[^/]+)\//g)].map((match) => match[1]));
         expect(packages).toContain("node-llama-cpp"); // the recording works
         expect(packages).toContain("better-sqlite3-multiple-ciphers");
@@ -55,6 +65,23 @@ describe.skipIf(modelPath == null)("a chat turn pays only for what it uses (#25)
             expect(packages, unused).not.toContain(unused);
         // The look-alike letters' table is in the compiled CLI (foldLetter.ts): not the package's module, which builds a 6,311-way regular expression as it loads.
         expect(packages).not.toContain("unhomoglyph");
+    });
+
+    it("a local chat turn loads none of the core's own cloud or document-reading code, nor the API's whole schema module: each is imported at first use", async () => {
+        const loaded = [...new Set((await recordedTurnLoads()).filter((url) => url.startsWith("file:")).map((url) => fileURLToPath(url)))];
+        // The source files the process ran: each one itself (from source, under tsx), or each one a loaded chunk of the compiled CLI
+        // carries (esbuild marks where each bundled file begins: `// src/core/node/Core.ts`).
+        const sources = new Set(loaded.flatMap((file) => file.endsWith(".mjs") && file.includes(`${path.sep}out${path.sep}cli${path.sep}`)
+            ? [...fs.readFileSync(file, "utf8").matchAll(/^\/\/ (src\/\S+\.ts)$/gm)].map((match) => match[1]!)
+            : [path.relative(repoRoot, file).split(path.sep).join("/")]));
+        expect(sources).toContain("src/core/node/Core.ts"); // the recording works
+        expect(sources).toContain("src/core/node/turns/OnDemandCloudTurns.ts");
+        for (const unused of ["src/core/node/turns/CloudTurnService.ts", "src/core/node/cloud/CloudClient.ts", "src/core/common/cloud/CanaryScanner.ts",
+            "src/core/common/cloud/fingerprints.ts", "src/core/common/cloud/foldLetter.ts", "src/core/node/cloud/secrets/SecretScanner.ts",
+            "src/core/node/documents/extraction/extractDocument.ts", "src/core/node/documents/extraction/runExtractor.ts",
+            // Every schema of the API, built as the module loads: a turn needs the --gpu enum (gpuSchemas.ts), not the rest; the import file's schema comes with the first import.
+            "src/core/common/api/schemas.ts", "src/core/node/database/parseConversationExport.ts"])
+            expect(sources, unused).not.toContain(unused);
     });
 
     it("the compiled CLI carries zod's English messages only, not its other locales (`import * as z`, eslint.config.js)", () => {

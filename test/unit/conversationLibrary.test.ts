@@ -76,7 +76,7 @@ describe("the conversation library behind the app's list and composer", () => {
         expect(again.findConversation(kept.id)).toBeUndefined();
     });
 
-    it("exports one or all conversations as Markdown and JSON, and imports the JSON back as new conversations", () => {
+    it("exports one or all conversations as Markdown and JSON, and imports the JSON back as new conversations", async () => {
         const {core} = open();
         const first = core.createConversation({title: "Recipes"});
         exchange(core, first.id, "How do I make bread?", "| step | what |\n|---|---|\n| 1 | knead |");
@@ -91,15 +91,15 @@ describe("the conversation library behind the app's list and composer", () => {
 
         const all = core.exportConversations(undefined, "json");
         expect(all.fileName).toBe("cleanroom-conversations.json");
-        const imported = core.importConversations(all.text);
+        const imported = await core.importConversations(all.text);
         expect(imported.map((conversation) => conversation.title).sort()).toEqual(["Recipes", "Trip"]);
         expect(imported.every((conversation) => conversation.id !== first.id && conversation.id !== second.id)).toBe(true);
         const trip = imported.find((conversation) => conversation.title === "Trip")!;
         expect(trip.policy).toBe("cloud-allowed");
         expect(core.getConversation(trip.id).messages.map((message) => [message.role, message.content])).toEqual([["user", "Pack list?"], ["assistant", "- socks\n- map"]]);
         expect(core.listConversations()).toHaveLength(4);
-        expect(() => core.importConversations("{\"format\": \"something else\"}")).toThrow(/import file/);
-        expect(() => core.importConversations("not json")).toThrow(/not JSON/);
+        await expect(core.importConversations("{\"format\": \"something else\"}")).rejects.toThrow(/import file/);
+        await expect(core.importConversations("not json")).rejects.toThrow(/not JSON/);
     });
 
     it("edit and resend keeps the old exchange as a version; switching versions shows each branch whole", () => {

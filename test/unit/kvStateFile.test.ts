@@ -64,6 +64,42 @@ describe("KV state files", () => {
         fs.truncateSync(file, fs.statSync(file).size - 7);
         await expect(readKvState(file)).rejects.toThrow(/needs \d+ more bytes/);
     });
+
+    it("reads cells listed past the reader's first MiB, with any number of sequence ids, as it reads them within it (#25: cells read from the buffer, not one await per field)", async () => {
+        const dir = tempDir("kv");
+        const cellCount = 100_000; // 12 bytes a cell: the list runs past the first 1 MiB chunk
+        const zero = path.join(dir, "many.state");
+        await writeZeroKvState(zero, layout, cellCount);
+        const summary = await readKvState(zero);
+        expect(summary.cellCount).toBe(cellCount);
+        expect(summary.positions).toEqual({first: 0, last: cellCount - 1, ascending: true});
+        expect(summary.nonZeroPayloadBytes).toBe(0);
+
+        // The same state with cell 90,000 (past the first MiB) listing three sequence ids, and its position out of order.
+        const bytes = fs.readFileSync(zero);
+        const cellsStart = 4 * 3 + cellCount * 4 + 4 * 2; // magic, version, token count; the tokens; stream and cell counts
+        const at = cellsStart + 90_000 * 12;
+        expect(bytes.readInt32LE(at)).toBe(90_000);
+        const edited = Buffer.concat([bytes.subarray(0, at), Buffer.from(new Int32Array([5, 3, 0, 1, 2]).buffer), bytes.subarray(at + 12)]);
+        const file = path.join(dir, "ids.state");
+        fs.writeFileSync(file, edited);
+        const read = await readKvState(file);
+        expect(read.cellCount).toBe(cellCount);
+        expect(read.positions).toEqual({first: 0, last: cellCount - 1, ascending: false});
+        expect(read.layout?.layers).toEqual(layout.layers);
+        expect(read.nonZeroPayloadBytes).toBe(0);
+
+        fs.writeFileSync(file, Buffer.concat([bytes.subarray(0, at), Buffer.from(new Int32Array([5, 65]).buffer), bytes.subarray(at + 8)]));
+        await expect(readKvState(file)).rejects.toThrow(/cell 90000 claims 65 sequence ids/);
+    });
+
+    it("a zero state with its payload left as a hole holds the same bytes as one written out", async () => {
+        const dir = tempDir("kv");
+        const state: StateLayout = {version: 3, sections: [{kind: "kv", kv: layout}]};
+        await writeZeroSequenceState(path.join(dir, "written.state"), state, 300, {fillToken: 7});
+        await writeZeroSequenceState(path.join(dir, "sparse.state"), state, 300, {fillToken: 7, sparsePayload: true});
+        expect(fs.readFileSync(path.join(dir, "sparse.state")).equals(fs.readFileSync(path.join(dir, "written.state")))).toBe(true);
+    });
 });
 
 describe("whole sequence states: several KV caches and a recurrent state", () => {

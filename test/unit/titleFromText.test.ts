@@ -49,6 +49,23 @@ describe("automatic conversation titles cut on grapheme boundaries", () => {
         expect(titleFromText("x".repeat(100), {maxGraphemes: 48})).toBe("x".repeat(47) + "…");
     });
 
+    it("a title of printable ASCII (read without ICU's segmenter) is cut as the segmenter's graphemes cut it", () => {
+        const reference = (text: string) => {
+            const parts = graphemes(text);
+            if (parts.length <= 60)
+                return text;
+            const kept = parts.slice(0, 59);
+            const lastSpace = kept.lastIndexOf(" ");
+            return (lastSpace >= kept.length / 2 ? kept.slice(0, lastSpace) : kept).join("").trimEnd() + "…";
+        };
+        const words = ["Once", "upon", "a", "time,", "in", "a", "small", "house", "~{|}", "near", "the", "woods!", "x".repeat(40), "?"];
+        for (let length = 1; length <= words.length; length++) {
+            const text = words.slice(0, length).join(" ");
+            expect(titleFromText(text)).toBe(reference(text));
+        }
+        expect(titleFromText("Once upon a time, in a small house near the woods, there lived a girl who loved")).toBe("Once upon a time, in a small house near the woods, there…");
+    });
+
     it("a lone surrogate in the text becomes U+FFFD in the title", () => {
         expect(titleFromText("ab\uD83D cd")).toBe("ab\uFFFD cd");
     });

@@ -25,7 +25,7 @@ import {settingKeys} from "./settings/settingKeys.js";
 import type {CloudSettings} from "./settings/CloudSettingsStore.js";
 import type {NewConversation} from "./database/ConversationStore.js";
 import {
-    conversationsToJson, conversationsToMarkdown, exportFileName, exportMimeTypes, exportedConversation, parseConversationExport
+    conversationsToJson, conversationsToMarkdown, exportFileName, exportMimeTypes, exportedConversation
 } from "./database/conversationExport.js";
 import type {PurgeState} from "./database/DeletionPurger.js";
 import {DatabaseLock} from "./database/lock/DatabaseLock.js";
@@ -34,7 +34,6 @@ import {CloudAttachmentsNotSentError} from "./documents/CloudAttachmentsNotSentE
 import {userTurnWithDocuments} from "./documents/documentPrompt.js";
 import {readDocumentOf, type AttachmentWithText} from "./documents/AttachmentStore.js";
 import type {CitedDocument, CitedPassage} from "../common/api/documentSchemas.js";
-import {extractDocument} from "./documents/extraction/extractDocument.js";
 import type {DocumentSource, ExtractedDocument} from "./documents/extraction/types.js";
 import type {SendMessageCallbacks, SendMessageInput, TurnRequest} from "./turns/types.js";
 import {ApiRequestService, type ApiRequestInput, type ApiRequestResult, type ApiRunCallbacks, type PreparedApiRequest} from "./turns/ApiRequestService.js";
@@ -223,8 +222,9 @@ export class Core {
     }
 
     /** Adds the conversations of a JSON export as new conversations (new ids), in one transaction. */
-    public importConversations(text: string): Conversation[] {
+    public async importConversations(text: string): Promise<Conversation[]> {
         const {store, audit, database, attachments} = this._services;
+        const {parseConversationExport} = await import("./database/parseConversationExport.js");
         const file = parseConversationExport(text);
         const imported = database.transaction(() => file.conversations.map((exported) => {
             const conversation = store.create({title: exported.title, policy: exported.policy});
@@ -597,6 +597,10 @@ export class Core {
 
 /** Reads each document a turn brings, before anything is stored or evaluated: the first unreadable one is thrown (ATTACHMENT_UNREADABLE). */
 async function extractAttachments(sources: readonly DocumentSource[] = []): Promise<ExtractedDocument[]> {
+    if (sources.length === 0)
+        return [];
+    // Loaded by the first turn that brings a document: a turn without one never parses the readers' code (#25 item 1).
+    const {extractDocument} = await import("./documents/extraction/extractDocument.js");
     const documents: ExtractedDocument[] = [];
     for (const source of sources)
         documents.push(await extractDocument(source));

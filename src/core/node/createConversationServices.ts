@@ -8,7 +8,8 @@ import type {LocalEngine} from "./engine/LocalEngine.js";
 import type {CloudSettingsStore} from "./settings/CloudSettingsStore.js";
 import {ConversationStore} from "./database/ConversationStore.js";
 import type {DeletionPurgerOptions} from "./database/DeletionPurger.js";
-import {CloudTurnService, type CloudAccess} from "./turns/CloudTurnService.js";
+import type {CloudAccess} from "./turns/CloudTurnService.js";
+import {OnDemandCloudTurns} from "./turns/OnDemandCloudTurns.js";
 import {LocalTurnService} from "./turns/LocalTurnService.js";
 
 /** The services that hold what a conversation is made of: its rows, its audit trail, its canary hashes, its turns. */
@@ -22,7 +23,7 @@ export type ConversationServices = {
     replySources: ReplySources,
     canaries: CanaryLedger,
     localTurns: LocalTurnService,
-    cloudTurns: CloudTurnService
+    cloudTurns: OnDemandCloudTurns
 };
 
 export type ConversationServicesOptions = {
@@ -61,6 +62,6 @@ export function createConversationServices({database, audit = new AuditLog(datab
         replySources,
         canaries,
         localTurns: new LocalTurnService({store, audit, engine, attachments, replySources, streamSaveIntervalMs, embedder}),
-        cloudTurns: new CloudTurnService({store, attachments, replySources, audit, canaries, settings: cloudSettings, access: cloud, streamSaveIntervalMs, fingerprintStores})
+        cloudTurns: new OnDemandCloudTurns({store, attachments, replySources, audit, canaries, settings: cloudSettings, access: cloud, streamSaveIntervalMs, fingerprintStores})
     };
 }

@@ -10,6 +10,7 @@ import {
 import {SecretFindingSchema} from "../secretScan/types.js";
 import {ContextSizeSchema, LockAfterMinutesSchema, NeverSendListSchema, ResumeSnapshotMaxMiBSchema, ThreadsSchema} from "./limits.js";
 import {AuditEventSchema} from "./auditEvents.js";
+import {GpuBackendSchema, GpuSettingSchema} from "./gpuSchemas.js";
 import {CloudVerdictSchema, DroppedHistorySchema, ScrubReportSchema, WireErrorSchema} from "./recordedSchemas.js";
 import {CitationSchema, IsolationDocumentSchema} from "./documentSchemas.js";
 
@@ -136,14 +137,7 @@ export const IsolationReportSchema = z.object({
 });
 
 export const ThreadsSettingSchema = ThreadsSchema.nullable();
-/**
- * Where the model runs: `auto` offloads to a GPU wherever node-llama-cpp finds a usable one (Metal,
- * CUDA, Vulkan) and runs on the CPU where it finds none; a backend by name must be usable or the
- * core refuses to start on it; `off` is the CPU only. The app's setting and the `--gpu` flag.
- */
-export const GpuSettingSchema = z.enum(["auto", "metal", "cuda", "vulkan", "off"]);
-/** The GPU backend a model runs on, `null` on the CPU. */
-export const GpuBackendSchema = z.enum(["metal", "cuda", "vulkan"]).nullable();
+export {GpuSettingSchema, GpuBackendSchema};
 /**
  * Whether a scrub's read-back reads the KV state from the device that holds it: `verified` when the
  * engine saw the read-back return what the device computed (a token evaluated on it); `unverified`

@@ -1,8 +1,5 @@
-import {InvalidInputError} from "../../common/errors.js";
-import {ConversationExportFileSchema} from "../../common/api/schemas.js";
 import type {ConversationExportFile} from "../../common/api/types.js";
 import type {Conversation, Message} from "../../common/types.js";
-import {describeZodIssues} from "../../common/describeZodIssues.js";
 import type {AttachmentWithText} from "../documents/AttachmentStore.js";
 import {pagesFromText} from "../documents/documentPrompt.js";
 
@@ -51,20 +48,6 @@ export function conversationsToMarkdown(conversations: ExportedConversation[]): 
             ""
         ])
     ].join("\n")).join("\n---\n\n");
-}
-
-/** Reads a JSON export back; INVALID_INPUT, saying what is wrong, for anything else. */
-export function parseConversationExport(text: string): ConversationExportFile {
-    let json: unknown;
-    try {
-        json = JSON.parse(text);
-    } catch (error) {
-        throw new InvalidInputError("the import file", [`it is not JSON (${error instanceof Error ? error.message : String(error)})`]);
-    }
-    const parsed = ConversationExportFileSchema.safeParse(json);
-    if (!parsed.success)
-        throw new InvalidInputError("the import file", describeZodIssues(parsed.error.issues, {whole: "file"}));
-    return parsed.data;
 }
 
 /** A file name for an export: the title's letters and digits, or `cleanroom-conversations`. */

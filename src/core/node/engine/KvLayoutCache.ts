@@ -56,7 +56,7 @@ export class KvLayoutCache {
 
     public constructor(settings: SettingsStore, key: KvLayoutCacheKey) {
         this._settings = settings;
-        const options = Object.entries(key.contextOptions).filter(([name, value]) => value != null && name !== "threads").sort(([left], [right]) => left.localeCompare(right));
+        const options = Object.entries(key.contextOptions).filter(([name, value]) => value != null && name !== "threads").sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0)); // option names: ASCII, the same order as localeCompare's, without starting ICU
         this.key = settingKeys.kvLayout(kvLayoutCacheVersion, key, Object.fromEntries(options));
     }
 

@@ -262,7 +262,8 @@ export class KvScrubber {
 
             await sequence.clearHistory();
             await proveCapacity(sequence, layout, kvCells, this._scratch);
-            result.bytesZeroed = await writeZeroSequenceState(zeroPath, layout, kvCells, {fillToken});
+            // The zero payload is a hole in the file: it reads as zeros, costs no writing, and never holds a second KV-sized copy in RAM.
+            result.bytesZeroed = await writeZeroSequenceState(zeroPath, layout, kvCells, {fillToken, sparsePayload: true});
             try {
                 await sequence.loadStateFromFile(zeroPath, {acceptRisk: true});
             } catch (error) {

@@ -65,12 +65,14 @@ export async function readKvSection(reader: ChunkedReader, version: number): Pro
     summary.cellCount = cellCount;
     let previous: number | null = null;
     for (let cell = 0; cell < cellCount; cell++) {
-        const position = await reader.i32();
-        const sequenceIds = await reader.u32();
+        const header = reader.takeBuffered(8) ?? await reader.take(8);
+        const position = header.readInt32LE(0);
+        const sequenceIds = header.readUInt32LE(4);
         if (sequenceIds > 64)
             throw new KvStateFormatError(`cell ${cell} claims ${sequenceIds} sequence ids`);
 
-        await reader.skip(sequenceIds * 4);
+        if (reader.takeBuffered(sequenceIds * 4) == null)
+            await reader.skip(sequenceIds * 4);
         if (summary.positions.first == null)
             summary.positions.first = position;
         if (previous != null && position <= previous)
@@ -126,13 +128,15 @@ export async function readKvSection(reader: ChunkedReader, version: number): Pro
  */
 export async function writeZeroKvSection(writer: ChunkedWriter, layout: KvLayout, cellCount: number, position: (cell: number) => number): Promise<number> {
     await writer.u32(1, cellCount); // one stream
-    const cells = Buffer.alloc(cellCount * 12);
+    // Per cell: position, one sequence id, sequence 0. In the host's byte order, as llama.cpp writes and reads
+    // its state (the readers here take little-endian: the hosts llama.cpp runs on); a typed array, not
+    // thousands of `writeInt32LE` calls.
+    const cells = new Int32Array(cellCount * 3);
     for (let cell = 0; cell < cellCount; cell++) {
-        cells.writeInt32LE(position(cell), cell * 12);
-        cells.writeUInt32LE(1, cell * 12 + 4);
-        cells.writeInt32LE(0, cell * 12 + 8);
+        cells[cell * 3] = position(cell);
+        cells[cell * 3 + 1] = 1;
     }
-    await writer.bytes(cells);
+    await writer.bytes(Buffer.from(cells.buffer, cells.byteOffset, cells.byteLength));
     await writer.u32(layout.vTransposed ? 1 : 0, layout.layers.length);
 
     let payload = 0;

@@ -147,9 +147,9 @@ export type ZeroStateOptions = {
     /** List no tokens at all (the capacity probe: llama.cpp then judges the KV cell count alone). Defaults to `false`. */
     omitTokens?: boolean,
     /**
-     * Leave the payload as a hole in the file (it reads as zeros, and costs no writing): for the
-     * capacity probe, which llama.cpp refuses on a cell count, before it reads that part's payload.
-     * Defaults to `false`.
+     * Leave the payload as a hole in the file: it reads as zeros, and costs no writing (the scrub's
+     * zero state, and the capacity probe, which llama.cpp refuses on a cell count before it reads
+     * that part's payload). Defaults to `false`.
      */
     sparsePayload?: boolean,
     /** The index of a KV part written with one cell more than `kvCells` (the capacity probe). Defaults to none. */
@@ -169,10 +169,8 @@ export async function writeZeroSequenceState(path: string, layout: StateLayout, 
     try {
         const tokenCount = omitTokens ? 0 : kvCells;
         await writer.u32(stateMagic, layout.version, tokenCount);
-        const tokens = Buffer.alloc(tokenCount * 4);
-        for (let index = 0; index < tokenCount; index++)
-            tokens.writeInt32LE(fillToken, index * 4);
-        await writer.bytes(tokens);
+        const tokens = new Int32Array(tokenCount).fill(fillToken); // host byte order, as the cells (writeZeroKvSection)
+        await writer.bytes(Buffer.from(tokens.buffer, tokens.byteOffset, tokens.byteLength));
 
         let payload = 0;
         for (const [index, section] of layout.sections.entries()) {

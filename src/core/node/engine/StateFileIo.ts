@@ -66,6 +66,25 @@ export class ChunkedReader {
         return Number(value);
     }
 
+    /** The next `bytes` bytes. */
+    public async take(bytes: number) {
+        return await this._take(bytes);
+    }
+
+    /**
+     * The next `bytes` bytes when they are in the buffer already, without an await; else null (then
+     * `take` them). A state lists thousands of cells of a few bytes each: read one await at a time,
+     * their fields cost more than the megabytes of K and V after them.
+     */
+    public takeBuffered(bytes: number): Buffer | null {
+        this._ensureAvailable(bytes);
+        const start = this._offset - this._bufferStart;
+        if (this._offset < this._bufferStart || start + bytes > this._buffer.length)
+            return null;
+        this._offset += bytes;
+        return this._buffer.subarray(start, start + bytes);
+    }
+
     public async skip(bytes: number) {
         this._ensureAvailable(bytes);
         this._offset += bytes;

@@ -35,8 +35,8 @@ export function gpuProbeFingerprint(): string {
         recordVersion, os.hostname(), process.platform, process.arch, os.release(), cpuModelName(),
         readText("/proc/driver/nvidia/version"),
         ...["/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d", "/usr/local/share/vulkan/icd.d", path.join(os.homedir(), ".local/share/vulkan/icd.d"), "/dev/dri"]
-            .map(listing),
-        listing("/dev").filter((entry) => entry.startsWith("nvidia")),
+            .map((dir) => listing(dir)),
+        listing("/dev", (name) => name.startsWith("nvidia")),
         ...["/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib64/libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1", "/usr/lib/aarch64-linux-gnu/libcuda.so.1"].map(statOf),
         ...["CUDA_VISIBLE_DEVICES", "GGML_VK_VISIBLE_DEVICES", "VK_ICD_FILENAMES", "VK_DRIVER_FILES", "LD_LIBRARY_PATH", "CUDA_PATH", "CLEANROOM_LLAMA_BUILD"]
             .map((name) => process.env[name] ?? null),
@@ -82,10 +82,13 @@ function statOf(file: string): string | null {
     }
 }
 
-/** A folder's entries with their sizes and times, sorted; empty when there is no such folder. */
-function listing(dir: string): string[] {
+/**
+ * A folder's entries (those `include` keeps) with their sizes and times, sorted; empty when there is
+ * no such folder. Only the entries kept are looked at: /dev holds hundreds, of which a few are NVIDIA's.
+ */
+function listing(dir: string, include: (name: string) => boolean = () => true): string[] {
     try {
-        return fs.readdirSync(dir).sort().map((entry) => statOf(path.join(dir, entry)) ?? entry);
+        return fs.readdirSync(dir).filter(include).sort().map((entry) => statOf(path.join(dir, entry)) ?? entry);
     } catch {
         return [];
     }

@@ -1,5 +1,5 @@
 import {getLlama, LlamaLogLevel, type Llama} from "node-llama-cpp";
-import {GpuSettingSchema} from "../../common/api/schemas.js";
+import {GpuSettingSchema} from "../../common/api/gpuSchemas.js";
 import type {GpuBackend, GpuSetting} from "../../common/api/types.js";
 import {CleanroomError} from "../../common/errors.js";
 import {gpuProbeFingerprint, readGpuProbe, writeGpuProbe} from "./gpuProbeCache.js";

@@ -143,7 +143,7 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
         },
         "conversations.restore": async ({conversationId}) => core.restoreConversation(conversationId),
         "conversations.export": async ({conversationId, format}) => core.exportConversations(conversationId, format),
-        "conversations.import": async ({text}) => ({imported: core.importConversations(text)}),
+        "conversations.import": async ({text}) => ({imported: await core.importConversations(text)}),
         "conversations.rename": async ({conversationId, title}) => core.updateConversation(conversationId, {title}),
         "conversations.setPolicy": async ({conversationId, policy}) => core.updateConversation(conversationId, {policy}),
         "conversations.close": async ({conversationId}) => ({scrub: await core.closeConversation(conversationId, "close")}),

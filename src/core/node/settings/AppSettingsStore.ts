@@ -1,6 +1,6 @@
 import type {ApiParsedInput, AppSettings} from "../../common/api/index.js";
 import {defaultLockAfterMinutes, defaultResumeSnapshotMaxMiB} from "../../common/api/limits.js";
-import {GpuSettingSchema} from "../../common/api/schemas.js";
+import {GpuSettingSchema} from "../../common/api/gpuSchemas.js";
 import {InvalidInputError} from "../../common/errors.js";
 import type {SecretVault} from "../../common/secrets.js";
 import {chooseEmbeddingModel, chosenEmbeddingModel} from "../documents/embedding/chooseEmbeddingModel.js";
