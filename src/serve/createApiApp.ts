@@ -13,6 +13,7 @@ import {toHttpError} from "./toHttpError.js";
 import {SseEventQueue} from "./SseEventQueue.js";
 import {parseBody} from "./parseBody.js";
 import {NodeSseResponse} from "./NodeSseResponse.js";
+import {servedEndpoints} from "./servedEndpoints.js";
 
 export type ApiAppOptions = {
     core: Core,
@@ -47,8 +48,8 @@ const maxBodyBytes = 8 << 20;
 const retryAfterSeconds = 1;
 
 /**
- * The OpenAI-compatible routes of `cleanroom serve` (`GET /v1/models`, `POST /v1/chat/completions`),
- * every error in OpenAI's shape. Each request runs in a context of its own, scrubbed when it ends
+ * The OpenAI-compatible routes of `cleanroom serve` (`GET /v1/models`, `POST /v1/chat/completions`,
+ * `POST /v1/completions`, `POST /v1/embeddings`), every error in OpenAI's shape. Each request runs in a context of its own, scrubbed when it ends
  * (`Core.runApiRequest`); one that does not fit is refused before evaluation, one over `parallel`
  * is refused with 429 before anything is done.
  */
@@ -246,6 +247,8 @@ export function createApiApp(options: ApiAppOptions) {
 
     return {
         app,
+        /** Every endpoint it serves, `METHOD /path`, from its route table. */
+        endpoints: servedEndpoints(app),
         /** Resolves once every request that reached the model has ended (its context scrubbed). */
         settled: async () => {
             await Promise.allSettled([...runs]);

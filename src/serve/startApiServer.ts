@@ -32,6 +32,8 @@ export type ApiServer = {
     /** Whether a request needs a key: false only while no key has guarded it and it listens on loopback (then the `Host` header is checked). */
     keyRequired(): boolean,
     port: number,
+    /** Every endpoint it serves, `METHOD /path`, read from its route table. */
+    endpoints: string[],
     /** Stops taking requests, stops those in flight (each still scrubbed by the core), waits for them to end, then scrubs every `cache_salt` cache. */
     close(): Promise<void>
 };
@@ -57,7 +59,7 @@ export async function startApiServer({core, modelName, host = defaultApiHost, po
     const keyRequired = () => keyed ||= keys.size > 0;
     const shutdown = new AbortController();
     let listeningPort = port;
-    const {app, settled} = createApiApp({
+    const {app, endpoints, settled} = createApiApp({
         core, modelName: typeof modelName === "string" ? () => modelName : modelName, keys, parallel, cacheIdleMs, shutdownSignal: shutdown.signal, onRequestEnd, onClientLeft,
         keyRequired,
         allowedHosts: () => loopbackHostHeaders(listeningPort)
@@ -78,6 +80,7 @@ export async function startApiServer({core, modelName, host = defaultApiHost, po
     return {
         baseUrl: `http://${shownHost}:${listeningPort}/v1`,
         port: listeningPort,
+        endpoints,
         keyRequired,
         close: async () => {
             const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -53,6 +53,8 @@ describe.skipIf(modelPath == null)("POST /v1/embeddings of cleanroom serve (real
         const server = await serve(["--embedding-model", writeSyntheticBert(), "--api-key", "key-for-tenant-a", "--api-key", "key-for-tenant-b"]);
         const a = clientOf(server, "key-for-tenant-a");
         const b = clientOf(server, "key-for-tenant-b");
+        // The startup line names every endpoint, embeddings with the model that answers them.
+        await server.output.waitFor(/Serving stories260K: GET \/v1\/models, POST \/v1\/chat\/completions, POST \/v1\/completions, POST \/v1\/embeddings \(with cleanroom-test-bert\)\n/);
         expect((await a.models.list()).data.map((model) => model.id)).toEqual(["stories260K", embeddingModel]);
 
         const texts = ["My car broke down.", "The automobile is red.", "We swam in the sea."];
@@ -102,6 +104,7 @@ describe.skipIf(modelPath == null)("POST /v1/embeddings of cleanroom serve (real
 
     it("without an embedding model, an OpenAI-shaped error says how to choose one", async () => {
         const server = await serve();
+        await server.output.waitFor(/POST \/v1\/embeddings \(refused: no embedding model, see --embedding-model\)\n/);
         const refused = await refusal(clientOf(server).embeddings.create({model: embeddingModel, input: "a sea"}));
         expect([refused.status, refused.code, refused.param]).toEqual([404, "model_not_found", "model"]);
         expect(refused.message).toContain("cleanroom serve --embedding-model <gguf>");
