@@ -4,6 +4,7 @@ import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {openE2eApp, type E2eApp} from "../helpers/e2eApp.js";
 import {requireChromium} from "../helpers/launchChromium.js";
 import {openAiStatusOf} from "../helpers/openAiStatusOf.js";
+import {askWebMode} from "../helpers/startWebMode.js";
 import {requireTestModel} from "../helpers/testModel.js";
 
 const modelPath = requireTestModel();
@@ -70,10 +71,14 @@ describe.skipIf(!runnable)("the local API server in the app", () => {
         expect(await openAiStatusOf(chat(baseUrl, key.slice(0, -1) + (key.endsWith("A") ? "B" : "A")))).toBe(401);
         expect(await openAiStatusOf(chat(baseUrl, "no-key"))).toBe(401);
 
+        // The key's id, shown beside its label in Settings, names it in the Isolation panel too.
+        const [keyInfo] = (await askWebMode(app.web, (client) => client.call("apiKeys.list", {}))).keys;
+        expect(await section.getByLabel("API key my editor").textContent()).toContain(`id ${keyInfo!.id.slice(0, 8)}…`);
         await page.getByRole("button", {name: "Close settings"}).click();
-        const session = page.getByRole("region", {name: "Isolation"}).getByLabel("API sessions").getByLabel("API session my editor");
+        const session = page.getByRole("region", {name: "Isolation"}).getByLabel("API sessions").getByLabel(`API session my editor (key ${keyInfo!.id})`);
         await session.waitFor();
-        await expect.poll(() => session.textContent()).toMatch(/answered[\s\S]*✓ verified/);
+        await expect.poll(() => session.textContent()).toMatch(/chat completion · answered[\s\S]*Keyid [0-9a-f]{8}…[\s\S]*✓ verified/);
+        expect(await session.textContent()).toContain(`id ${keyInfo!.id.slice(0, 8)}…`);
         await app.screenshot("local-api-server-isolation");
 
         // Revoked in Settings: refused from the next request on, the server still running.

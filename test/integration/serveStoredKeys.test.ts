@@ -17,6 +17,8 @@ import {createTestCore, tempDir} from "../helpers/tempCore.js";
 import {openAiStatusOf} from "../helpers/openAiStatusOf.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {startServe, type ServeProcess} from "../helpers/startServe.js";
+import {writeSyntheticBert} from "../helpers/syntheticBert.js";
+import {isAuditEventOf} from "../../src/core/common/api/auditEvents.js";
 
 const modelPath = requireTestModel();
 
@@ -184,7 +186,41 @@ describe.skipIf(modelPath == null)("the app's local API server with stored keys 
         expect(await cachedTokens(secrets[1]!)).toBe(0);
         // And the second key's request left the first key's cache as it was: still its own, still reused.
         expect(await cachedTokens(secrets[0]!)).toBeGreaterThan(0);
-        expect(core.apiSessions().map((session) => session.tenant)).toEqual(["editor", "editor", "editor", "editor"]);
+        // The Isolation panel tells them apart by the key's id.
+        expect(core.apiSessions().map((session) => [session.tenant, session.keyId])).toEqual([
+            ["editor", "key-id-0"], ["editor", "key-id-1"], ["editor", "key-id-0"], ["editor", "key-id-0"]
+        ]);
+    });
+
+    it("lists embeddings requests among the API sessions like completions: key label and id, what was asked, its own context and its scrub; the audit rows carry the key id", async () => {
+        const {core, service} = await openAppCore();
+        core.useEmbeddingModel(writeSyntheticBert());
+        const editor = await call<Created>(service, "apiKeys.create", {label: "editor"});
+        const script = await call<Created>(service, "apiKeys.create", {label: "script"});
+        const status = await call<Status>(service, "apiServer.start", {port: 0});
+
+        await chat(status.baseUrl, editor.secret);
+        const embedded = await new OpenAI({baseURL: status.baseUrl, apiKey: script.secret, maxRetries: 0}).embeddings.create({
+            model: "cleanroom-test-bert", input: ["My car broke down.", "We swam in the sea."]
+        });
+        expect(embedded.data).toHaveLength(2);
+
+        await expect.poll(() => core.apiSessions().map((session) => session.scrub?.verified ?? null)).toEqual([true, true]);
+        const [embeddings, completion] = core.apiSessions();
+        expect(embeddings).toMatchObject({
+            tenant: "script", keyId: script.key.id, kind: "embeddings", outcome: "answered",
+            promptTokens: embedded.usage.prompt_tokens, completionTokens: null, vectors: 2,
+            scrub: {verified: true, method: "no-kv-memory", nonZeroBytes: 0}
+        });
+        expect(embeddings!.contextId).toBe(embeddings!.scrub!.contextId);
+        expect(completion).toMatchObject({tenant: "editor", keyId: editor.key.id, kind: "chat", outcome: "answered", vectors: null, scrub: {verified: true, reason: "request"}});
+        expect(completion!.contextId).not.toBe(embeddings!.contextId);
+
+        const apiRows = core.auditEvents({limit: null}).filter(isAuditEventOf("api.request", "api.answered"));
+        expect(apiRows.map((event) => [event.kind, event.data.tenant, event.data.keyId, event.data.kind])).toEqual([
+            ["api.request", "editor", editor.key.id, "chat"], ["api.answered", "editor", editor.key.id, "chat"],
+            ["api.request", "script", script.key.id, "embeddings"], ["api.answered", "script", script.key.id, "embeddings"]
+        ]);
     });
 
     it("refuses a second key with the same label, and starting without a model, each with a clear error", async () => {

@@ -2,7 +2,7 @@ import {useCallback, useEffect, useState} from "react";
 import type {ApiKeyInfoWire, LocalApiServerStatus} from "../../../src/core/common/api/apiServerSchemas.js";
 import {copyText} from "../copyText.js";
 import {describeError} from "../describeError.js";
-import {formatTime} from "../format.js";
+import {formatTime, shortId} from "../format.js";
 import type {AppCoreClient} from "../transport/AppCoreClient.js";
 import {Switch} from "./Switch.js";
 
@@ -111,6 +111,7 @@ export function LocalApiServerSettings({client}: {client: AppCoreClient}) {
                             {keys.map((key) => (
                                 <li key={key.id} aria-label={`API key ${key.label}`}>
                                     <span>{key.label}</span>
+                                    <span className="small muted mono" title={key.id}>id {shortId(key.id)}</span>
                                     <span className="small muted"> · made {formatTime(key.createdAt)} </span>
                                     <button type="button" className="text-button" disabled={busy}
                                         onClick={() => void run(() => client.call("apiKeys.revoke", {id: key.id}))}>Revoke</button>

@@ -40,10 +40,16 @@ export const ApiSessionSchema = z.object({
     requestId: z.string(),
     /** The API key's label, or `loopback` when the server has no keys. */
     tenant: z.string(),
+    /** The API key's id (as `apiKeys.list` gives it; `key 1` for `cleanroom serve`'s first `--api-key`): two keys may share a label. Null for `loopback`, and for requests recorded before ids were. */
+    keyId: z.string().nullable(),
+    /** What was asked: a chat or text completion, or embeddings; null for requests recorded before this was. */
+    kind: z.enum(["chat", "text", "embeddings"]).nullable(),
     at: z.number(),
     outcome: z.enum(["running", "answered", "failed", "refused"]),
     promptTokens: z.number().int().nullable(),
     completionTokens: z.number().int().nullable(),
+    /** Embeddings: the vectors answered, one per input. */
+    vectors: z.number().int().nullable(),
     /** The context the request ran in; null when it never had one (refused before evaluation). */
     contextId: z.string().nullable(),
     /** Set when the request ran in its key and `cache_salt`'s reuse cache (scrubbed when that idles out, not with the request). */
