@@ -22,6 +22,8 @@ export type ApiServerOptions = {
     parallel?: number,
     /** How long a `cache_salt` reuse cache is kept with no request using it, in ms. Defaults to 5 minutes. */
     cacheIdleMs?: number,
+    /** How the user picks another port, said when the port is taken. Defaults to `choose another with --port (0 picks a free one)`. */
+    otherPortAdvice?: string,
     onRequestEnd?: (report: ApiRequestReport) => void,
     onClientLeft?: (requestId: string, tenant: string) => void
 };
@@ -52,7 +54,7 @@ export function checkListenAddress(host: string, keyCount: number) {
 
 /** Starts the local OpenAI-compatible server (`cleanroom serve`) on a core with its model loaded. */
 export async function startApiServer({core, modelName, host = defaultApiHost, port = defaultApiPort, apiKeys = [], keys = new ApiKeyRing(apiKeys),
-    parallel = defaultApiParallel, cacheIdleMs = defaultCacheIdleMs, onRequestEnd, onClientLeft}: ApiServerOptions): Promise<ApiServer> {
+    parallel = defaultApiParallel, cacheIdleMs = defaultCacheIdleMs, otherPortAdvice = "choose another with --port (0 picks a free one)", onRequestEnd, onClientLeft}: ApiServerOptions): Promise<ApiServer> {
     checkListenAddress(host, keys.size);
     // Once a key guards it (or other machines reach it), revoking every stored key does not open it: it refuses every request until restarted.
     let keyed = !isLoopbackHost(host);
@@ -70,9 +72,9 @@ export async function startApiServer({core, modelName, host = defaultApiHost, po
             hostname: host,
             port
         }, () => resolve(started));
-        started.once("error", (error: NodeJS.ErrnoException) => reject(new CleanroomError("INVALID_INPUT",
-            error.code === "EADDRINUSE" ? `Port ${port} on ${host} is already in use: choose another with --port (0 picks a free one).`
-                : `Cannot listen on ${host}:${port}: ${error.message}`, {option: "--port", value: port})));
+        started.once("error", (error: NodeJS.ErrnoException) => reject(error.code === "EADDRINUSE"
+            ? new CleanroomError("PORT_IN_USE", `Port ${port} on ${host} is already in use by another program: ${otherPortAdvice}.`, {host, port})
+            : new CleanroomError("INVALID_INPUT", `Cannot listen on ${host}:${port}: ${error.message}`, {option: "--port", value: port})));
     });
     listeningPort = (server.address() as AddressInfo).port;
     const shownHost = host.includes(":") ? `[${host}]` : host;
