@@ -63,6 +63,9 @@ describe.skipIf(!runnable)("the local API server in the app", () => {
         await section.getByLabel("Base URL").locator("..").getByRole("button", {name: "Copy"}).click();
         await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(baseUrl);
 
+        expect(await section.getByRole("textbox", {name: "Model name"}).inputValue()).toBe("stories260K");
+        await section.getByLabel("Model name").locator("..").getByRole("button", {name: "Copy"}).click();
+        await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe("stories260K");
         await app.screenshot("local-api-server-settings");
         const models = await new OpenAI({baseURL: baseUrl, apiKey: key, maxRetries: 0}).models.list();
         expect(models.data.map((model) => model.id)).toEqual(["stories260K"]);
@@ -83,8 +86,14 @@ describe.skipIf(!runnable)("the local API server in the app", () => {
 
         // Revoked in Settings: refused from the next request on, the server still running.
         await page.getByRole("button", {name: "Settings", exact: true}).click();
+        // Revoking cannot be undone: it asks once more, and Cancel keeps the key.
         await section.getByLabel("API key my editor").getByRole("button", {name: "Revoke"}).click();
+        await section.getByRole("button", {name: "Cancel"}).click();
+        expect((await chat(baseUrl, key)).choices[0]!.message.content!.length).toBeGreaterThan(0);
+        await section.getByLabel("API key my editor").getByRole("button", {name: "Revoke"}).click();
+        await section.getByRole("group", {name: "Revoke my editor?"}).getByRole("button", {name: "Yes, revoke"}).click();
         await expect.poll(() => section.getByLabel("API key my editor").count()).toBe(0);
+        expect(await section.getByText("The key “my editor” is revoked: requests that send it are refused from now on.").count()).toBe(1);
         expect(await openAiStatusOf(chat(baseUrl, key))).toBe(401);
         expect(await section.getByText("Every key is revoked: it refuses every request").count()).toBe(1);
 

@@ -25,6 +25,8 @@ export function LocalApiServerSettings({client}: {client: AppCoreClient}) {
     const [newKey, setNewKey] = useState<{label: string, secret: string} | null>(null);
     const [busy, setBusy] = useState(false);
     const [message, setMessage] = useState<Message | null>(null);
+    /** The key whose Revoke was clicked once: revoking cannot be undone, so it asks again. */
+    const [confirmingRevoke, setConfirmingRevoke] = useState<string | null>(null);
 
     const refresh = useCallback(async () => {
         const [current, stored] = await Promise.all([client.call("apiServer.status", {}), client.call("apiKeys.list", {})]);
@@ -76,6 +78,7 @@ export function LocalApiServerSettings({client}: {client: AppCoreClient}) {
     });
 
     const revokeKey = (key: ApiKeyInfoWire) => void run(async () => {
+        setConfirmingRevoke(null);
         await client.call("apiKeys.revoke", {id: key.id});
         if (newKey?.label === key.label)
             setNewKey(null);
@@ -120,11 +123,21 @@ export function LocalApiServerSettings({client}: {client: AppCoreClient}) {
                     <small>{!status.keyRequired
                         ? "No keys: any program on this computer may call it (it listens on 127.0.0.1 only and refuses pages of other sites)."
                         : keys.length === 0 ? "Every key is revoked: it refuses every request until you turn it off and on again."
-                            : `Each request needs one of the ${keys.length === 1 ? "key" : `${keys.length} keys`} below, sent as Authorization: Bearer <key>.`}</small>
+                            : `Each request needs ${keys.length === 1 ? "the key" : `one of the ${keys.length} keys`} below, sent as Authorization: Bearer <key>.`}</small>
+                </label>
+            )}
+            {status?.modelName != null && (
+                <label className="field">
+                    <span>Model name</span>
+                    <div className="field-row">
+                        <input readOnly value={status.modelName} aria-label="Model name" spellCheck={false} className="mono" onFocus={(event) => event.target.select()} />
+                        <button type="button" className="button" onClick={() => void copy(status.modelName!, "The model name")}>Copy</button>
+                    </div>
+                    <small>What clients send as <span className="mono">model</span>: the loaded model's file name without .gguf.</small>
                 </label>
             )}
             {status?.running === true && (
-                <p className="field-hint" aria-label="Endpoints">Endpoints: <span className="mono">{status.endpoints.join(", ")}</span></p>
+                <p className="small muted" aria-label="Endpoints">Endpoints: <span className="mono">{status.endpoints.join(", ")}</span></p>
             )}
 
             <div aria-label="API keys">
@@ -138,7 +151,15 @@ export function LocalApiServerSettings({client}: {client: AppCoreClient}) {
                                     <span>{key.label}</span>
                                     <span className="small muted mono" title={key.id}>id {shortId(key.id)}</span>
                                     <span className="small muted"> · made {formatTime(key.createdAt)} </span>
-                                    <button type="button" className="text-button" disabled={busy} onClick={() => revokeKey(key)}>Revoke</button>
+                                    {confirmingRevoke === key.id
+                                        ? (
+                                            <span role="group" aria-label={`Revoke ${key.label}?`}>
+                                                <span className="small">Apps that send it are refused from their next request. </span>
+                                                <button type="button" className="text-button danger" disabled={busy} onClick={() => revokeKey(key)}>Yes, revoke</button>
+                                                <button type="button" className="text-button" onClick={() => setConfirmingRevoke(null)}>Cancel</button>
+                                            </span>
+                                        )
+                                        : <button type="button" className="text-button" disabled={busy} onClick={() => setConfirmingRevoke(key.id)}>Revoke</button>}
                                 </li>
                             ))}
                         </ul>
