@@ -3,6 +3,7 @@ import {RESPONSE_ALREADY_SENT} from "@hono/node-server/utils/response";
 import {Hono, type Context} from "hono";
 import {bodyLimit} from "hono/body-limit";
 import type {ApiAnswer, ApiRequestInput, ApiRequestResult, ApiRunCallbacks, Core, PreparedApiRequest} from "../core/node/Core.js";
+import type {ApiEmbeddingResult} from "../core/node/turns/ApiEmbeddingService.js";
 import {loopbackTenant, type ApiTenant} from "../core/node/turns/ApiRequestService.js";
 import type {ApiKeyRing} from "./ApiKeyRing.js";
 import {chatCompletionShape, finishReasonOf, textCompletionShape, usageOf, type CompletionShape} from "./completionShapes.js";
@@ -32,6 +33,8 @@ export type ApiAppOptions = {
     cacheIdleMs: number,
     /** Called once per request that reached the model, answered or not. */
     onRequestEnd?: (report: ApiRequestReport) => void,
+    /** Called once per embeddings request answered (its embedding context already scrubbed). `tenant` is the tenant's label. */
+    onEmbedded?: (result: ApiEmbeddingResult, tenant: string) => void,
     /** Called when a streamed request's client disconnects before the end: its generation is being stopped. `tenant` is the tenant's label. */
     onClientLeft?: (requestId: string, tenant: string) => void
 };
@@ -104,7 +107,7 @@ export function createApiApp(options: ApiAppOptions) {
         return await answer(c, body, {...textInputOf(body, c.get("tenant")), ...reuseOf(body)}, textCompletionShape, "prompt");
     });
 
-    app.post("/v1/embeddings", limitBody, embeddingsRoute(core, (tenant) => takeSlot({tenant})));
+    app.post("/v1/embeddings", limitBody, embeddingsRoute(core, (tenant) => takeSlot({tenant}), options.onEmbedded));
 
     function reuseOf(body: ChatCompletionBody | CompletionBody): Pick<ApiRequestInput, "reuse"> {
         return body.cache_salt == null ? {} : {reuse: {salt: body.cache_salt, idleMs: options.cacheIdleMs}};

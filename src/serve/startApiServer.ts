@@ -3,7 +3,7 @@ import {serve, type ServerType} from "@hono/node-server";
 import type {Core} from "../core/node/Core.js";
 import {CleanroomError} from "../core/common/errors.js";
 import {ApiKeyRing} from "./ApiKeyRing.js";
-import {createApiApp, type ApiRequestReport} from "./createApiApp.js";
+import {createApiApp, type ApiAppOptions, type ApiRequestReport} from "./createApiApp.js";
 import {isLoopbackHost, loopbackHostHeaders} from "./isLoopbackHost.js";
 
 export type ApiServerOptions = {
@@ -25,6 +25,7 @@ export type ApiServerOptions = {
     /** How the user picks another port, said when the port is taken. Defaults to `choose another with --port (0 picks a free one)`. */
     otherPortAdvice?: string,
     onRequestEnd?: (report: ApiRequestReport) => void,
+    onEmbedded?: ApiAppOptions["onEmbedded"],
     onClientLeft?: (requestId: string, tenant: string) => void
 };
 
@@ -54,7 +55,7 @@ export function checkListenAddress(host: string, keyCount: number) {
 
 /** Starts the local OpenAI-compatible server (`cleanroom serve`) on a core with its model loaded. */
 export async function startApiServer({core, modelName, host = defaultApiHost, port = defaultApiPort, apiKeys = [], keys = new ApiKeyRing(apiKeys),
-    parallel = defaultApiParallel, cacheIdleMs = defaultCacheIdleMs, otherPortAdvice = "choose another with --port (0 picks a free one)", onRequestEnd, onClientLeft}: ApiServerOptions): Promise<ApiServer> {
+    parallel = defaultApiParallel, cacheIdleMs = defaultCacheIdleMs, otherPortAdvice = "choose another with --port (0 picks a free one)", onRequestEnd, onEmbedded, onClientLeft}: ApiServerOptions): Promise<ApiServer> {
     checkListenAddress(host, keys.size);
     // Once a key guards it (or other machines reach it), revoking every stored key does not open it: it refuses every request until restarted.
     let keyed = !isLoopbackHost(host);
@@ -62,7 +63,7 @@ export async function startApiServer({core, modelName, host = defaultApiHost, po
     const shutdown = new AbortController();
     let listeningPort = port;
     const {app, endpoints, settled} = createApiApp({
-        core, modelName: typeof modelName === "string" ? () => modelName : modelName, keys, parallel, cacheIdleMs, shutdownSignal: shutdown.signal, onRequestEnd, onClientLeft,
+        core, modelName: typeof modelName === "string" ? () => modelName : modelName, keys, parallel, cacheIdleMs, shutdownSignal: shutdown.signal, onRequestEnd, onEmbedded, onClientLeft,
         keyRequired,
         allowedHosts: () => loopbackHostHeaders(listeningPort)
     });

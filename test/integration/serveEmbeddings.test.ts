@@ -60,6 +60,11 @@ describe.skipIf(modelPath == null)("POST /v1/embeddings of cleanroom serve (real
         const texts = ["My car broke down.", "The automobile is red.", "We swam in the sea."];
         const decoded = await a.embeddings.create({model: embeddingModel, input: texts}); // the SDK asks for base64, and decodes it
         const floats = await b.embeddings.create({model: embeddingModel, input: texts, encoding_format: "float"});
+        // Each request has its line in the server's log, as a completion has: who, tokens, vectors, the scrub; never the texts.
+        await server.output.waitFor(new RegExp(`api-[0-9a-f]{16} \\(key 1\\): embeddings, ${decoded.usage.prompt_tokens} input tokens → 3 vectors; ` +
+            "context \\S+ scrubbed, verified \\(no KV memory: its state read back empty\\)\n"));
+        await server.output.waitFor(/\(key 2\): embeddings, \d+ input tokens → 3 vectors;/);
+        expect(server.output.output()).not.toContain("My car broke down");
         expect(decoded.object).toBe("list");
         expect(decoded.model).toBe(embeddingModel);
         expect(decoded.data.map((item) => [item.object, item.index, item.embedding.length])).toEqual([["embedding", 0, 16], ["embedding", 1, 16], ["embedding", 2, 16]]);
