@@ -3,6 +3,7 @@ import {RESPONSE_ALREADY_SENT} from "@hono/node-server/utils/response";
 import {Hono, type Context} from "hono";
 import {bodyLimit} from "hono/body-limit";
 import type {ApiAnswer, ApiRequestInput, ApiRequestResult, ApiRunCallbacks, Core, PreparedApiRequest} from "../core/node/Core.js";
+import type {ApiEmbeddingResult} from "../core/node/turns/ApiEmbeddingService.js";
 import {loopbackTenant, type ApiTenant} from "../core/node/turns/ApiRequestService.js";
 import type {ApiKeyRing} from "./ApiKeyRing.js";
 import {chatCompletionShape, finishReasonOf, textCompletionShape, usageOf, type CompletionShape} from "./completionShapes.js";
@@ -13,6 +14,7 @@ import {toHttpError} from "./toHttpError.js";
 import {SseEventQueue} from "./SseEventQueue.js";
 import {parseBody} from "./parseBody.js";
 import {NodeSseResponse} from "./NodeSseResponse.js";
+import {servedEndpoints} from "./servedEndpoints.js";
 
 export type ApiAppOptions = {
     core: Core,
@@ -31,6 +33,8 @@ export type ApiAppOptions = {
     cacheIdleMs: number,
     /** Called once per request that reached the model, answered or not. */
     onRequestEnd?: (report: ApiRequestReport) => void,
+    /** Called once per embeddings request answered (its embedding context already scrubbed). `tenant` is the tenant's label. */
+    onEmbedded?: (result: ApiEmbeddingResult, tenant: string) => void,
     /** Called when a streamed request's client disconnects before the end: its generation is being stopped. `tenant` is the tenant's label. */
     onClientLeft?: (requestId: string, tenant: string) => void
 };
@@ -47,8 +51,8 @@ const maxBodyBytes = 8 << 20;
 const retryAfterSeconds = 1;
 
 /**
- * The OpenAI-compatible routes of `cleanroom serve` (`GET /v1/models`, `POST /v1/chat/completions`),
- * every error in OpenAI's shape. Each request runs in a context of its own, scrubbed when it ends
+ * The OpenAI-compatible routes of `cleanroom serve` (`GET /v1/models`, `POST /v1/chat/completions`,
+ * `POST /v1/completions`, `POST /v1/embeddings`), every error in OpenAI's shape. Each request runs in a context of its own, scrubbed when it ends
  * (`Core.runApiRequest`); one that does not fit is refused before evaluation, one over `parallel`
  * is refused with 429 before anything is done.
  */
@@ -103,7 +107,7 @@ export function createApiApp(options: ApiAppOptions) {
         return await answer(c, body, {...textInputOf(body, c.get("tenant")), ...reuseOf(body)}, textCompletionShape, "prompt");
     });
 
-    app.post("/v1/embeddings", limitBody, embeddingsRoute(core, (tenant) => takeSlot({tenant})));
+    app.post("/v1/embeddings", limitBody, embeddingsRoute(core, (tenant) => takeSlot({tenant}), options.onEmbedded));
 
     function reuseOf(body: ChatCompletionBody | CompletionBody): Pick<ApiRequestInput, "reuse"> {
         return body.cache_salt == null ? {} : {reuse: {salt: body.cache_salt, idleMs: options.cacheIdleMs}};
@@ -246,6 +250,8 @@ export function createApiApp(options: ApiAppOptions) {
 
     return {
         app,
+        /** Every endpoint it serves, `METHOD /path`, from its route table. */
+        endpoints: servedEndpoints(app),
         /** Resolves once every request that reached the model has ended (its context scrubbed). */
         settled: async () => {
             await Promise.allSettled([...runs]);

@@ -1,5 +1,6 @@
 import {describeErrorLocally, isCleanroomError} from "../core/common/errors.js";
 import type {ScrubReport} from "../core/common/types.js";
+import type {ApiEmbeddingResult} from "../core/node/turns/ApiEmbeddingService.js";
 import type {ApiCacheEnd} from "../core/node/turns/ApiRequestService.js";
 import type {ApiRequestReport} from "./createApiApp.js";
 
@@ -17,6 +18,14 @@ export function describeRequestEnd({requestId, tenant, result, error}: ApiReques
             : cache != null ? `context kept in ${cache.sessionId} for its cache_salt (scrubbed after ${formatSeconds(cache.idleMs)} idle)` : "context kept");
 }
 
+/** One line per answered embeddings request: who asked, its tokens and vectors, and its embedding context's scrub (never the texts). */
+export function describeEmbeddingsEnd(tenant: string, {requestId, vectors, promptTokens, scrub}: ApiEmbeddingResult) {
+    const kept = scrub.method === "no-kv-memory"
+        ? `context ${scrub.contextId} scrubbed, verified (no KV memory: its state read back empty)`
+        : describeScrub(scrub);
+    return `${requestId} (${tenant}): embeddings, ${promptTokens} input tokens → ${vectors.length} ${vectors.length === 1 ? "vector" : "vectors"}; ${kept}`;
+}
+
 /** One line for a `cache_salt` reuse cache that ended: idle, at shutdown, or its key revoked. */
 export function describeCacheEnd({sessionId, tenant, reason, scrub, error}: ApiCacheEnd) {
     const why = reason === "idle" ? "idle" : reason === "revoked" ? "its key was revoked" : "the server is stopping";
@@ -29,7 +38,7 @@ function describeLocally(error: unknown) {
     return isCleanroomError(error) ? error.message : describeErrorLocally(error);
 }
 
-function describeScrub(scrub: ScrubReport) {
+function describeScrub(scrub: Pick<ScrubReport, "contextId" | "verified" | "bytesChecked" | "nonZeroBytes">) {
     return `context ${scrub.contextId} scrubbed, ${scrub.verified ? "verified" : "NOT verified"} (${scrub.bytesChecked} bytes checked, ${scrub.nonZeroBytes} non-zero)`;
 }
 

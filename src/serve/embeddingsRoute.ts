@@ -1,6 +1,7 @@
 import type {Context} from "hono";
 import type {Core} from "../core/node/Core.js";
 import {vectorToBlob} from "../core/node/documents/chunkVectors.js";
+import type {ApiEmbeddingResult} from "../core/node/turns/ApiEmbeddingService.js";
 import type {ApiTenant} from "../core/node/turns/ApiRequestService.js";
 import {EmbeddingBodySchema} from "./openAiSchemas.js";
 import {OpenAiHttpError} from "./OpenAiHttpError.js";
@@ -13,7 +14,7 @@ import {toHttpError} from "./toHttpError.js";
  * A request takes a slot like a completion (429 when none is free); an input longer than the model
  * reads whole is refused with 400 `context_length_exceeded`, before anything is evaluated.
  */
-export function embeddingsRoute(core: Core, takeSlot: (tenant: ApiTenant) => {release: () => void}) {
+export function embeddingsRoute(core: Core, takeSlot: (tenant: ApiTenant) => {release: () => void}, onEmbedded?: (result: ApiEmbeddingResult, tenant: string) => void) {
     return async (c: Context<{Variables: {tenant: ApiTenant}}>) => {
         const body = parseBody(await c.req.text(), EmbeddingBodySchema);
         const served = core.apiEmbeddingModelName;
@@ -32,6 +33,7 @@ export function embeddingsRoute(core: Core, takeSlot: (tenant: ApiTenant) => {re
             const result = await core.embedForApi({tenant, texts}).catch((error: unknown) => {
                 throw toHttpError(error, "input");
             });
+            onEmbedded?.(result, tenant.label);
             return c.json({
                 object: "list",
                 data: result.vectors.map((vector, index) => ({

@@ -3,7 +3,7 @@ import {serve, type ServerType} from "@hono/node-server";
 import type {Core} from "../core/node/Core.js";
 import {CleanroomError} from "../core/common/errors.js";
 import {ApiKeyRing} from "./ApiKeyRing.js";
-import {createApiApp, type ApiRequestReport} from "./createApiApp.js";
+import {createApiApp, type ApiAppOptions, type ApiRequestReport} from "./createApiApp.js";
 import {isLoopbackHost, loopbackHostHeaders} from "./isLoopbackHost.js";
 
 export type ApiServerOptions = {
@@ -22,7 +22,10 @@ export type ApiServerOptions = {
     parallel?: number,
     /** How long a `cache_salt` reuse cache is kept with no request using it, in ms. Defaults to 5 minutes. */
     cacheIdleMs?: number,
+    /** How the user picks another port, said when the port is taken. Defaults to `choose another with --port (0 picks a free one)`. */
+    otherPortAdvice?: string,
     onRequestEnd?: (report: ApiRequestReport) => void,
+    onEmbedded?: ApiAppOptions["onEmbedded"],
     onClientLeft?: (requestId: string, tenant: string) => void
 };
 
@@ -32,6 +35,8 @@ export type ApiServer = {
     /** Whether a request needs a key: false only while no key has guarded it and it listens on loopback (then the `Host` header is checked). */
     keyRequired(): boolean,
     port: number,
+    /** Every endpoint it serves, `METHOD /path`, read from its route table. */
+    endpoints: string[],
     /** Stops taking requests, stops those in flight (each still scrubbed by the core), waits for them to end, then scrubs every `cache_salt` cache. */
     close(): Promise<void>
 };
@@ -50,15 +55,15 @@ export function checkListenAddress(host: string, keyCount: number) {
 
 /** Starts the local OpenAI-compatible server (`cleanroom serve`) on a core with its model loaded. */
 export async function startApiServer({core, modelName, host = defaultApiHost, port = defaultApiPort, apiKeys = [], keys = new ApiKeyRing(apiKeys),
-    parallel = defaultApiParallel, cacheIdleMs = defaultCacheIdleMs, onRequestEnd, onClientLeft}: ApiServerOptions): Promise<ApiServer> {
+    parallel = defaultApiParallel, cacheIdleMs = defaultCacheIdleMs, otherPortAdvice = "choose another with --port (0 picks a free one)", onRequestEnd, onEmbedded, onClientLeft}: ApiServerOptions): Promise<ApiServer> {
     checkListenAddress(host, keys.size);
     // Once a key guards it (or other machines reach it), revoking every stored key does not open it: it refuses every request until restarted.
     let keyed = !isLoopbackHost(host);
     const keyRequired = () => keyed ||= keys.size > 0;
     const shutdown = new AbortController();
     let listeningPort = port;
-    const {app, settled} = createApiApp({
-        core, modelName: typeof modelName === "string" ? () => modelName : modelName, keys, parallel, cacheIdleMs, shutdownSignal: shutdown.signal, onRequestEnd, onClientLeft,
+    const {app, endpoints, settled} = createApiApp({
+        core, modelName: typeof modelName === "string" ? () => modelName : modelName, keys, parallel, cacheIdleMs, shutdownSignal: shutdown.signal, onRequestEnd, onEmbedded, onClientLeft,
         keyRequired,
         allowedHosts: () => loopbackHostHeaders(listeningPort)
     });
@@ -68,9 +73,9 @@ export async function startApiServer({core, modelName, host = defaultApiHost, po
             hostname: host,
             port
         }, () => resolve(started));
-        started.once("error", (error: NodeJS.ErrnoException) => reject(new CleanroomError("INVALID_INPUT",
-            error.code === "EADDRINUSE" ? `Port ${port} on ${host} is already in use: choose another with --port (0 picks a free one).`
-                : `Cannot listen on ${host}:${port}: ${error.message}`, {option: "--port", value: port})));
+        started.once("error", (error: NodeJS.ErrnoException) => reject(error.code === "EADDRINUSE"
+            ? new CleanroomError("PORT_IN_USE", `Port ${port} on ${host} is already in use by another program: ${otherPortAdvice}.`, {host, port})
+            : new CleanroomError("INVALID_INPUT", `Cannot listen on ${host}:${port}: ${error.message}`, {option: "--port", value: port})));
     });
     listeningPort = (server.address() as AddressInfo).port;
     const shownHost = host.includes(":") ? `[${host}]` : host;
@@ -78,6 +83,7 @@ export async function startApiServer({core, modelName, host = defaultApiHost, po
     return {
         baseUrl: `http://${shownHost}:${listeningPort}/v1`,
         port: listeningPort,
+        endpoints,
         keyRequired,
         close: async () => {
             const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -17,5 +17,6 @@ export const startAppApiServer: LocalApiServerStarter = async (core: Core, port:
     },
     port,
     keys: new ApiKeyRing({stored: () => core.apiKeys.hashes()}),
-    parallel: Math.min(defaultApiParallel, core.modelInfo()?.poolCapacity ?? defaultApiParallel)
+    parallel: Math.min(defaultApiParallel, core.modelInfo()?.poolCapacity ?? defaultApiParallel),
+    otherPortAdvice: "choose another port for it in Settings → Local API server (0 picks a free one)"
 });

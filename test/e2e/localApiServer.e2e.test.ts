@@ -4,6 +4,7 @@ import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {openE2eApp, type E2eApp} from "../helpers/e2eApp.js";
 import {requireChromium} from "../helpers/launchChromium.js";
 import {openAiStatusOf} from "../helpers/openAiStatusOf.js";
+import {askWebMode} from "../helpers/startWebMode.js";
 import {requireTestModel} from "../helpers/testModel.js";
 
 const modelPath = requireTestModel();
@@ -62,6 +63,9 @@ describe.skipIf(!runnable)("the local API server in the app", () => {
         await section.getByLabel("Base URL").locator("..").getByRole("button", {name: "Copy"}).click();
         await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(baseUrl);
 
+        expect(await section.getByRole("textbox", {name: "Model name"}).inputValue()).toBe("stories260K");
+        await section.getByLabel("Model name").locator("..").getByRole("button", {name: "Copy"}).click();
+        await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe("stories260K");
         await app.screenshot("local-api-server-settings");
         const models = await new OpenAI({baseURL: baseUrl, apiKey: key, maxRetries: 0}).models.list();
         expect(models.data.map((model) => model.id)).toEqual(["stories260K"]);
@@ -70,16 +74,26 @@ describe.skipIf(!runnable)("the local API server in the app", () => {
         expect(await openAiStatusOf(chat(baseUrl, key.slice(0, -1) + (key.endsWith("A") ? "B" : "A")))).toBe(401);
         expect(await openAiStatusOf(chat(baseUrl, "no-key"))).toBe(401);
 
+        // The key's id, shown beside its label in Settings, names it in the Isolation panel too.
+        const [keyInfo] = (await askWebMode(app.web, (client) => client.call("apiKeys.list", {}))).keys;
+        expect(await section.getByLabel("API key my editor").textContent()).toContain(`id ${keyInfo!.id.slice(0, 8)}…`);
         await page.getByRole("button", {name: "Close settings"}).click();
-        const session = page.getByRole("region", {name: "Isolation"}).getByLabel("API sessions").getByLabel("API session my editor");
+        const session = page.getByRole("region", {name: "Isolation"}).getByLabel("API sessions").getByLabel(`API session my editor (key ${keyInfo!.id})`);
         await session.waitFor();
-        await expect.poll(() => session.textContent()).toMatch(/answered[\s\S]*✓ verified/);
+        await expect.poll(() => session.textContent()).toMatch(/chat completion · answered[\s\S]*Keyid [0-9a-f]{8}…[\s\S]*✓ verified/);
+        expect(await session.textContent()).toContain(`id ${keyInfo!.id.slice(0, 8)}…`);
         await app.screenshot("local-api-server-isolation");
 
         // Revoked in Settings: refused from the next request on, the server still running.
         await page.getByRole("button", {name: "Settings", exact: true}).click();
+        // Revoking cannot be undone: it asks once more, and Cancel keeps the key.
         await section.getByLabel("API key my editor").getByRole("button", {name: "Revoke"}).click();
+        await section.getByRole("button", {name: "Cancel"}).click();
+        expect((await chat(baseUrl, key)).choices[0]!.message.content!.length).toBeGreaterThan(0);
+        await section.getByLabel("API key my editor").getByRole("button", {name: "Revoke"}).click();
+        await section.getByRole("group", {name: "Revoke my editor?"}).getByRole("button", {name: "Yes, revoke"}).click();
         await expect.poll(() => section.getByLabel("API key my editor").count()).toBe(0);
+        expect(await section.getByText("The key “my editor” is revoked: requests that send it are refused from now on.").count()).toBe(1);
         expect(await openAiStatusOf(chat(baseUrl, key))).toBe(401);
         expect(await section.getByText("Every key is revoked: it refuses every request").count()).toBe(1);
 

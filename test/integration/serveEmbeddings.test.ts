@@ -53,11 +53,18 @@ describe.skipIf(modelPath == null)("POST /v1/embeddings of cleanroom serve (real
         const server = await serve(["--embedding-model", writeSyntheticBert(), "--api-key", "key-for-tenant-a", "--api-key", "key-for-tenant-b"]);
         const a = clientOf(server, "key-for-tenant-a");
         const b = clientOf(server, "key-for-tenant-b");
+        // The startup line names every endpoint, embeddings with the model that answers them.
+        await server.output.waitFor(/Serving stories260K: GET \/v1\/models, POST \/v1\/chat\/completions, POST \/v1\/completions, POST \/v1\/embeddings \(with cleanroom-test-bert\)\n/);
         expect((await a.models.list()).data.map((model) => model.id)).toEqual(["stories260K", embeddingModel]);
 
         const texts = ["My car broke down.", "The automobile is red.", "We swam in the sea."];
         const decoded = await a.embeddings.create({model: embeddingModel, input: texts}); // the SDK asks for base64, and decodes it
         const floats = await b.embeddings.create({model: embeddingModel, input: texts, encoding_format: "float"});
+        // Each request has its line in the server's log, as a completion has: who, tokens, vectors, the scrub; never the texts.
+        await server.output.waitFor(new RegExp(`api-[0-9a-f]{16} \\(key 1\\): embeddings, ${decoded.usage.prompt_tokens} input tokens → 3 vectors; ` +
+            "context \\S+ scrubbed, verified \\(no KV memory: its state read back empty\\)\n"));
+        await server.output.waitFor(/\(key 2\): embeddings, \d+ input tokens → 3 vectors;/);
+        expect(server.output.output()).not.toContain("My car broke down");
         expect(decoded.object).toBe("list");
         expect(decoded.model).toBe(embeddingModel);
         expect(decoded.data.map((item) => [item.object, item.index, item.embedding.length])).toEqual([["embedding", 0, 16], ["embedding", 1, 16], ["embedding", 2, 16]]);
@@ -102,6 +109,7 @@ describe.skipIf(modelPath == null)("POST /v1/embeddings of cleanroom serve (real
 
     it("without an embedding model, an OpenAI-shaped error says how to choose one", async () => {
         const server = await serve();
+        await server.output.waitFor(/POST \/v1\/embeddings \(refused: no embedding model, see --embedding-model\)\n/);
         const refused = await refusal(clientOf(server).embeddings.create({model: embeddingModel, input: "a sea"}));
         expect([refused.status, refused.code, refused.param]).toEqual([404, "model_not_found", "model"]);
         expect(refused.message).toContain("cleanroom serve --embedding-model <gguf>");

@@ -1,5 +1,6 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import Database from "better-sqlite3-multiple-ciphers";
 import OpenAI from "openai";
@@ -17,6 +18,8 @@ import {createTestCore, tempDir} from "../helpers/tempCore.js";
 import {openAiStatusOf} from "../helpers/openAiStatusOf.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {startServe, type ServeProcess} from "../helpers/startServe.js";
+import {writeSyntheticBert} from "../helpers/syntheticBert.js";
+import {isAuditEventOf} from "../../src/core/common/api/auditEvents.js";
 
 const modelPath = requireTestModel();
 
@@ -28,15 +31,15 @@ afterEach(async () => {
     await Promise.all(apiServers.splice(0).map((server) => server.close()));
     await Promise.all(serveProcesses.splice(0).map((server) => server.stop()));
     for (const {core, service, server} of opened.splice(0)) {
-        await server.stop();
+        await server.close();
         service.dispose();
         await core.dispose();
     }
 });
 
 /** A core with the test model and its service, as the app hosts them: the local API server in the core's process. */
-async function openAppCore(): Promise<Opened> {
-    const {core, database} = await createTestCore(modelPath!);
+async function openAppCore(onDatabase?: string): Promise<Opened> {
+    const {core, database} = await createTestCore(modelPath!, {}, onDatabase == null ? {} : {database: onDatabase});
     const server = new LocalApiServer(core, startAppApiServer);
     const service = createCoreService(core, {apiServer: server});
     const result = {core, service, server, database};
@@ -52,7 +55,7 @@ async function call<T>(service: CoreService, method: string, input: unknown): Pr
 }
 
 type Created = {key: {id: string, label: string}, secret: string};
-type Status = {running: boolean, baseUrl: string, modelName: string | null};
+type Status = {running: boolean, baseUrl: string, modelName: string | null, startsWithApp: boolean};
 
 function chat(baseURL: string, apiKey: string) {
     return new OpenAI({baseURL, apiKey, maxRetries: 0}).chat.completions.create({
@@ -98,7 +101,7 @@ describe.skipIf(modelPath == null)("the app's local API server with stored keys 
 
         const dir = tempDir("api-keys-at-rest");
         const database = opened[0]!.database;
-        await opened[0]!.server.stop();
+        await opened[0]!.server.close();
         const plain = fs.readFileSync(decryptedCopy(database, dir));
         expect(plain.includes(Buffer.from(created.secret))).toBe(false);
         expect(plain.includes(Buffer.from(created.secret.slice("crk-".length)))).toBe(false);
@@ -184,7 +187,83 @@ describe.skipIf(modelPath == null)("the app's local API server with stored keys 
         expect(await cachedTokens(secrets[1]!)).toBe(0);
         // And the second key's request left the first key's cache as it was: still its own, still reused.
         expect(await cachedTokens(secrets[0]!)).toBeGreaterThan(0);
-        expect(core.apiSessions().map((session) => session.tenant)).toEqual(["editor", "editor", "editor", "editor"]);
+        // The Isolation panel tells them apart by the key's id.
+        expect(core.apiSessions().map((session) => [session.tenant, session.keyId])).toEqual([
+            ["editor", "key-id-0"], ["editor", "key-id-1"], ["editor", "key-id-0"], ["editor", "key-id-0"]
+        ]);
+    });
+
+    it("left on, starts again with the next core on the same database (same port, same key); a taken port is kept for the panel; turned off, stays off", async () => {
+        const quit = async (app: Opened) => {
+            opened.splice(opened.indexOf(app), 1);
+            await app.server.close(); // as the host closes it at quit or lock: the user's choice stays
+            app.service.dispose();
+            await app.core.dispose();
+        };
+        const first = await openAppCore();
+        const editor = await call<Created>(first.service, "apiKeys.create", {label: "editor"});
+        const started = await call<Status>(first.service, "apiServer.start", {port: 0});
+        await quit(first);
+        await expect(fetch(`${started.baseUrl}/models`)).rejects.toThrow();
+
+        const second = await openAppCore(first.database);
+        await expect.poll(() => second.server.status().running).toBe(true);
+        expect(second.server.status()).toMatchObject({baseUrl: started.baseUrl, startsWithApp: true, startProblem: null,
+            endpoints: ["GET /v1/models", "POST /v1/chat/completions", "POST /v1/completions", "POST /v1/embeddings"]});
+        expect((await chat(started.baseUrl, editor.secret)).choices[0]!.message.content!.length).toBeGreaterThan(0);
+        await quit(second);
+
+        const port = Number(new URL(started.baseUrl).port);
+        const blocker = net.createServer();
+        await new Promise<void>((resolve, reject) => blocker.once("error", reject).listen(port, "127.0.0.1", resolve));
+        try {
+            const third = await openAppCore(first.database);
+            await expect.poll(() => third.server.status().startProblem?.code ?? null).toBe("PORT_IN_USE");
+            expect(third.server.status()).toMatchObject({running: false, startsWithApp: true, endpoints: [], startProblem: {
+                message: `Port ${port} on 127.0.0.1 is already in use by another program: choose another port for it in Settings → Local API server (0 picks a free one).`
+            }});
+            // The user turns it off: the problem is gone, and so is the choice.
+            expect(await call<Status>(third.service, "apiServer.stop", {})).toMatchObject({running: false, startsWithApp: false, startProblem: null});
+            await quit(third);
+        } finally {
+            blocker.close();
+        }
+
+        const fourth = await openAppCore(first.database);
+        await call<Status>(fourth.service, "apiServer.status", {});
+        expect(fourth.server.status()).toMatchObject({running: false, startsWithApp: false, startProblem: null});
+        await expect(fetch(`${started.baseUrl}/models`)).rejects.toThrow();
+    });
+
+    it("lists embeddings requests among the API sessions like completions: key label and id, what was asked, its own context and its scrub; the audit rows carry the key id", async () => {
+        const {core, service} = await openAppCore();
+        core.useEmbeddingModel(writeSyntheticBert());
+        const editor = await call<Created>(service, "apiKeys.create", {label: "editor"});
+        const script = await call<Created>(service, "apiKeys.create", {label: "script"});
+        const status = await call<Status>(service, "apiServer.start", {port: 0});
+
+        await chat(status.baseUrl, editor.secret);
+        const embedded = await new OpenAI({baseURL: status.baseUrl, apiKey: script.secret, maxRetries: 0}).embeddings.create({
+            model: "cleanroom-test-bert", input: ["My car broke down.", "We swam in the sea."]
+        });
+        expect(embedded.data).toHaveLength(2);
+
+        await expect.poll(() => core.apiSessions().map((session) => session.scrub?.verified ?? null)).toEqual([true, true]);
+        const [embeddings, completion] = core.apiSessions();
+        expect(embeddings).toMatchObject({
+            tenant: "script", keyId: script.key.id, kind: "embeddings", outcome: "answered",
+            promptTokens: embedded.usage.prompt_tokens, completionTokens: null, vectors: 2,
+            scrub: {verified: true, method: "no-kv-memory", nonZeroBytes: 0}
+        });
+        expect(embeddings!.contextId).toBe(embeddings!.scrub!.contextId);
+        expect(completion).toMatchObject({tenant: "editor", keyId: editor.key.id, kind: "chat", outcome: "answered", vectors: null, scrub: {verified: true, reason: "request"}});
+        expect(completion!.contextId).not.toBe(embeddings!.contextId);
+
+        const apiRows = core.auditEvents({limit: null}).filter(isAuditEventOf("api.request", "api.answered"));
+        expect(apiRows.map((event) => [event.kind, event.data.tenant, event.data.keyId, event.data.kind])).toEqual([
+            ["api.request", "editor", editor.key.id, "chat"], ["api.answered", "editor", editor.key.id, "chat"],
+            ["api.request", "script", script.key.id, "embeddings"], ["api.answered", "script", script.key.id, "embeddings"]
+        ]);
     });
 
     it("refuses a second key with the same label, and starting without a model, each with a clear error", async () => {

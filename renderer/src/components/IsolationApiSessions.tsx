@@ -9,7 +9,8 @@ const listKinds = new Set(["api.request", "api.refused", "api.answered", "scrub.
 
 /**
  * The Isolation panel's list of the local API server's requests (#29), newest first, like its
- * conversations: the key's label, the context the request had to itself, its scrub. Nothing shows
+ * conversations: completions and embeddings, the key's label and id (two keys may share a label),
+ * the context the request had to itself, its scrub. Nothing shows
  * until another app has called the server.
  */
 export function IsolationApiSessions({client}: {client: AppCoreClient}) {
@@ -38,18 +39,23 @@ export function IsolationApiSessions({client}: {client: AppCoreClient}) {
 function ApiSessionItem({session}: {session: ApiSession}) {
     const {scrub} = session;
     const tone = scrub == null ? "" : scrub.verified ? "ok" : "fault";
+    const kind = session.kind == null ? "" : ` · ${kindLabels[session.kind]}`;
     return (
-        <li className={`api-session ${tone}`} aria-label={`API session ${session.tenant}`}>
-            <div><strong>{session.tenant}</strong> <span className="small muted">· {formatTime(session.at)} · {outcomeLabels[session.outcome]}</span></div>
+        <li className={`api-session ${tone}`} aria-label={`API session ${session.tenant}${session.keyId == null ? "" : ` (key ${session.keyId})`}`}>
+            <div><strong>{session.tenant}</strong> <span className="small muted">· {formatTime(session.at)}{kind} · {outcomeLabels[session.outcome]}</span></div>
             <dl className="facts">
+                <dt>Key</dt>
+                <dd className="mono" title={session.keyId ?? undefined}>{session.keyId == null ? "none (the server had no keys)" : `id ${shortId(session.keyId)}`}</dd>
                 <dt>Context</dt>
                 <dd className="mono" title={session.contextId ?? undefined}>{session.contextId == null ? "none (refused before evaluation)" : shortId(session.contextId)}</dd>
                 <dt>Tokens</dt>
-                <dd>{formatCount(session.promptTokens ?? 0)} prompt{session.completionTokens != null ? ` + ${formatCount(session.completionTokens)} reply` : ""}</dd>
+                <dd>{describeTokens(session)}</dd>
                 <dt>Scrub</dt>
                 <dd className={scrub != null && !scrub.verified ? "fault-text" : undefined}>
                     {scrub != null
-                        ? `${scrub.verified ? "✓ verified" : "✗ NOT verified: context discarded"} · ${formatBytes(scrub.bytesChecked)} read back, ${formatCount(scrub.nonZeroBytes)} non-zero`
+                        ? `${scrub.verified ? "✓ verified" : "✗ NOT verified: context discarded"} · ${scrub.method === "no-kv-memory"
+                            ? "no KV memory (an encoder): its state read back empty"
+                            : `${formatBytes(scrub.bytesChecked)} read back, ${formatCount(scrub.nonZeroBytes)} non-zero`}`
                         : session.cacheSession != null ? "kept for its cache_salt: scrubbed when it idles out"
                             : session.outcome === "running" ? "when the request ends" : "no context to scrub"}
                 </dd>
@@ -57,6 +63,18 @@ function ApiSessionItem({session}: {session: ApiSession}) {
         </li>
     );
 }
+
+function describeTokens({kind, promptTokens, completionTokens, vectors}: ApiSession) {
+    if (kind === "embeddings")
+        return `${formatCount(promptTokens ?? 0)} input${vectors != null ? ` → ${formatCount(vectors)} ${vectors === 1 ? "vector" : "vectors"}` : ""}`;
+    return `${formatCount(promptTokens ?? 0)} prompt${completionTokens != null ? ` + ${formatCount(completionTokens)} reply` : ""}`;
+}
+
+const kindLabels: Record<NonNullable<ApiSession["kind"]>, string> = {
+    chat: "chat completion",
+    text: "text completion",
+    embeddings: "embeddings"
+};
 
 const outcomeLabels: Record<ApiSession["outcome"], string> = {
     running: "running",

@@ -56,8 +56,9 @@ export function registerServeCommand(program: Command) {
         .action(async (options: ServeOptions) => {
             let core: Core | undefined;
             try {
-                const [{openCore, requireCliModel}, {startApiServer, checkListenAddress, defaultApiParallel}, {describeRequestEnd, describeCacheEnd}, {ApiKeyRing}] = await Promise.all([
-                    import("../openCore.js"), import("../../serve/startApiServer.js"), import("../../serve/describeRequestEnd.js"), import("../../serve/ApiKeyRing.js")
+                const [{openCore, requireCliModel}, {startApiServer, checkListenAddress, defaultApiParallel}, {describeRequestEnd, describeCacheEnd, describeEmbeddingsEnd}, {ApiKeyRing}, {describeServing}] = await Promise.all([
+                    import("../openCore.js"), import("../../serve/startApiServer.js"), import("../../serve/describeRequestEnd.js"), import("../../serve/ApiKeyRing.js"),
+                    import("../../serve/describeServing.js")
                 ]);
                 const useStoredKeys = options.apiKey.length === 0 && options.storedKeys;
                 if (!useStoredKeys)
@@ -84,9 +85,11 @@ export function registerServeCommand(program: Command) {
                     keys, parallel: options.parallel ?? Math.min(defaultApiParallel, info.poolCapacity),
                     cacheIdleMs: options.cacheIdle * 1000,
                     onRequestEnd: (report) => process.stderr.write(describeRequestEnd(report) + "\n"),
+                    onEmbedded: (result, tenant) => process.stderr.write(describeEmbeddingsEnd(tenant, result) + "\n"),
                     onClientLeft: (requestId, tenant) => process.stderr.write(`${requestId} (${tenant}): the client disconnected; its generation is stopped.\n`)
                 });
                 process.stdout.write(server.baseUrl + "\n");
+                process.stderr.write(describeServing({modelName: apiModelName(modelPath), embeddingModelName: core.apiEmbeddingModelName, endpoints: server.endpoints}) + "\n");
 
                 await new Promise<void>((resolve) => {
                     // Later signals are ignored while the sessions are scrubbed: the default handler would kill the process mid-scrub.

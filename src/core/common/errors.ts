@@ -61,6 +61,7 @@ export const errorCodes = [
     "ATTACHMENT_UNREADABLE",
     "CLOUD_ATTACHMENTS_UNCONFIRMED",
     "PASSAGE_NOT_FOUND",
+    "PORT_IN_USE",
     "INTERNAL"
 ] as const;
 

@@ -478,6 +478,15 @@ export class Core {
         this._services.settings.set(settingKeys.apiServer.port, port);
     }
 
+    /** Whether the user last turned the app's local API server on (then it starts with the app); false: off, or never turned on. */
+    public savedApiServerOn(): boolean {
+        return this._services.settings.get<boolean>(settingKeys.apiServer.on) ?? false;
+    }
+
+    public saveApiServerOn(on: boolean): void {
+        this._services.settings.set(settingKeys.apiServer.on, on);
+    }
+
     /** The local API server's newest requests, newest first, with their tenant, context and scrub (the Isolation panel's list). */
     public apiSessions(limit?: number): ApiSession[] {
         return buildApiSessions(this._services.audit, limit);

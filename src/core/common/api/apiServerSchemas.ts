@@ -1,5 +1,5 @@
 import * as z from "zod";
-import {ScrubReportSchema} from "./schemas.js";
+import {ScrubReportSchema, WireErrorSchema} from "./schemas.js";
 
 /** The port the app's local API server listens on unless another is chosen (as `cleanroom serve`'s). */
 export const defaultLocalApiPort = 1234;
@@ -32,7 +32,13 @@ export const LocalApiServerStatusSchema = z.object({
      * this machine may call it (loopback only, `Host` checked). Once a key has, revoking every key does not open it: it
      * refuses every request until it is turned off and on again.
      */
-    keyRequired: z.boolean()
+    keyRequired: z.boolean(),
+    /** Whether the user last turned it on: then it starts again with the app (once a model is loaded), on the same port. */
+    startsWithApp: z.boolean(),
+    /** Why it is off although it was on when the app last closed: it could not start again (its port taken, say). Null otherwise. */
+    startProblem: WireErrorSchema.nullable(),
+    /** The endpoints it serves while it runs (`GET /v1/models`, …), read from its route table; empty while it is off. */
+    endpoints: z.array(z.string())
 });
 
 /** One request the local API server ran (or refused), as the Isolation panel lists it. */
@@ -40,10 +46,16 @@ export const ApiSessionSchema = z.object({
     requestId: z.string(),
     /** The API key's label, or `loopback` when the server has no keys. */
     tenant: z.string(),
+    /** The API key's id (as `apiKeys.list` gives it; `key 1` for `cleanroom serve`'s first `--api-key`): two keys may share a label. Null for `loopback`, and for requests recorded before ids were. */
+    keyId: z.string().nullable(),
+    /** What was asked: a chat or text completion, or embeddings; null for requests recorded before this was. */
+    kind: z.enum(["chat", "text", "embeddings"]).nullable(),
     at: z.number(),
     outcome: z.enum(["running", "answered", "failed", "refused"]),
     promptTokens: z.number().int().nullable(),
     completionTokens: z.number().int().nullable(),
+    /** Embeddings: the vectors answered, one per input. */
+    vectors: z.number().int().nullable(),
     /** The context the request ran in; null when it never had one (refused before evaluation). */
     contextId: z.string().nullable(),
     /** Set when the request ran in its key and `cache_salt`'s reuse cache (scrubbed when that idles out, not with the request). */

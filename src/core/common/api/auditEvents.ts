@@ -44,6 +44,15 @@ const SecretsFoundSchema = z.object({
     /** How many secrets of each kind, never a value. */
     kinds: z.record(z.string(), z.number().int())
 });
+/**
+ * Who made an API request, and what it asked: the key's label (`loopback` without keys) and, for a key, its id (two
+ * keys may share a label; absent from rows recorded before it was). Never the key, nor its hash.
+ */
+const ApiTenantFactsSchema = z.object({
+    tenant: z.string(), keyId: z.string().optional(),
+    /** What was asked: a chat or text completion, or embeddings (then `maxTokens` 0); absent from rows recorded before it was. */
+    kind: z.enum(["chat", "text", "embeddings"]).optional()
+});
 const CloudVerdictEventSchema = z.object({requestId: z.string(), verdict: CloudVerdictSchema.nullable()});
 
 /** What a model load recorded beside its architecture, context size and threads; each absent from loads recorded before it was. */
@@ -185,14 +194,16 @@ export const AuditEventSchema = z.discriminatedUnion("kind", [
         trigger: z.enum(["deletion", "timer", "write", "open", "close"]), deletions: z.number().int(), pendingMs: z.number()
     })),
 
-    // The local API server (`cleanroom serve`): recorded under the request's id
-    auditEvent("api.refused", ContextOverflowSchema.extend({tenant: z.string()})),
-    auditEvent("api.request", z.object({
-        tenant: z.string(), promptTokens: z.number().int(), maxTokens: z.number().int(), cacheSession: z.string().optional()
+    // The local API server (`cleanroom serve`): recorded under the request's id, with the key's label (`tenant`) and id
+    auditEvent("api.refused", ContextOverflowSchema.extend(ApiTenantFactsSchema.shape)),
+    auditEvent("api.request", ApiTenantFactsSchema.extend({
+        promptTokens: z.number().int(), maxTokens: z.number().int(), cacheSession: z.string().optional()
     })),
-    auditEvent("api.answered", z.object({
-        tenant: z.string(), finishReason: z.string(), promptTokens: z.number().int(), completionTokens: z.number().int(),
-        cachedTokens: z.number().int(), cacheSession: z.string().optional()
+    auditEvent("api.answered", ApiTenantFactsSchema.extend({
+        finishReason: z.string(), promptTokens: z.number().int(), completionTokens: z.number().int(),
+        cachedTokens: z.number().int(), cacheSession: z.string().optional(),
+        /** Embeddings: the vectors given, one per input. */
+        vectors: z.number().int().optional()
     })),
     /** An API key made or revoked in the app: its id and label, never the key. */
     auditEvent("api.keyCreated", z.object({keyId: z.string(), label: z.string()})),

@@ -1,5 +1,6 @@
 import * as z from "zod";
 import {ConversationIdSchema, SessionEndReasonSchema} from "../types.js";
+import {LocalApiServerStatusSchema} from "./apiServerSchemas.js";
 import {AppLockStateSchema, AuditEventSchema, CoreStatusSchema, DownloadProgressEventSchema, TurnResultSchema, TurnStartedSchema, WireErrorSchema} from "./schemas.js";
 
 /**
@@ -30,6 +31,8 @@ export const coreEvents = {
     "app.lockChanged": AppLockStateSchema,
     /** Requests of the local API server being answered (and their contexts scrubbed), as the count changes: the app's idle lock waits while any is. */
     "api.activity": z.object({requestsInFlight: z.number().int().nonnegative()}),
+    /** The app's local API server started or stopped (by the user, with the app, or as the core closes), or could not start with the app. */
+    "apiServer.status": LocalApiServerStatusSchema,
     /** A model download's progress, in order, ending with `done`, `failed` or `cancelled`. */
     "models.downloadProgress": DownloadProgressEventSchema
 } as const satisfies Record<string, z.ZodType>;

@@ -83,7 +83,7 @@ export async function openCoreHost(options: CoreHostOptions): Promise<CoreHost> 
     });
     // Closing runs once (a second call gets the same promise): the API server and replies stopped first, then the core (every session scrubbed).
     const teardown = new AsyncDisposeAggregator();
-    teardown.add(async () => void await apiServer.stop());
+    teardown.add(() => apiServer.close());
     teardown.add(service);
     teardown.add(() => core.dispose());
     return {

@@ -77,7 +77,13 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
     const emitStatus = async (model: ModelStatus) => {
         events.emit("core.status", {state: "ready", model, pendingRestart: pendingRestart(await settings.get()), message: null});
     };
-    const models = new ModelStatusTracker(core, (status) => void emitStatus(status));
+    const apiServer = options.apiServer ?? new LocalApiServer(core, null);
+    const models = new ModelStatusTracker(core, (status) => {
+        void emitStatus(status);
+        // Left on by the user: the server starts again once the app has a model to serve.
+        if (status.state === "ready")
+            void apiServer.startIfLeftOn();
+    });
     const library = options.models != null ? new ModelLibrary(options.models, (progress) => events.emit("models.downloadProgress", progress)) : null;
     // What `dispose` undoes, in this order: replies stopped, downloads cancelled, the audit and fault relays detached.
     const teardown = new DisposeAggregator();
@@ -87,6 +93,9 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
     teardown.add(core.onAuditEvent((event) => events.emit("audit.event", event)));
     teardown.add(core.onBackgroundScrubFault((fault) => events.emit("scrub.backgroundFault", fault)));
     teardown.add(core.onApiActivity.createListener((requestsInFlight) => events.emit("api.activity", {requestsInFlight})));
+    teardown.add(apiServer.onStatusChange.createListener((status) => events.emit("apiServer.status", status)));
+    if (models.status.state === "ready")
+        void apiServer.startIfLeftOn();
     // Conversations a closed window left in the trash (its undo never ran out here) are deleted now.
     void core.deleteTrashed().catch(() => undefined);
     const requireLibrary = () => {
@@ -102,8 +111,6 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
             await settings.set({modelPath});
         return status;
     };
-
-    const apiServer = options.apiServer ?? new LocalApiServer(core, null);
 
     const handlers: ConnectionHandlers = {
         // A core without a passphrase is never locked; with one, `LockingCoreService` answers these before they reach here.

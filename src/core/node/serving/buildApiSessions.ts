@@ -13,20 +13,22 @@ export function buildApiSessions(audit: AuditLog, limit = defaultApiSessionsShow
     const starts = audit.events({kinds: ["api.request", "api.refused"], limit}).reverse();
     return starts.map((start): ApiSession => {
         const requestId = start.conversationId ?? "";
+        const asked = {tenant: start.data.tenant, keyId: start.data.keyId ?? null, kind: start.data.kind ?? null};
         if (start.kind === "api.refused")
             return {
-                requestId, tenant: start.data.tenant, at: start.at, outcome: "refused",
-                promptTokens: start.data.promptTokens, completionTokens: null, contextId: null, cacheSession: null, scrub: null
+                requestId, ...asked, at: start.at, outcome: "refused",
+                promptTokens: start.data.promptTokens, completionTokens: null, vectors: null, contextId: null, cacheSession: null, scrub: null
             };
         const trail = audit.events({conversationId: requestId, limit: null});
         const answered = trail.find(isAuditEventOf("api.answered"));
         const created = trail.find(isAuditEventOf("context.created"));
         const scrubEvent = trail.findLast(isAuditEventOf("scrub.verified", "scrub.failed"));
         return {
-            requestId, tenant: start.data.tenant, at: start.at,
+            requestId, ...asked, at: start.at,
             outcome: answered != null ? "answered" : scrubEvent != null ? "failed" : "running",
             promptTokens: start.data.promptTokens,
-            completionTokens: answered?.data.completionTokens ?? null,
+            completionTokens: start.data.kind === "embeddings" ? null : answered?.data.completionTokens ?? null,
+            vectors: answered?.data.vectors ?? null,
             contextId: created?.data.contextId ?? scrubEvent?.data.contextId ?? null,
             cacheSession: start.data.cacheSession ?? null,
             scrub: scrubEvent == null ? null : {...scrubEvent.data, verified: scrubEvent.kind === "scrub.verified", at: scrubEvent.at}

@@ -17,7 +17,9 @@ export const settingKeys = {
     },
     /** The app's local API server (Settings → Local API server, LocalApiServer). */
     apiServer: {
-        port: "apiServer.port"
+        port: "apiServer.port",
+        /** Whether the user last turned it on (it then starts with the app) or off. */
+        on: "apiServer.on"
     },
     /** Documents (#23): the embedding model chosen for retrieval (EmbeddingModelChoice), a GGUF path; absent: BM25 alone. */
     documents: {

@@ -5,7 +5,7 @@ import type {EmbeddingScrub} from "../documents/embedding/DocumentEmbedder.js";
 import type {EmbeddingModelChoice} from "../documents/embedding/EmbeddingModelChoice.js";
 import {recordEmbeddingScrub} from "../documents/embedding/recordEmbeddingScrub.js";
 import {apiModelName} from "../serving/apiModelName.js";
-import type {ApiTenant} from "./ApiRequestService.js";
+import {auditedTenant, type ApiTenant} from "./ApiRequestService.js";
 
 export type ApiEmbeddingInput = {
     /** Who asks: a label for the API key, or `loopback` without keys. Never the key itself. */
@@ -57,14 +57,20 @@ export class ApiEmbeddingService {
         if (counts[longest]! > limit) {
             const tokens = counts[longest]!;
             this._audit.record({kind: "api.refused", conversationId: requestId, data: {
-                tenant: tenant.label, promptTokens: tokens, replyBudget: 0, neededTokens: tokens, contextSize: limit, overBy: tokens - limit
+                ...auditedTenant(tenant), kind: "embeddings", promptTokens: tokens, replyBudget: 0, neededTokens: tokens, contextSize: limit, overBy: tokens - limit
             }});
             throw new CleanroomError("CONTEXT_OVERFLOW",
                 `Input ${longest} has ${tokens} tokens, and the embedding model reads at most ${limit} of one input: ${tokens - limit} over. Nothing was evaluated.`,
                 {input: longest, tokens, maxTokens: limit, overBy: tokens - limit});
         }
+        const promptTokens = counts.reduce((sum, count) => sum + count, 0);
+        // Listed in the Isolation panel's API sessions like a completion: the request, its context's scrub, its answer.
+        this._audit.record({kind: "api.request", conversationId: requestId, data: {...auditedTenant(tenant), kind: "embeddings", promptTokens, maxTokens: 0}});
         const {vectors, scrub} = await embedder.embed(texts);
         recordEmbeddingScrub(this._audit, requestId, scrub);
-        return {requestId, vectors, promptTokens: counts.reduce((sum, count) => sum + count, 0), scrub};
+        this._audit.record({kind: "api.answered", conversationId: requestId, data: {
+            ...auditedTenant(tenant), kind: "embeddings", finishReason: "stop", promptTokens, completionTokens: 0, cachedTokens: 0, vectors: vectors.length
+        }});
+        return {requestId, vectors, promptTokens, scrub};
     }
 }

@@ -21,6 +21,14 @@ export type ApiTenant = {id: string, label: string};
 /** Every loopback client when the server takes no keys: one tenant. */
 export const loopbackTenant: ApiTenant = {id: "loopback", label: "loopback"};
 
+/**
+ * Who asked, as an API request's audit rows record it: the key's label, and its id (two keys may
+ * share a label); no id for `loopback`, which is no key.
+ */
+export function auditedTenant(tenant: ApiTenant): {tenant: string, keyId?: string} {
+    return tenant.id === loopbackTenant.id ? {tenant: tenant.label} : {tenant: tenant.label, keyId: tenant.id};
+}
+
 /** One message of an API request, its text already joined from its parts. */
 export type ApiMessage = {role: "system" | "user" | "assistant", content: string};
 
@@ -149,7 +157,7 @@ export class ApiRequestService {
             }
         } catch (error) {
             if (error instanceof ContextOverflowError)
-                this._audit.record({kind: "api.refused", conversationId: requestId, data: {tenant: input.tenant.label, ...error.overflow}});
+                this._audit.record({kind: "api.refused", conversationId: requestId, data: {...auditedTenant(input.tenant), kind: source.kind, ...error.overflow}});
             throw error;
         }
         const {json} = input;
@@ -212,7 +220,8 @@ export class ApiRequestService {
                 end = ended;
         });
         this._audit.record({kind: "api.request", conversationId: requestId, data: {
-            tenant: input.tenant.label, promptTokens: request.prompt.tokens.length, maxTokens: request.prompt.maxTokens, ...kept ? {cacheSession: sessionId} : {}
+            ...auditedTenant(input.tenant), kind: input.source.kind, promptTokens: request.prompt.tokens.length, maxTokens: request.prompt.maxTokens,
+            ...kept ? {cacheSession: sessionId} : {}
         }});
         try {
             const result = await this._engine.runTurn({
@@ -227,7 +236,7 @@ export class ApiRequestService {
                 completionTokens: result.tokens.length, cachedTokens: result.reusedPromptTokens
             };
             this._audit.record({kind: "api.answered", conversationId: requestId, data: {
-                tenant: input.tenant.label, finishReason, promptTokens: answer.promptTokens, completionTokens: answer.completionTokens,
+                ...auditedTenant(input.tenant), kind: input.source.kind, finishReason, promptTokens: answer.promptTokens, completionTokens: answer.completionTokens,
                 cachedTokens: answer.cachedTokens, ...kept ? {cacheSession: sessionId} : {}
             }});
             // The reply goes to the client now; the scrub below is on neither its path nor the next request's.
