@@ -7,6 +7,9 @@ import {Core} from "../../src/core/node/Core.js";
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
 import {formatBytes} from "../../src/core/common/formatBytes.js";
 import {validateModelFile} from "../../src/core/node/engine/validateModelFile.js";
+import {modelValidationSettleMs, validateModelFileRemembered} from "../../src/core/node/engine/ModelValidationMemo.js";
+import {openDatabase} from "../../src/core/node/database/openDatabase.js";
+import {SettingsStore} from "../../src/core/node/settings/SettingsStore.js";
 import {createCoreService, type CoreService} from "../../src/core/node/rpc/createCoreService.js";
 import {LocalEngine} from "../../src/core/node/engine/LocalEngine.js";
 import {AuditLog} from "../../src/core/node/audit/AuditLog.js";
@@ -172,5 +175,65 @@ describe.skipIf(modelPath == null)("errors about a path the user typed reveal ne
                 expect(Object.keys(error.details), name).not.toContain("bytes");
             }
         }
+    });
+});
+
+/**
+ * Claim: a model file's validation is remembered (#25 item 1: a load skips re-parsing an unchanged
+ * header), and a file that changes after it was validated is checked again in full, so a damaged
+ * or replaced file is still refused with its specific error; the memory check is never skipped.
+ */
+describe.skipIf(modelPath == null)("a remembered validation never lets a changed model file through", () => {
+    const dir = tempDir("validation-memo");
+    let original: Buffer;
+    let database: ReturnType<typeof openDatabase>;
+    let settings: SettingsStore;
+    beforeAll(() => {
+        original = fs.readFileSync(modelPath!);
+        database = openDatabase(path.join(dir, "settings.db"));
+        settings = new SettingsStore(database);
+    });
+    afterAll(() => database?.close());
+
+    const key = (file: string) => Object.keys(settings.all()).filter((name) => name.startsWith("model.validated.") && name.endsWith(`:${file}`));
+    /** Waits until the file is old enough to be remembered (its last change is `modelValidationSettleMs` past). */
+    const settled = (file: string) => expect.poll(() => Date.now() - fs.statSync(file).ctimeMs, {timeout: 5000, interval: 50})
+        .toBeGreaterThan(modelValidationSettleMs);
+
+    it("a file rewritten in place (same size, another architecture; then cut short) after a remembered validation is refused", async () => {
+        const llama = await loadLlama();
+        const file = path.join(dir, "mine.gguf");
+        fs.writeFileSync(file, original);
+        expect(await validateModelFileRemembered(llama, file, settings)).toMatchObject({architecture: "llama", layers: 6, fileBytes: original.length});
+        expect(key(file), "a file changed a moment ago is not remembered").toHaveLength(0);
+        await settled(file);
+        expect(await validateModelFileRemembered(llama, file, settings)).toMatchObject({architecture: "llama", layers: 6, fileBytes: original.length});
+        expect(key(file)).toHaveLength(1);
+        expect(await validateModelFileRemembered(llama, file, settings)).toMatchObject({architecture: "llama", trainContextSize: 2048, fileBytes: original.length});
+
+        fs.writeFileSync(file, withArchitecture(original, "zzzzz"));
+        await expect(validateModelFileRemembered(llama, file, settings)).rejects.toMatchObject({code: "MODEL_UNSUPPORTED_ARCHITECTURE"});
+        await settled(file);
+        await expect(validateModelFileRemembered(llama, file, settings)).rejects.toMatchObject({code: "MODEL_UNSUPPORTED_ARCHITECTURE"});
+
+        fs.writeFileSync(file, original);
+        await settled(file);
+        await validateModelFileRemembered(llama, file, settings);
+        fs.truncateSync(file, Math.floor(original.length * 0.7));
+        await expect(validateModelFileRemembered(llama, file, settings)).rejects.toMatchObject({code: "MODEL_TRUNCATED"});
+
+        fs.rmSync(file);
+        await expect(validateModelFileRemembered(llama, file, settings)).rejects.toMatchObject({code: "MODEL_NOT_FOUND"});
+    });
+
+    it("a remembered file is still refused when the machine has too little memory for it", async () => {
+        const llama = await loadLlama();
+        const file = path.join(dir, "big-for-this-machine.gguf");
+        fs.writeFileSync(file, original);
+        await settled(file);
+        await validateModelFileRemembered(llama, file, settings);
+        expect(key(file)).toHaveLength(1);
+        await expect(validateModelFileRemembered(llama, file, settings, {totalMemoryBytes: 64 * 1024}))
+            .rejects.toMatchObject({code: "MODEL_TOO_LARGE_FOR_MEMORY", message: expect.stringMatching(/this machine has 64.0 KiB/)});
     });
 });

@@ -28,7 +28,7 @@ import {scrubFactsOf} from "./toScrubReport.js";
 import type {KvResume} from "../resume/KvResume.js";
 import type {KvSnapshotBinding} from "../resume/sealKvSnapshot.js";
 import fs from "node:fs";
-import {validateModelFile, type ModelFileFacts} from "./validateModelFile.js";
+import {validateModelFileRemembered, type CheckedModelFile} from "./ModelValidationMemo.js";
 import type {ModelLoadStep} from "../../common/api/types.js";
 
 export type LocalEngineOptions = {
@@ -88,7 +88,7 @@ export class LocalEngine {
     private readonly _settings: SettingsStore | null;
     private readonly _options: LocalEngineOptions;
     private _model: LlamaModel | null = null;
-    private _facts: ModelFileFacts | null = null;
+    private _facts: CheckedModelFile | null = null;
     private _info: LoadedModelInfo | null = null;
     private _pool: ContextPool | null = null;
     private _chatWrapper: ChatWrapper | null = null;
@@ -129,7 +129,7 @@ export class LocalEngine {
         await this.unloadModel();
         onStep?.("reading");
         const llama = await this._llama();
-        const facts = await validateModelFile(llama, modelPath);
+        const facts = await validateModelFileRemembered(llama, modelPath, this._settings);
         traceStartup("model file checked");
         const gpu = await llamaGpuChoice(llama);
         const fitContextSize = Math.min(this._options.contextSize ?? defaultMaxContextSize, facts.trainContextSize ?? defaultMaxContextSize);

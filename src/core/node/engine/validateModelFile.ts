@@ -119,12 +119,7 @@ async function checkModelFile(llama: Llama, modelPath: string, {totalMemoryBytes
     const lastTensorStart = tensors.reduce((max, tensor) => Math.max(max, Number(tensor.fileOffset)), 0);
 
     const estimatedRamBytes = insights.estimateModelResourceRequirements({gpuLayers: 0, useMmap: false}).cpuRam;
-    if (estimatedRamBytes > totalMemoryBytes)
-        throw new ModelLoadError(
-            "MODEL_TOO_LARGE_FOR_MEMORY",
-            `The model needs about ${formatBytes(estimatedRamBytes)} of memory; this machine has ${formatBytes(totalMemoryBytes)}.`,
-            {path: modelPath, neededBytes: estimatedRamBytes, totalMemoryBytes}
-        );
+    checkModelFitsMemory(modelPath, estimatedRamBytes, totalMemoryBytes);
 
     const neededBytes = Number.isFinite(dataStart) ? dataStart + tensorBytes : tensorBytes;
     if (tensors.length === 0 || lastTensorStart >= stat.size || (Number.isFinite(dataStart) && dataStart + tensorBytes > stat.size))
@@ -145,4 +140,14 @@ async function checkModelFile(llama: Llama, modelPath: string, {totalMemoryBytes
         estimatedRamBytes,
         insights
     };
+}
+
+/** MODEL_TOO_LARGE_FOR_MEMORY when the weights need more RAM than the machine has. */
+export function checkModelFitsMemory(modelPath: string, estimatedRamBytes: number, totalMemoryBytes: number) {
+    if (estimatedRamBytes > totalMemoryBytes)
+        throw new ModelLoadError(
+            "MODEL_TOO_LARGE_FOR_MEMORY",
+            `The model needs about ${formatBytes(estimatedRamBytes)} of memory; this machine has ${formatBytes(totalMemoryBytes)}.`,
+            {path: modelPath, neededBytes: estimatedRamBytes, totalMemoryBytes}
+        );
 }

@@ -42,6 +42,8 @@ export const settingKeys = {
     /** The KV layout KvScrubber learned for a model, machine, llama.cpp build and context options (KvLayoutCache). */
     kvLayout: (cacheVersion: number, fingerprints: {model: string, machine: string, backend: string}, contextOptions: Record<string, unknown>) =>
         `kv.layout.v${cacheVersion}:${fingerprints.model}:${fingerprints.machine}:${fingerprints.backend}:${JSON.stringify(contextOptions)}`,
+    /** A model file's successful validation, with the file's identity (ModelValidationMemo): unchanged, its header is not parsed again. */
+    modelValidation: (validationVersion: number, modelPath: string) => `model.validated.v${validationVersion}:${modelPath}`,
     /** The GPU device probe's verdict for a device, driver, llama.cpp build and model architecture (DeviceProbeCache). */
     deviceProbe: (probeVersion: number, key: {device: string, driver: string, llamaBuild: string, architecture: string}) =>
         `device.probe.v${probeVersion}:${JSON.stringify([key.device, key.driver, key.llamaBuild, key.architecture])}`
