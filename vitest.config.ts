@@ -9,7 +9,8 @@ import {configDefaults, defineConfig} from "vitest/config";
  * replies beside another file outlasted their 120 s wait (gpuPanel.e2e, at a load average of 30).
  * Claims on the CPU that need neither sit in a file apart from the Vulkan ones, so that only the
  * Vulkan part waits for the end: `<name>.vulkan.test.ts` beside deviceProbe, differential, gpu,
- * overflow and scrub, and gpuPanel.e2e's `--gpu off` card in gpuPanelCpu.e2e.
+ * overflow and scrub, gpuPanel.e2e's `--gpu off` card in gpuPanelCpu.e2e, and documentExtraction's
+ * formats (no bound on the clock) in documentExtractionFormats.
  */
 const runAlone = {
     model: [
