@@ -8,19 +8,20 @@ import {configDefaults, defineConfig} from "vitest/config";
  * `--gpu vulkan`, which under CI is Mesa's llvmpipe: a software device that takes every core, whose
  * replies beside another file outlasted their 120 s wait (gpuPanel.e2e, at a load average of 30).
  * Claims on the CPU that need neither sit in a file apart from the Vulkan ones, so that only the
- * Vulkan part waits for the end: `<name>.vulkan.test.ts` beside differential, gpu and scrub, and
- * gpuPanel.e2e's `--gpu off` card in gpuPanelCpu.e2e.
+ * Vulkan part waits for the end: `<name>.vulkan.test.ts` beside deviceProbe, differential, gpu,
+ * overflow and scrub, gpuPanel.e2e's `--gpu off` card in gpuPanelCpu.e2e, and documentExtraction's
+ * formats (no bound on the clock) in documentExtractionFormats.
  */
 const runAlone = {
     model: [
         // It reads real tokenizers' counts of its corpora, which its project's globalSetup starts counting when the run starts, at the
         // lowest priority (half a minute of CPU): ready by the end of the run, but perhaps not within hookTimeout beside other files.
         "test/integration/cloud-token-count.test.ts",
-        "test/integration/deviceProbe.test.ts",
+        "test/integration/deviceProbe.vulkan.test.ts",
         "test/integration/differential.vulkan.test.ts",
         "test/integration/documentExtraction.test.ts",
         "test/integration/gpu.vulkan.test.ts",
-        "test/integration/overflow.test.ts",
+        "test/integration/overflow.vulkan.test.ts",
         "test/integration/prefixCacheAudit.test.ts",
         "test/integration/scrub.vulkan.test.ts"
     ],

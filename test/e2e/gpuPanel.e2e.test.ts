@@ -4,7 +4,7 @@ import type {Locator, Page} from "playwright-core";
 import {describe, expect, it} from "vitest";
 import {forcedDeviceReadBackProblem} from "../helpers/forceDeviceReadBackFault.js";
 import {forcedDeviceProbeProblem} from "../helpers/forceDeviceProbeFault.js";
-import {isolation, showBackend, text, useGpuApp} from "../helpers/gpuPanelApp.js";
+import {isolation, shortReplies, showBackend, text, useGpuApp} from "../helpers/gpuPanelApp.js";
 import {requireChromium} from "../helpers/launchChromium.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {requireVulkan} from "../helpers/vulkanDevice.js";
@@ -18,9 +18,9 @@ const forcedDeviceFault = ["--import", path.join(path.dirname(fileURLToPath(impo
 /** `--import`ed into web mode: the GPU device's isolation probe fails. */
 const forcedProbeFault = ["--import", path.join(path.dirname(fileURLToPath(import.meta.url)), "../helpers/forceDeviceProbeFault.preload.ts")];
 
-/** One turn in a new conversation, then another new conversation, which ends the first one's session: its scrub is the "Previous session" card. */
+/** One turn in the conversation of short replies, then a new conversation, which ends the first one's session: its scrub is the "Previous session" card. */
 async function turnThenEndSession(page: Page): Promise<Locator> {
-    await page.getByRole("button", {name: "New conversation", exact: true}).click();
+    await page.getByRole("navigation", {name: "Conversations"}).getByRole("button", {name: new RegExp(`^${shortReplies.title}`)}).click();
     const composer = page.getByRole("textbox", {name: "Message"});
     await expect.poll(() => composer.isEnabled()).toBe(true);
     await composer.fill("Once upon a time");

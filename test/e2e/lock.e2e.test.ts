@@ -51,8 +51,11 @@ describe.skipIf(!runnable)("the app lock in the real UI (web mode, no passphrase
         await app.screenshot("lock-01-wrong-passphrase");
 
         // As if five wrong passphrases had been tried in a run of the core before this one (the count is kept beside the database): 16 s to
-        // wait, shown on a fresh page before any try.
-        fs.writeFileSync(unlockBackoffFile(database), JSON.stringify({failures: 5, retryAt: Date.now() + 16_000}), {mode: 0o600});
+        // wait, shown on a fresh page before any try. The page's clock stands still at the moment the wait began (playwright's clock; the
+        // page's timers still run), so the wait is read before it ticks however slow the reload, and moved on by the test, not waited out.
+        const waitBegan = Date.now();
+        fs.writeFileSync(unlockBackoffFile(database), JSON.stringify({failures: 5, retryAt: waitBegan + 16_000}), {mode: 0o600});
+        await page.clock.setFixedTime(waitBegan);
         await page.reload();
         await locked.getByRole("heading", {name: "Cleanroom is locked"}).waitFor();
         await locked.getByLabel("Passphrase").fill(passphrase);
@@ -62,8 +65,14 @@ describe.skipIf(!runnable)("the app lock in the real UI (web mode, no passphrase
         expect(first).toMatch(/^Unlock \(wait \d+ s\)$/);
         expect(await locked.getByRole("status").textContent()).toMatch(/next try waits: \d+ s/);
         await app.screenshot("lock-01b-backoff");
-        await expect.poll(() => button.textContent(), {timeout: 10_000, interval: 200}).not.toBe(first);
-        await expect.poll(() => button.isDisabled(), {timeout: 25_000, interval: 200}).toBe(false);
+        await page.clock.setFixedTime(waitBegan + 1000);
+        await expect.poll(() => button.textContent(), {interval: 100}).toBe(`Unlock (wait ${Number(/\d+/.exec(first!)![0]) - 1} s)`);
+        expect(await button.isDisabled(), "one second on, still waiting").toBe(true);
+
+        // The 16 s over, for the core (its record's time of the next try now past) and on the page's clock.
+        fs.writeFileSync(unlockBackoffFile(database), JSON.stringify({failures: 5, retryAt: Date.now()}), {mode: 0o600});
+        await page.clock.setFixedTime(waitBegan + 16_000);
+        await expect.poll(() => button.isDisabled(), {interval: 100}).toBe(false);
         expect(await button.textContent(), "the wait over").toBe("Unlock");
         await button.click();
         await page.getByRole("navigation", {name: "Conversations"}).getByRole("button", {name: /^My locked diary/}).waitFor();

@@ -1,6 +1,11 @@
+import path from "node:path";
 import type {Locator, Page} from "playwright-core";
 import {afterAll, beforeAll} from "vitest";
+import {SamplingSettingsSchema} from "../../src/core/common/types.js";
+import {ConversationStore} from "../../src/core/node/database/ConversationStore.js";
+import {openDatabase} from "../../src/core/node/database/openDatabase.js";
 import {openE2eApp, type E2eApp} from "./e2eApp.js";
+import {tempDir} from "./tempCore.js";
 
 // The Isolation panel's Backend card in web mode, as gpuPanel.e2e.test.ts (Vulkan, run alone) and gpuPanelCpu.e2e.test.ts (--gpu off) open it.
 
@@ -9,13 +14,24 @@ const backendCard = (page: Page) => isolation(page).getByLabel("Backend", {exact
 export const text = async (locator: Locator) => (await locator.innerText()).replace(/\s+/g, " ");
 
 /**
+ * The conversation the app opens on (the only one, so the latest): its replies stop after a few
+ * tokens, as many as a turn needs to leave a session whose scrub the panel shows. On `--gpu vulkan`
+ * under CI (llvmpipe, in software) each token of a reply costs, and the default budget is 512.
+ */
+export const shortReplies = {title: "Short replies", maxTokens: 16};
+
+/**
  * Web mode on the test model with `--gpu <gpu>`. GGML_VK_VISIBLE_DEVICES is removed (a test
  * process that loaded Vulkan set it), so web mode makes its own device choice, as a user's would.
  */
 function openGpuApp(modelPath: string, label: string, gpu: string, nodeArgs: string[]) {
+    const home = tempDir(`e2e-gpu-${label}`);
+    const db = openDatabase(path.join(home, "e2e.db"), {key: {}});
+    new ConversationStore(db).create({title: shortReplies.title, settings: {sampling: SamplingSettingsSchema.parse({maxTokens: shortReplies.maxTokens})}});
+    db.close();
     return openE2eApp({
-        // 1024 tokens: a turn's 512-token reply budget must fit beside its prompt.
-        label, args: ["--model", modelPath, "--gpu", gpu], contextSize: 1024, nodeArgs, screenshotPrefix: `gpu-${label}-`,
+        // 512 tokens: a turn's prompt and its short reply fit.
+        label, home, args: ["--model", modelPath, "--gpu", gpu], contextSize: 512, nodeArgs, screenshotPrefix: `gpu-${label}-`,
         env: {GGML_VK_VISIBLE_DEVICES: undefined, CLEANROOM_GPU: undefined}
     });
 }
