@@ -6,6 +6,7 @@ import {settingKeys} from "../settings/settingKeys.js";
 import type {SettingsStore} from "../settings/SettingsStore.js";
 import {describeLlamaBuild} from "./describeLlamaBuild.js";
 import {checkModelFitsMemory, validateModelFile, type ModelFileFacts, type ValidateModelOptions} from "./validateModelFile.js";
+import {fileIdentity} from "./fileIdentity.js";
 
 /** Bumped when `validateModelFile` checks more: files validated by older checks are then checked again. */
 const validationVersion = 1;
@@ -43,7 +44,7 @@ export async function validateModelFileRemembered(
     const key = settingKeys.modelValidation(validationVersion, modelPath);
     const llamaBuild = describeLlamaBuild(llama);
     // Taken before the check: a file that changes while it is checked no longer matches what is stored.
-    const identity = fileIdentity(modelPath);
+    const identity = settledFileIdentity(modelPath);
     const remembered = RememberedValidationSchema.safeParse(settings.get(key));
     if (identity != null && remembered.success && remembered.data.identity === identity && remembered.data.llamaBuild === llamaBuild) {
         const facts = remembered.data.facts;
@@ -64,7 +65,7 @@ export async function validateModelFileRemembered(
 export const modelValidationSettleMs = 1000;
 
 /** Null when the path is no regular file (`validateModelFile` then says so), or when it changed too recently to be told apart from its next change. */
-function fileIdentity(modelPath: string): string | null {
+function settledFileIdentity(modelPath: string): string | null {
     let stat: fs.BigIntStats | undefined;
     try {
         stat = fs.statSync(modelPath, {bigint: true, throwIfNoEntry: false});
@@ -73,5 +74,5 @@ function fileIdentity(modelPath: string): string | null {
     }
     if (stat == null || !stat.isFile() || Date.now() - Number(stat.ctimeMs) < modelValidationSettleMs)
         return null;
-    return [stat.dev, stat.ino, stat.size, stat.mtimeNs, stat.ctimeNs].join(":");
+    return fileIdentity(stat);
 }

@@ -3,6 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import type {LlamaModel, Token} from "node-llama-cpp";
 import {cpuModelName} from "./cpuModelName.js";
+import {fileIdentity} from "./fileIdentity.js";
 
 /** Why a candidate's decode ended: its token budget, its time budget, or it was clearly slower than the best so far. */
 export type ThreadMeasurementStop = "tokens" | "time" | "slower";
@@ -137,26 +138,22 @@ export function machineFingerprint() {
  * for as long as the file's identity and times are the same (`fileIdentity`), so the MiB is read once.
  */
 export function modelFingerprint(modelPath: string) {
-    const stat = fs.statSync(modelPath);
+    const stat = fs.statSync(modelPath, {bigint: true});
+    const size = Number(stat.size);
     const identity = fileIdentity(stat);
     const known = modelFingerprints.get(modelPath);
     if (known?.identity === identity)
         return known.fingerprint;
-    const head = Buffer.alloc(Math.min(stat.size, 1 << 20));
+    const head = Buffer.alloc(Math.min(size, 1 << 20));
     const fd = fs.openSync(modelPath, "r");
     try {
         fs.readSync(fd, head, 0, head.length, 0);
     } finally {
         fs.closeSync(fd);
     }
-    const fingerprint = crypto.createHash("sha256").update(head).update(String(stat.size)).digest("hex").slice(0, 16);
+    const fingerprint = crypto.createHash("sha256").update(head).update(String(size)).digest("hex").slice(0, 16);
     modelFingerprints.set(modelPath, {identity, fingerprint});
     return fingerprint;
 }
 
 const modelFingerprints = new Map<string, {identity: string, fingerprint: string}>();
-
-/** Which file, and its size and change times: any write or replacement changes it (the change time cannot be set back). */
-function fileIdentity(stat: fs.Stats) {
-    return [stat.dev, stat.ino, stat.size, stat.mtimeMs, stat.ctimeMs].join(":");
-}
