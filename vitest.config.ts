@@ -9,8 +9,9 @@ import {configDefaults, defineConfig} from "vitest/config";
  * replies beside another file outlasted their 120 s wait (gpuPanel.e2e, at a load average of 30).
  * Claims on the CPU that need neither sit in a file apart from the Vulkan ones, so that only the
  * Vulkan part waits for the end: `<name>.vulkan.test.ts` beside deviceProbe, differential, gpu,
- * overflow and scrub, gpuPanel.e2e's `--gpu off` card in gpuPanelCpu.e2e, and documentExtraction's
- * formats (no bound on the clock) in documentExtractionFormats.
+ * overflow and scrub, gpuPanel.e2e's `--gpu off` card in gpuPanelCpu.e2e, documentExtraction's
+ * formats (no bound on the clock) in documentExtractionFormats, and prefixCacheAudit's cached-token
+ * probe and whole audit (no latency compared) in prefixCacheAuditTokens.
  */
 const runAlone = {
     model: [
