@@ -71,7 +71,9 @@ export default defineConfig({
         // The CLI the tests spawn is the compiled one (src/cli/cliCommand.ts), built first if stale.
         globalSetup: ["test/setup/compiledCli.ts"],
         projects: [
-            {extends: true, test: {name: "unit", include: ["test/unit/**/*.test.ts"], sequence: {groupOrder: 0}}},
+            // One worker process runs file after file (imported modules stay loaded): the files restore the timers and
+            // environment they change, and test/setup/hermetic.ts still gives each its own folders.
+            {extends: true, test: {name: "unit", include: ["test/unit/**/*.test.ts"], isolate: false, sequence: {groupOrder: 0}}},
             {extends: true, test: {name: "model", include: ["test/integration/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.model],
                 sequence: {groupOrder: 0}}},
             {extends: true, test: {name: "e2e", include: ["test/e2e/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.e2e], sequence: {groupOrder: 0}}},
