@@ -9,8 +9,9 @@ import {configDefaults, defineConfig} from "vitest/config";
  * replies beside another file outlasted their 120 s wait (gpuPanel.e2e, at a load average of 30).
  * Claims on the CPU that need neither sit in a file apart from the Vulkan ones, so that only the
  * Vulkan part waits for the end: `<name>.vulkan.test.ts` beside deviceProbe, differential, gpu,
- * overflow and scrub, gpuPanel.e2e's `--gpu off` card in gpuPanelCpu.e2e, and documentExtraction's
- * formats (no bound on the clock) in documentExtractionFormats.
+ * overflow and scrub, gpuPanel.e2e's `--gpu off` card in gpuPanelCpu.e2e, documentExtraction's
+ * formats (no bound on the clock) in documentExtractionFormats, and prefixCacheAudit's cached-token
+ * probe and whole audit (no latency compared) in prefixCacheAuditTokens.
  */
 const runAlone = {
     model: [
@@ -70,7 +71,9 @@ export default defineConfig({
         // The CLI the tests spawn is the compiled one (src/cli/cliCommand.ts), built first if stale.
         globalSetup: ["test/setup/compiledCli.ts"],
         projects: [
-            {extends: true, test: {name: "unit", include: ["test/unit/**/*.test.ts"], sequence: {groupOrder: 0}}},
+            // One worker process runs file after file (imported modules stay loaded): the files restore the timers and
+            // environment they change, and test/setup/hermetic.ts still gives each its own folders.
+            {extends: true, test: {name: "unit", include: ["test/unit/**/*.test.ts"], isolate: false, sequence: {groupOrder: 0}}},
             {extends: true, test: {name: "model", include: ["test/integration/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.model],
                 sequence: {groupOrder: 0}}},
             {extends: true, test: {name: "e2e", include: ["test/e2e/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.e2e], sequence: {groupOrder: 0}}},

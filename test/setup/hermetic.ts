@@ -6,8 +6,13 @@ import os from "node:os";
 import path from "node:path";
 import {afterAll} from "vitest";
 
-const realHome = os.homedir();
-const root = fs.mkdtempSync(path.join(os.tmpdir(), "cleanroom-test-"));
+const realFoldersKey = Symbol.for("cleanroom.test.realFolders");
+
+// Where isolation is off (the unit project), one worker runs file after file and this runs again
+// before each: the real home and temp folder are those its first run saw, not the last file's (deleted).
+const real = ((globalThis as {[realFoldersKey]?: {home: string, tmp: string}})[realFoldersKey] ??= {home: os.homedir(), tmp: os.tmpdir()});
+const realHome = real.home;
+const root = fs.mkdtempSync(path.join(real.tmp, "cleanroom-test-"));
 const folder = (name: string) => {
     const dir = path.join(root, name);
     fs.mkdirSync(dir, {recursive: true, mode: 0o700});

@@ -15,12 +15,13 @@ export function appDataDir(): string {
         return path.resolve(home);
 
     const linux = process.platform !== "darwin" && process.platform !== "win32";
-    const name = linux ? "cleanroom" : "Cleanroom";
-    const xdgDataHome = process.env.XDG_DATA_HOME;
-    if (linux && xdgDataHome != null && xdgDataHome !== "" && !path.isAbsolute(xdgDataHome))
-        return path.join(os.homedir(), ".local", "share", name);
+    if (linux) {
+        // env-paths' rule, but with the home folder of now: env-paths reads it once, when first imported.
+        const xdgDataHome = process.env.XDG_DATA_HOME;
+        return path.join(xdgDataHome != null && path.isAbsolute(xdgDataHome) ? xdgDataHome : path.join(os.homedir(), ".local", "share"), "cleanroom");
+    }
 
-    return envPaths(name, {suffix: ""}).data;
+    return envPaths("Cleanroom", {suffix: ""}).data;
 }
 
 /** The SQLite file of conversations, settings and the audit log. */
