@@ -38,8 +38,8 @@ describe.skipIf(modelPath == null || binary == null)("npm run bench:serve", () =
         // The next request's first token with the previous context's scrub running and after it (every scrub reported), and llama-server's.
         const median = {median: expect.any(Number), p95: expect.any(Number)};
         expect(report.scrubOffPath).toEqual({
-            cleanroom: {requests: 4, nextTtftScrubRunningMs: median, nextTtftScrubDoneMs: median, scrubReportedAfterReplyMs: median},
-            llamaServer: {requests: 4, nextTtftScrubRunningMs: median, nextTtftScrubDoneMs: null, scrubReportedAfterReplyMs: null}
+            cleanroom: {requests: 4, nextTtftScrubRunningMs: median, nextTtftScrubDoneMs: median, scrubReportedAfterReplyMs: median, scrubCostToNextTtftMs: expect.any(Number)},
+            llamaServer: {requests: 4, nextTtftScrubRunningMs: median, nextTtftScrubDoneMs: null, scrubReportedAfterReplyMs: null, scrubCostToNextTtftMs: null}
         });
         expect(report.loadAverage).toEqual({atStart: expect.any(Array), atEnd: expect.any(Array)});
     });

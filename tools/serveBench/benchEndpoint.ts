@@ -1,8 +1,17 @@
 import * as z from "zod";
 
+/**
+ * Which OpenAI endpoint the bench streams from: `chat` (`/v1/chat/completions`, the prompt in the
+ * model's chat template) or `completions` (`/v1/completions`, the raw prompt continued: no chat
+ * template on the way in, no chat output parser on the way out).
+ */
+export type BenchApi = "chat" | "completions";
+
 export type EndpointBenchOptions = {
     baseURL: string,
     model: string,
+    /** Defaults to `chat`. */
+    api?: BenchApi,
     apiKey?: string | null,
     /** Clients sending at once, each one request after another. */
     concurrency: number,
@@ -25,7 +34,8 @@ export type EndpointBenchResult = {
 
 const ChunkSchema = z.object({
     id: z.string().optional(),
-    choices: z.array(z.object({delta: z.object({content: z.string().nullish()}).nullish()})).optional(),
+    // A chat chunk's text is in `delta.content`, a text completion chunk's in `text`.
+    choices: z.array(z.object({delta: z.object({content: z.string().nullish()}).nullish(), text: z.string().nullish()})).optional(),
     usage: z.object({completion_tokens: z.number()}).nullish()
 });
 
@@ -38,7 +48,7 @@ export function promptOf(client: number, request: number) {
         `found ${request + 2} shiny stones near the ${client % 2 === 0 ? "river" : "hill"} on day ${client * 100 + request}.`;
 }
 
-/** `concurrency` clients, each streaming `requestsPerClient` greedy chat completions in turn; tokens per second over the wall time, and time to first token. */
+/** `concurrency` clients, each streaming `requestsPerClient` greedy completions in turn; tokens per second over the wall time, and time to first token. */
 export async function benchEndpoint(options: EndpointBenchOptions): Promise<EndpointBenchResult> {
     const ttfts: number[] = [];
     const errors: string[] = [];
@@ -72,14 +82,15 @@ export async function benchEndpoint(options: EndpointBenchOptions): Promise<Endp
     };
 }
 
-/** One streamed greedy chat completion: its id, time to first token, completion tokens, and when its stream ended (`performance.now()`). */
-export async function streamOne(options: Pick<EndpointBenchOptions, "baseURL" | "model" | "apiKey" | "maxTokens" | "timeoutMs">, prompt: string) {
+/** One streamed greedy completion: its id, time to first token, completion tokens, and when its stream ended (`performance.now()`). */
+export async function streamOne(options: Pick<EndpointBenchOptions, "baseURL" | "model" | "api" | "apiKey" | "maxTokens" | "timeoutMs">, prompt: string) {
+    const chat = (options.api ?? "chat") === "chat";
     const sent = performance.now();
-    const response = await fetch(`${options.baseURL.replace(/\/$/, "")}/chat/completions`, {
+    const response = await fetch(`${options.baseURL.replace(/\/$/, "")}/${chat ? "chat/completions" : "completions"}`, {
         method: "POST",
         headers: {"content-type": "application/json", ...options.apiKey != null ? {authorization: `Bearer ${options.apiKey}`} : {}},
         body: JSON.stringify({
-            model: options.model, messages: [{role: "user", content: prompt}], max_tokens: options.maxTokens, temperature: 0,
+            model: options.model, ...chat ? {messages: [{role: "user", content: prompt}]} : {prompt}, max_tokens: options.maxTokens, temperature: 0,
             stream: true, stream_options: {include_usage: true}
         }),
         signal: AbortSignal.timeout(options.timeoutMs ?? 300_000)
@@ -104,7 +115,7 @@ export async function streamOne(options: Pick<EndpointBenchOptions, "baseURL" | 
                 continue;
             const chunk = ChunkSchema.parse(JSON.parse(data));
             id ??= chunk.id ?? null;
-            if (chunk.choices?.some((choice) => (choice.delta?.content ?? "") !== "") === true) {
+            if (chunk.choices?.some((choice) => (choice.delta?.content ?? choice.text ?? "") !== "") === true) {
                 ttftMs ??= performance.now() - sent;
                 textChunks++;
             }

@@ -1,8 +1,10 @@
-import {promptOf, streamOne} from "./benchEndpoint.js";
+import {promptOf, streamOne, type BenchApi} from "./benchEndpoint.js";
 
 export type ScrubOffPathOptions = {
     baseURL: string,
     model: string,
+    /** Defaults to `chat`. */
+    api?: BenchApi,
     maxTokens: number,
     /** Requests in each mode, one client sending one after another. */
     requests: number,
@@ -21,7 +23,13 @@ export type ScrubOffPathResult = {
     /** The same, the request sent only once the previous context was reported scrubbed (no scrub running). Null without `scrubbed`. */
     nextTtftScrubDoneMs: {median: number, p95: number} | null,
     /** How long after a reply's end the server reported its context scrubbed: above 0 the scrub was not on the reply's path (before, it was). Null without `scrubbed`. */
-    scrubReportedAfterReplyMs: {median: number, p95: number} | null
+    scrubReportedAfterReplyMs: {median: number, p95: number} | null,
+    /**
+     * What the previous request's scrub costs the next one: the median next time to first token with
+     * the scrub running less the median once it was done, in ms (about 0, within the noise, when the
+     * scrub is off the next request's critical path). Null without `scrubbed`.
+     */
+    scrubCostToNextTtftMs: number | null
 };
 
 /**
@@ -51,11 +59,14 @@ export async function measureScrubOffPath(options: ScrubOffPathOptions): Promise
                 throw new Error("the server's stream carried no response id");
             reportedAfter.push(await scrubbed(reply.id) - reply.endedAt);
         }
+    const running = summary(scrubRunning);
+    const done = scrubbed == null ? null : summary(scrubDone);
     return {
         requests: options.requests,
-        nextTtftScrubRunningMs: summary(scrubRunning),
-        nextTtftScrubDoneMs: scrubbed == null ? null : summary(scrubDone),
-        scrubReportedAfterReplyMs: scrubbed == null ? null : summary(reportedAfter)
+        nextTtftScrubRunningMs: running,
+        nextTtftScrubDoneMs: done,
+        scrubReportedAfterReplyMs: scrubbed == null ? null : summary(reportedAfter),
+        scrubCostToNextTtftMs: done == null ? null : Math.round((running.median - done.median) * 100) / 100
     };
 }
 

@@ -6,9 +6,9 @@ import readline from "node:readline";
 import {Command} from "commander";
 import * as z from "zod";
 import {cliCommand} from "../../src/cli/cliCommand.js";
-import {numberOption} from "../../src/cli/optionParsers.js";
+import {numberOption, textOption} from "../../src/cli/optionParsers.js";
 import {coreProcessEnv} from "../../src/core/common/coreProcessEnv.js";
-import {benchEndpoint, type EndpointBenchResult} from "./benchEndpoint.js";
+import {benchEndpoint, type BenchApi, type EndpointBenchResult} from "./benchEndpoint.js";
 
 /**
  * `cpuUsPerToken`: the server process's CPU time (all its threads) per completion token;
@@ -25,10 +25,12 @@ import {freePort} from "../freePort.js";
  * per-request scrub is off the next request's critical path. JSON report.
  */
 
-type Options = {model: string, threads: number, concurrency: string, requestsPerClient: number, maxTokens: number, warmupRequests: number, out: string, llamaServer?: string};
+type Options = {model: string, api: BenchApi, threads: number, concurrency: string, requestsPerClient: number, maxTokens: number, warmupRequests: number, out: string, llamaServer?: string};
 
 const program = new Command()
     .option("--model <gguf>", "model to serve", process.env.CLEANROOM_TEST_MODEL ?? path.resolve("../shared/models/stories260K.gguf"))
+    .option("--api <chat|completions>", "endpoint both servers stream from: chat (/v1/chat/completions) or completions (/v1/completions, no chat template or chat output parser)",
+        textOption("--api", z.enum(["chat", "completions"])), "chat")
     .option("--threads <n>", "threads for both servers", numberOption("--threads", z.number().int().min(1).max(256)), 1)
     .option("--concurrency <list>", "concurrent clients, comma-separated", "1,4,8")
     .option("--requests-per-client <n>", "requests each client sends in turn", numberOption("--requests-per-client", z.number().int().min(1).max(1000)), 4)
@@ -65,7 +67,7 @@ try {
     const cleanroom: BenchLevel[] = [];
     const llamaServer: BenchLevel[] = [];
     const run = (baseURL: string, concurrency: number, requestsPerClient = options.requestsPerClient) =>
-        benchEndpoint({baseURL, model: modelName, concurrency, requestsPerClient, maxTokens: options.maxTokens});
+        benchEndpoint({baseURL, model: modelName, api: options.api, concurrency, requestsPerClient, maxTokens: options.maxTokens});
     /** A measured run, with the CPU time the server's process took per completion token (all its threads): less moved by the machine's load than the wall time. */
     const measured = async (baseURL: string, pid: number | undefined, concurrency: number): Promise<BenchLevel> => {
         const processStat = pid == null ? null : `/proc/${pid}/stat`;
@@ -89,14 +91,15 @@ try {
     }
     // One client, one request after another: the next one's first token with the previous context's scrub running, and without.
     const scrubOffPath = {
-        cleanroom: await measureScrubOffPath({baseURL: cleanroomUrl, model: modelName, maxTokens: options.maxTokens, requests: options.requestsPerClient * 2, scrubbed}),
-        llamaServer: await measureScrubOffPath({baseURL: llamaUrl, model: modelName, maxTokens: options.maxTokens, requests: options.requestsPerClient * 2})
+        cleanroom: await measureScrubOffPath({baseURL: cleanroomUrl, model: modelName, api: options.api, maxTokens: options.maxTokens, requests: options.requestsPerClient * 2, scrubbed}),
+        llamaServer: await measureScrubOffPath({baseURL: llamaUrl, model: modelName, api: options.api, maxTokens: options.maxTokens, requests: options.requestsPerClient * 2})
     };
     process.stderr.write(`next request's first token: cleanroom ${scrubOffPath.cleanroom.nextTtftScrubRunningMs.median} ms with the previous scrub running, ` +
-        `${scrubOffPath.cleanroom.nextTtftScrubDoneMs!.median} ms after it; llama-server ${scrubOffPath.llamaServer.nextTtftScrubRunningMs.median} ms\n`);
+        `${scrubOffPath.cleanroom.nextTtftScrubDoneMs!.median} ms after it (the scrub's cost to the next request: ${scrubOffPath.cleanroom.scrubCostToNextTtftMs} ms); ` +
+        `llama-server ${scrubOffPath.llamaServer.nextTtftScrubRunningMs.median} ms\n`);
     const report = {
         loadAverage: {atStart: loadAtStart, atEnd: os.loadavg().map((load) => Math.round(load * 100) / 100)},
-        model: options.model, threads: options.threads, cpus: os.cpus().length, contextPerRequest: contextSize,
+        model: options.model, api: options.api, threads: options.threads, cpus: os.cpus().length, contextPerRequest: contextSize,
         maxTokens: options.maxTokens, requestsPerClient: options.requestsPerClient, warmupRequests: options.warmupRequests,
         cleanroom, llamaServer,
         comparison: levels.map((concurrency, index) => ({
@@ -134,7 +137,7 @@ async function startCleanroomServe(): Promise<{url: string, scrubbed: (responseI
         waiting.get(requestId)?.(at);
     });
     const scrubbed = (responseId: string) => new Promise<number>((resolve) => {
-        const requestId = responseId.replace(/^chatcmpl-/, "");
+        const requestId = responseId.replace(/^(chat)?cmpl-/, "");
         const at = scrubbedAt.get(requestId);
         if (at != null)
             resolve(at);
