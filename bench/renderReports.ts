@@ -30,7 +30,9 @@ type BenchReport = {
     switchPooled: {medianMs: number, maxMs: number, goalMs: number, nextTurnFirstTokenMs: number},
     scanner: {byChunk: Array<{chunkChars: number, megabytesPerSecond: number, microsecondsPerChunk: number}>, fingerprints: number},
     threadMatrix: ThreadMatrixReport | null,
-    threadGoals: Array<{what: string, ratio: number, cleanroom: number, cleanroomThreads: string, configuration: string, raw: number, rawThreads: string}> | null,
+    threadGoals: Array<{what: string, ratio: number, cleanroom: number, cleanroomThreads: string, configuration: string, raw: number, rawThreads: string,
+        /** The binary the Cleanroom figure ran on (absent in reports made before it was recorded). */
+        binary?: "prebuilt" | "built here", llamaBuild?: string | null}> | null,
     processTimes: ProcessTimesReport | null,
     latencyLimits: Array<{what: string, medianMs: number, maxMs: number, goalMs: number, met: boolean}>
 };
@@ -102,7 +104,7 @@ function renderBench(file: string) {
                 Object.values(model.byConfiguration).flatMap((byCount) => Object.keys(byCount))))].map(Number).sort((a, b) => a - b);
             text.push(...formatThreadMatrix(report.threadMatrix, counts));
             for (const goal of report.threadGoals ?? [])
-                text.push(`goal ${goal.what}: ${goal.ratio} (Cleanroom ${goal.cleanroom} at ${goal.cleanroomThreads} threads, ${goal.configuration}; llama-bench ${goal.raw} at ${goal.rawThreads})`);
+                text.push(`goal ${goal.what}: ${goal.ratio} (Cleanroom ${goal.cleanroom} at ${goal.cleanroomThreads} threads, ${goal.configuration}${goal.llamaBuild != null ? `, ${goal.llamaBuild}` : ""}; llama-bench ${goal.raw} at ${goal.rawThreads})`);
         }
         if (report.processTimes != null) {
             text.push(...formatProcessTimes(report.processTimes, Object.values(report.processTimes.turns)[0]?.cleanroom.runsMs.length ?? report.processTimes.help?.compiled.runsMs.length ?? 0));

@@ -254,7 +254,7 @@ async function main() {
         for (const line of formatThreadMatrix(threadMatrix, threadCounts))
             log(line);
         for (const goal of report.threadGoals!)
-            log(`goal ${goal.what}: ${goal.ratio} (Cleanroom ${goal.cleanroom} at ${goal.cleanroomThreads} threads, ${goal.configuration}; llama-bench ${goal.raw} at ${goal.rawThreads})`);
+            log(`goal ${goal.what}: ${goal.ratio} (Cleanroom ${goal.cleanroom} at ${goal.cleanroomThreads} threads, ${goal.configuration}, ${goal.llamaBuild ?? "build unknown"}; llama-bench ${goal.raw} at ${goal.rawThreads})`);
     }
     if (processTimes != null)
         for (const line of formatProcessTimes(processTimes, options.processRuns))
@@ -265,21 +265,29 @@ async function main() {
         log(`\nJSON report: ${options.out}`);
 }
 
-/** Cleanroom as it now runs (best "now" configuration and thread count) against llama-bench at its best count: goal >= 0.95. */
+/**
+ * Cleanroom as it now runs (best "now" configuration and thread count) against llama-bench at its best count: goal >= 0.95,
+ * one line per binary the "now" configurations ran on (node-llama-cpp's prebuilt one, the one `cleanroom engine build` made here).
+ */
 function threadGoals(matrix: ThreadMatrixReport) {
     const goals = [];
+    const nowConfigurations = matrix.configurations.filter((candidate) => candidate.label.startsWith("now"));
+    const binaryOf = (configuration: ThreadMatrixReport["configurations"][number]) => configuration.llamaBuild?.startsWith("local") === true ? "built here" : "prebuilt";
     for (const [name, model] of Object.entries(matrix.models)) {
         if (model.rawLlamaCpp == null)
             continue;
         for (const kind of ["generation", "prefill"] as const) {
             const [rawThreads, raw] = Object.entries(model.rawLlamaCpp).reduce<[string, number]>(
                 (best, [threads, figures]) => ((figures[kind] ?? 0) > best[1] ? [threads, figures[kind]!] : best), ["-", 0]);
-            let best = {cleanroom: 0, cleanroomThreads: "-", configuration: "-"};
-            for (const configuration of matrix.configurations.filter((candidate) => candidate.label.startsWith("now")))
-                for (const [threads, cell] of Object.entries(model.byConfiguration[configuration.id] ?? {}))
-                    if (cell.cleanroom[kind] > best.cleanroom)
-                        best = {cleanroom: cell.cleanroom[kind], cleanroomThreads: threads, configuration: configuration.label};
-            goals.push({what: `${name} ${kind} vs raw llama.cpp (>= 0.95)`, ratio: raw > 0 ? round(best.cleanroom / raw, 3) : null, raw, rawThreads, ...best});
+            for (const binary of [...new Set(nowConfigurations.map(binaryOf))]) {
+                let best = {cleanroom: 0, cleanroomThreads: "-", configuration: "-", llamaBuild: null as string | null};
+                for (const configuration of nowConfigurations.filter((candidate) => binaryOf(candidate) === binary))
+                    for (const [threads, cell] of Object.entries(model.byConfiguration[configuration.id] ?? {}))
+                        if (cell.cleanroom[kind] > best.cleanroom)
+                            best = {cleanroom: cell.cleanroom[kind], cleanroomThreads: threads, configuration: configuration.label, llamaBuild: configuration.llamaBuild};
+                if (best.cleanroom > 0)
+                    goals.push({what: `${name} ${kind} on the ${binary} binary vs raw llama.cpp (>= 0.95)`, binary, ratio: raw > 0 ? round(best.cleanroom / raw, 3) : null, raw, rawThreads, ...best});
+            }
         }
     }
     return goals;

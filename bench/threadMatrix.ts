@@ -20,7 +20,7 @@ export type ThreadMatrixOptions = {
     tokens: number,
     prefillTokens: number,
     maxMs: number,
-    /** Whether a build made by `npm run build:llama` is present (adds its configurations). */
+    /** Whether a build made by `cleanroom engine build` is present (adds its configurations). */
     localBuild: boolean,
     /** A GPU backend to add as a configuration ("vulkan", "cuda", "metal"), or null for none. */
     gpu: string | null,
@@ -51,8 +51,8 @@ export function threadConfigurations(localBuild: boolean, gpu: string | null = n
         {id: "before", label: "before: prebuilt, libuv pool 4", env: {...prebuilt, UV_THREADPOOL_SIZE: undefined}},
         {id: "prebuilt", label: "now: prebuilt, pool 1", env: {...prebuilt, UV_THREADPOOL_SIZE: "1"}},
         ...(localBuild ? [
-            {id: "local", label: "now: build:llama (OpenMP), pool 1", env: {CLEANROOM_LLAMA_BUILD: undefined, CLEANROOM_GPU: "off", UV_THREADPOOL_SIZE: "1"}},
-            {id: "localPool4", label: "build:llama (OpenMP), pool 4", env: {CLEANROOM_LLAMA_BUILD: undefined, CLEANROOM_GPU: "off", UV_THREADPOOL_SIZE: undefined}}
+            {id: "local", label: "now: built here (engine build, OpenMP), pool 1", env: {CLEANROOM_LLAMA_BUILD: undefined, CLEANROOM_GPU: "off", UV_THREADPOOL_SIZE: "1"}},
+            {id: "localPool4", label: "built here (engine build, OpenMP), pool 4", env: {CLEANROOM_LLAMA_BUILD: undefined, CLEANROOM_GPU: "off", UV_THREADPOOL_SIZE: undefined}}
         ] : []),
         // CLEANROOM_GPU: the engine's --gpu (it offloads as its fit estimate says, and reports the layers it did).
         ...(gpu != null ? [{id: "gpu", label: `GPU: ${gpu}, pool 1`, env: {...prebuilt, UV_THREADPOOL_SIZE: "1", CLEANROOM_GPU: gpu}, gpu}] : [])

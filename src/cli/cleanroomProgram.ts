@@ -1,5 +1,6 @@
 import {registerChatCommand} from "./commands/chat.js";
 import {registerConversationsCommand} from "./commands/conversations.js";
+import {registerEngineCommand} from "./commands/engine.js";
 import {registerModelsCommand} from "./commands/models.js";
 import {registerPassphraseCommand} from "./commands/passphrase.js";
 import {registerSelfTestCommand} from "./commands/selftest.js";
@@ -21,6 +22,7 @@ export const cleanroomProgram: CliProgramOptions = {
         registerSettingsCommand(program);
         registerWipeCommand(program);
         registerServeCommand(program);
+        registerEngineCommand(program);
     },
     decodingCommands: ["chat", "selftest", "serve"]
 };

@@ -3,6 +3,7 @@ import type {ApiInput, ApiOutput, AppSettings, GpuSetting, ModelStatus} from "..
 import type {Conversation, ConversationPolicy} from "../../../src/core/common/types.js";
 import type {AppCoreClient} from "../transport/AppCoreClient.js";
 import {DocumentSearchSettings} from "./DocumentSearchSettings.js";
+import {EngineSettings} from "./EngineSettings.js";
 import {LocalApiServerSettings} from "./LocalApiServerSettings.js";
 import {NeverSendSettings} from "./NeverSendSettings.js";
 import {PassphraseSettings} from "./PassphraseSettings.js";
@@ -103,6 +104,8 @@ export function SettingsDialog({client, settings, model, pendingRestart, convers
                     </div>
                     {pendingRestart.length > 0 && <p className="notice">Threads, context size and GPU apply when the core next starts.</p>}
                 </fieldset>
+
+                <EngineSettings client={client} />
 
                 <DocumentSearchSettings client={client} settings={settings} onSave={onSave} />
 

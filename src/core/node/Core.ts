@@ -93,6 +93,11 @@ export class Core {
         return await engine.loadModel(modelPath, onStep);
     }
 
+    /** The native backend this core's model loads use (`engine.status`). */
+    public llama(): Promise<Llama> {
+        return this._services.engine.llama();
+    }
+
     /** The loaded model, or null. */
     public modelInfo(): LoadedModelInfo | null {
         return this._services.engine.info;

@@ -13,6 +13,7 @@ import {
     maxMessageTextLength, maxUploadChunkBytes
 } from "./limits.js";
 import {CitedDocumentSchema, CitedPassageSchema} from "./documentSchemas.js";
+import {EngineStatusSchema} from "./engineSchemas.js";
 
 export type CallDefinition = {input: z.ZodType, output: z.ZodType};
 
@@ -320,6 +321,24 @@ export const coreCalls = {
     "models.setDefault": {
         input: z.strictObject({id: RegisteredModelIdSchema}),
         output: z.object({defaultModelId: RegisteredModelIdSchema.nullable(), status: ModelStatusSchema})
+    },
+    /** Which llama.cpp binary runs models (prebuilt or built here), whether one can be built for this CPU, and the build running or last finished. */
+    "engine.status": {
+        input: z.strictObject({}),
+        output: EngineStatusSchema
+    },
+    /**
+     * Starts building llama.cpp for this CPU (about 10 minutes, in child processes) and returns at once; progress arrives as
+     * `engine.buildProgress` events, ending `done` (used from the core's next start), `failed` or `cancelled`. ENGINE_BUILD_RUNNING while one runs.
+     */
+    "engine.build": {
+        input: z.strictObject({}),
+        output: z.object({started: z.literal(true)})
+    },
+    /** Stops the running build; what it made is removed, so the prebuilt binary stays in use. */
+    "engine.cancelBuild": {
+        input: z.strictObject({}),
+        output: z.object({cancelled: z.boolean()})
     },
     /** The app's local API server (#29): whether it runs, its base URL, the model it serves, how many keys guard it. */
     "apiServer.status": {

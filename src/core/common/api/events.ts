@@ -1,6 +1,7 @@
 import * as z from "zod";
 import {ConversationIdSchema, SessionEndReasonSchema} from "../types.js";
 import {LocalApiServerStatusSchema} from "./apiServerSchemas.js";
+import {EngineBuildProgressSchema} from "./engineSchemas.js";
 import {AppLockStateSchema, AuditEventSchema, CoreStatusSchema, DownloadProgressEventSchema, TurnResultSchema, TurnStartedSchema, WireErrorSchema} from "./schemas.js";
 
 /**
@@ -34,7 +35,9 @@ export const coreEvents = {
     /** The app's local API server started or stopped (by the user, with the app, or as the core closes), or could not start with the app. */
     "apiServer.status": LocalApiServerStatusSchema,
     /** A model download's progress, in order, ending with `done`, `failed` or `cancelled`. */
-    "models.downloadProgress": DownloadProgressEventSchema
+    "models.downloadProgress": DownloadProgressEventSchema,
+    /** The engine build's progress (`engine.build`), in order, ending with `done`, `failed` or `cancelled`. */
+    "engine.buildProgress": EngineBuildProgressSchema
 } as const satisfies Record<string, z.ZodType>;
 
 export type CoreEvents = typeof coreEvents;

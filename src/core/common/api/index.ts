@@ -3,3 +3,4 @@ export {coreEvents, type CoreEvents} from "./events.js";
 export * from "./limits.js";
 export * from "./schemas.js";
 export * from "./types.js";
+export * from "./engineSchemas.js";

@@ -119,6 +119,11 @@ export class LocalEngine {
         return this._pool;
     }
 
+    /** The `Llama` model loads use (loaded now when it is not yet). */
+    public llama(): Promise<Llama> {
+        return this._llama();
+    }
+
     /** Keeps resume snapshots (`KvResume`) from the next model load on. */
     public useResume(resume: KvResume | null) {
         this._resume = resume;

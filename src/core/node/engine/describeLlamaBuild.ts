@@ -11,7 +11,7 @@ export type LlamaBuildFacts = {
 
 /**
  * Which llama.cpp binary the process runs, in one short stable string such as
- * `prebuilt v0.4.0 cpu` or `local v0.4.0 cpu openmp` (a build made by `npm run build:llama`).
+ * `prebuilt v0.4.0 cpu` or `local v0.4.0 cpu openmp` (a build made by `cleanroom engine build`).
  * Thread tunings are stored per build: what is fastest on one is not on the other.
  */
 export function describeLlamaBuild(llama: Llama | LlamaBuildFacts) {

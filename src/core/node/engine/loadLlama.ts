@@ -43,7 +43,7 @@ export function gpuSettingFromEnvironment(): GpuSetting {
  *   kind there is.
  * - `off`: the CPU binary.
  *
- * A CPU build made by `npm run build:llama` (OpenMP threads) is used when present and the CPU is
+ * A CPU build made here (`cleanroom engine build`, OpenMP threads) is used when present and the CPU is
  * asked for (`off`), else the prebuilt binary; CLEANROOM_LLAMA_BUILD=prebuilt keeps the prebuilt binary.
  */
 export function loadLlama(gpu?: GpuSetting, {processDefault = true}: {processDefault?: boolean} = {}): Promise<Llama> {
@@ -94,7 +94,7 @@ async function load(setting: GpuSetting): Promise<Llama> {
  * `auto`: the binary remembered for this machine, driver and build (`gpuProbeCache`), else
  * node-llama-cpp's own search (it tests each GPU binary in a child process: about 0.1 s a process
  * on a machine without a GPU), remembered for the next process. A GPU binary that finds no usable
- * device is swapped for the CPU binary (the local CPU build when `npm run build:llama` made one),
+ * device is swapped for the CPU binary (the local CPU build when `cleanroom engine build` made one),
  * so that every process on this machine runs the same build whether or not it probed.
  */
 async function loadAuto(): Promise<Llama> {

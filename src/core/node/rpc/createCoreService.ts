@@ -9,6 +9,7 @@ import {MemorySecretVault} from "../secrets/MemorySecretVault.js";
 import {LocalApiServer} from "../serving/LocalApiServer.js";
 import {CoreEventEmitter} from "./CoreEventEmitter.js";
 import {ModelStatusTracker} from "../models/ModelStatusTracker.js";
+import {EngineBuildRunner} from "../engine/EngineBuildRunner.js";
 import {TurnRunner} from "../turns/TurnRunner.js";
 import {describeZodIssues} from "../../common/describeZodIssues.js";
 
@@ -85,11 +86,13 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
             void apiServer.startIfLeftOn();
     });
     const library = options.models != null ? new ModelLibrary(options.models, (progress) => events.emit("models.downloadProgress", progress)) : null;
-    // What `dispose` undoes, in this order: replies stopped, downloads cancelled, the audit and fault relays detached.
+    const engineBuild = new EngineBuildRunner(() => core.llama(), (progress) => events.emit("engine.buildProgress", progress));
+    // What `dispose` undoes, in this order: replies stopped, downloads and an engine build cancelled, the audit and fault relays detached.
     const teardown = new DisposeAggregator();
     teardown.add(() => turns.stopAll());
     teardown.add(() => uploads.clear());
     teardown.add(() => library?.cancelAll());
+    teardown.add(() => engineBuild.cancel());
     teardown.add(core.onAuditEvent((event) => events.emit("audit.event", event)));
     teardown.add(core.onBackgroundScrubFault((fault) => events.emit("scrub.backgroundFault", fault)));
     teardown.add(core.onApiActivity.createListener((requestsInFlight) => events.emit("api.activity", {requestsInFlight})));
@@ -206,6 +209,12 @@ export function createCoreService(core: Core, options: CoreServiceOptions = {}):
 
             return await loadModel(modelPath, remember !== false);
         },
+        "engine.status": async () => await engineBuild.status(),
+        "engine.build": async () => {
+            engineBuild.start();
+            return {started: true as const};
+        },
+        "engine.cancelBuild": async () => ({cancelled: engineBuild.cancel()}),
         "models.list": async () => await requireLibrary().list(models.status.state === "ready" ? models.status.path : null),
         "models.download": async (request) => ({id: requireLibrary().startDownload(request)}),
         "models.cancelDownload": async ({id}) => ({cancelled: requireLibrary().cancelDownload(id)}),
