@@ -76,12 +76,14 @@ export default defineConfig({
             {extends: true, test: {name: "unit", include: ["test/unit/**/*.test.ts"], isolate: false, sequence: {groupOrder: 0}}},
             {extends: true, test: {name: "model", include: ["test/integration/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.model],
                 sequence: {groupOrder: 0}}},
-            {extends: true, test: {name: "e2e", include: ["test/e2e/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.e2e], sequence: {groupOrder: 0}}},
+            {extends: true, test: {name: "e2e", include: ["test/e2e/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.e2e], sequence: {groupOrder: 0},
+                globalSetup: ["test/setup/chromiumServer.ts"]}},
             {extends: true, test: {name: "security", include: ["test/security/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.security],
                 sequence: {groupOrder: 0}}},
             {extends: true, test: {name: "model-serial", include: runAlone.model, fileParallelism: false, sequence: {groupOrder: 1},
                 globalSetup: ["test/setup/vocabularyTokenCounts.ts"]}},
-            {extends: true, test: {name: "e2e-serial", include: runAlone.e2e, fileParallelism: false, sequence: {groupOrder: 1}}},
+            {extends: true, test: {name: "e2e-serial", include: runAlone.e2e, fileParallelism: false, sequence: {groupOrder: 1},
+                globalSetup: ["test/setup/chromiumServer.ts"]}},
             {extends: true, test: {name: "security-serial", include: runAlone.security, fileParallelism: false, sequence: {groupOrder: 1}}}
         ]
     }

@@ -14,13 +14,15 @@ let app: E2eApp;
 let page: Page;
 const screenshot = (name: string) => app.screenshot(name);
 
+/** The message whose reply the user stops: held mid-stream (`holdReply`) until Stop is clicked, however fast the machine. */
+const stopPrompt = "Now tell me a much longer story about a lighthouse keeper.";
 const assistantMessages = () => page.getByRole("article", {name: "Assistant message"});
 const isolation = () => page.getByRole("region", {name: "Isolation"});
 
 describe.skipIf(!runnable)("the real UI in Chromium against web mode and the real model", () => {
     beforeAll(async () => {
         // No model at start: the first-run screen comes first.
-        app = await openE2eApp({label: "e2e-home", args: ["--no-model"]});
+        app = await openE2eApp({label: "e2e-home", args: ["--no-model"], holdReply: {prompt: stopPrompt, afterTokens: 8}});
         page = app.page;
     }, 240_000);
 
@@ -68,16 +70,23 @@ describe.skipIf(!runnable)("the real UI in Chromium against web mode and the rea
 
     it("stops a reply mid-stream and keeps what was produced, marked stopped", async () => {
         const composer = page.getByRole("textbox", {name: "Message"});
-        await composer.fill("Now tell me a much longer story about a lighthouse keeper.");
+        await composer.fill(stopPrompt);
         await page.getByRole("button", {name: "Send"}).click();
 
+        // Held after 8 tokens: the reply is certainly mid-stream when Stop is clicked.
+        await app.replyHeld();
         const stop = page.getByRole("button", {name: "Stop"});
         await stop.waitFor();
         const reply = assistantMessages().last();
-        await expect.poll(async () => (await reply.textContent())?.length ?? 0, {timeout: 30_000}).toBeGreaterThan(20);
+        await expect.poll(async () => (await reply.locator(".markdown").innerText()).trim()).not.toBe("");
         await stop.click();
+        // Let it go on once the core has answered the stop: had it stopped nothing, the reply would now run to its end.
+        await app.releaseReplyOnceStopped();
         await expect.poll(() => reply.getAttribute("data-status"), {timeout: 30_000}).toBe("interrupted");
         await expect.poll(() => reply.textContent()).toContain("Stopped");
+        // What was produced is kept: the 8 tokens of before the Stop, and not one more.
+        expect(await reply.getByLabel("Reply statistics").textContent()).toMatch(/^8 tokens/);
+        expect((await reply.locator(".markdown").innerText()).trim()).not.toBe("");
         await expect.poll(() => stop.isVisible()).toBe(false);
         // The stopped turn's context is scrubbed at once, never reused: no live context, the scrub verified (abort).
         await expect.poll(() => isolation().textContent()).toContain("No live context");

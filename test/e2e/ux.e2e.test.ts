@@ -1,10 +1,10 @@
 import fs from "node:fs";
 import path from "node:path";
-import type {Page} from "playwright-core";
+import type {Download, Page} from "playwright-core";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {openE2eApp, type E2eApp} from "../helpers/e2eApp.js";
 import {requireChromium} from "../helpers/launchChromium.js";
-import {askWebMode, startWebMode} from "../helpers/startWebMode.js";
+import {askWebMode} from "../helpers/startWebMode.js";
 import {tempDir} from "../helpers/tempCore.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {outsideViewport, overlapping, seriousAxeViolations, tabThrough, visibleBoxes} from "../helpers/uxChecks.js";
@@ -15,6 +15,8 @@ const runnable = requireChromium() && modelPath != null;
 let app: E2eApp;
 let page: Page;
 const screenshot = (name: string) => app.screenshot(name);
+/** The message whose reply Escape stops: held mid-stream (`holdReply`) until then, however fast the machine. */
+const stopPrompt = "Now tell me a much longer story about a lighthouse keeper.";
 const composer = () => page.getByRole("textbox", {name: "Message"});
 const sidebar = () => page.getByRole("navigation", {name: "Conversations"});
 const assistantMessages = () => page.getByRole("article", {name: "Assistant message"});
@@ -37,12 +39,8 @@ const openConversationId = async () => {
 
 /** #12, tried as a new user would: drafts, focus and keys, layout at every width, message actions, the list, progress, accessibility. */
 describe.skipIf(!runnable)("the app as people expect it, in Chromium against web mode and the real model", () => {
-    let home: string;
-    const webArgs = (database: string) => ["--model", modelPath!, "--db", database, "--threads", "1", "--context-size", "2048"];
-
     beforeAll(async () => {
-        home = tempDir("e2e-ux");
-        app = await openE2eApp({label: "e2e-ux", home, args: ["--model", modelPath!], screenshotPrefix: "ux-"});
+        app = await openE2eApp({label: "e2e-ux", args: ["--model", modelPath!], holdReply: {prompt: stopPrompt, afterTokens: 8}, screenshotPrefix: "ux-"});
         page = app.page;
         // Every origin: a test restarts web mode, on another port.
         await app.browser.grantPermissions(["clipboard-read", "clipboard-write"]);
@@ -95,8 +93,7 @@ describe.skipIf(!runnable)("the app as people expect it, in Chromium against web
         expect(second).not.toBe(first);
 
         // The core restarts (web mode stopped and started on the same database): both drafts are there.
-        await app.web.stop();
-        app.web = await startWebMode(webArgs(app.database), {CLEANROOM_HOME: home, CLEANROOM_MODEL: ""});
+        await app.restartWeb();
         await page.goto(app.web.url);
         await expect.poll(() => composer().inputValue()).toBe("Second conversation's draft");
         await sidebar().locator("button.conversation-open:not([aria-current])").filter({hasText: "New conversation"}).click();
@@ -115,13 +112,19 @@ describe.skipIf(!runnable)("the app as people expect it, in Chromium against web
         // Sent, the draft is gone from the core too.
         expect(await storedDraft(await openConversationId())).toBe("");
 
-        await composer().fill("Now tell me a much longer story about a lighthouse keeper.");
+        await composer().fill(stopPrompt);
         await composer().press("Enter");
+        // Held after 8 tokens: the reply is certainly mid-stream when Escape is pressed.
+        await app.replyHeld();
         const stopped = assistantMessages().last();
-        await expect.poll(async () => (await stopped.textContent())?.length ?? 0, {timeout: 30_000}).toBeGreaterThan(20);
+        await expect.poll(async () => (await stopped.locator(".markdown").innerText()).trim()).not.toBe("");
         await composer().press("Escape");
+        // Let it go on once the core has answered the stop: had it stopped nothing, the reply would now run to its end.
+        await app.releaseReplyOnceStopped();
         await expect.poll(() => stopped.getAttribute("data-status"), {timeout: 30_000}).toBe("interrupted");
-        expect((await stopped.textContent())!.length).toBeGreaterThan(20);
+        // Its text is kept: the 8 tokens of before the Escape, and not one more.
+        expect(await stopped.getByLabel("Reply statistics").textContent()).toMatch(/^8 tokens/);
+        expect((await stopped.locator(".markdown").innerText()).trim()).not.toBe("");
         expect(await focusedLabel()).toBe("Message");
         await screenshot("04-escape-stopped");
     });
@@ -130,7 +133,7 @@ describe.skipIf(!runnable)("the app as people expect it, in Chromium against web
         const before = await userMessages().count();
         await composer().focus();
         await page.keyboard.press("ArrowUp");
-        await expect.poll(() => composer().inputValue()).toBe("Now tell me a much longer story about a lighthouse keeper.");
+        await expect.poll(() => composer().inputValue()).toBe(stopPrompt);
         await page.getByText("Editing your message").waitFor();
         await composer().fill("Tell me a short story about a lighthouse.");
         await composer().press("Enter");
@@ -142,7 +145,7 @@ describe.skipIf(!runnable)("the app as people expect it, in Chromium against web
         await screenshot("05-edited-version-2");
 
         await edited.getByRole("button", {name: "Previous version"}).click();
-        await expect.poll(() => userMessages().last().textContent()).toContain("Now tell me a much longer story about a lighthouse keeper.");
+        await expect.poll(() => userMessages().last().textContent()).toContain(stopPrompt);
         expect(await userMessages().last().getByRole("group", {name: "Versions"}).textContent()).toContain("1 / 2");
         expect(await assistantMessages().last().getAttribute("data-status")).toBe("interrupted");
         await userMessages().last().getByRole("button", {name: "Next version"}).click();
@@ -189,24 +192,31 @@ describe.skipIf(!runnable)("the app as people expect it, in Chromium against web
     });
 
     it("exports one conversation or all as Markdown and JSON; the JSON imports back", async () => {
+        // Copied out of the browser (connected to, not launched here, it keeps its downloads to itself).
+        const saved = async (download: Download) => {
+            const file = path.join(tempDir("e2e-ux-export"), download.suggestedFilename());
+            await download.saveAs(file);
+            return file;
+        };
         const header = page.getByRole("main", {name: "Chat"}).locator("header");
         await header.getByText("Export", {exact: true}).click();
         const [markdown] = await Promise.all([page.waitForEvent("download"), header.getByRole("button", {name: "Export as Markdown"}).click()]);
         expect(markdown.suggestedFilename()).toBe("bread-plan.md");
-        const markdownText = fs.readFileSync((await markdown.path())!, "utf8");
+        const markdownText = fs.readFileSync(await saved(markdown), "utf8");
         expect(markdownText).toContain("# Bread plan");
         expect(markdownText).toContain("| 1 | knead |");
 
         await sidebar().getByText("Export all", {exact: true}).click();
         const [json] = await Promise.all([page.waitForEvent("download"), sidebar().getByRole("button", {name: "Export all as JSON"}).click()]);
         expect(json.suggestedFilename()).toBe("cleanroom-conversations.json");
-        const exported = JSON.parse(fs.readFileSync((await json.path())!, "utf8")) as {conversations: Array<{title: string}>};
+        const jsonFile = await saved(json);
+        const exported = JSON.parse(fs.readFileSync(jsonFile, "utf8")) as {conversations: Array<{title: string}>};
         const titles = exported.conversations.map((conversation) => conversation.title).sort();
         expect(titles).toContain("Bread plan");
         expect(titles).toContain("Tell me a story about a brave little dragon.");
 
         const before = await sidebar().getByRole("listitem").count();
-        await sidebar().getByLabel("Import conversations from a JSON export").setInputFiles((await json.path())!);
+        await sidebar().getByLabel("Import conversations from a JSON export").setInputFiles(jsonFile);
         await page.getByRole("status").filter({hasText: `Imported ${titles.length} conversations`}).waitFor();
         await expect.poll(() => sidebar().getByRole("listitem").count()).toBe(before + titles.length);
     });

@@ -18,12 +18,14 @@ export type WebMode = {
 /**
  * Runs `npm run web`'s entry (or `entry`, such as `npm start`'s) as a child process and resolves
  * with the URL line it prints. `nodeArgs` go to node after tsx, e.g. `--import` of a forced-fault preload.
+ * `stdin` "pipe" gives the test web mode's stdin, which its first core process shares (a hold preload's releases).
  */
-export function startWebMode(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 180_000, entry = "src/web/main.ts", nodeArgs: string[] = []): Promise<WebMode> {
+export function startWebMode(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 180_000, entry = "src/web/main.ts", nodeArgs: string[] = [],
+    stdin: "ignore" | "pipe" = "ignore"): Promise<WebMode> {
     const child = spawn(process.execPath, ["--import", "tsx", ...nodeArgs, path.join(repoRoot, entry), ...args], {
         cwd: repoRoot,
         env: {...process.env, ...env},
-        stdio: ["ignore", "pipe", "pipe"]
+        stdio: [stdin, "pipe", "pipe"]
     });
     let stdout = "";
     let stderr = "";
