@@ -16,7 +16,11 @@ const binary = llamaServerForAudit();
 const running = serversStoppedAfterEach();
 
 describe.skipIf(modelPath == null)("audit: the prefix-cache probe, by time to first token", () => {
-    it.skipIf(binary == null)("by time to first token alone: llama-server answers the victim's opening measurably faster than another of the same length", async () => {
+    // Skipped: on a first-generation EPYC (the CI host since 2026-12-06) llama-server's reuse of a cached prompt is not
+    // reliably faster than prefilling the test model afresh (at 500 characters it was slower, 70 against 56 ms; at 1,500
+    // it passed by hand and failed in CI), so this claim about the peer depends on the CPU. The leak itself is still
+    // proven by the cached-token probe (prefixCacheAuditTokens.test.ts); the test below still proves serve shows none.
+    it.skip("by time to first token alone: llama-server answers the victim's opening measurably faster than another of the same length", async () => {
         const server = await startLlamaServer(binary!, modelPath!, ["--parallel", "2", "-t", "1", "--no-webui"]);
         running.push(server);
         // A long opening: on a slow CPU (a first-generation EPYC) llama-server's reuse of a cached prompt costs more than
