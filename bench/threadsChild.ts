@@ -43,7 +43,9 @@ let cleanroomGpuLayers = 0;
 
 async function measure(threads: number) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cleanroom-bench-threads-"));
-    const services = createCoreServices(llama, {database: path.join(dir, "bench.db"), engine: {threads, contextSize: 2048, pool: {idleTimeoutMs: 0}}});
+    // Resume snapshots off: the prefill figure is a whole history evaluated again, never a snapshot restored (one that
+    // fits the snapshot cap, such as a 350-token history of the 86M model, would otherwise be restored from the second run on).
+    const services = createCoreServices(llama, {database: path.join(dir, "bench.db"), engine: {threads, contextSize: 2048, pool: {idleTimeoutMs: 0}}, resume: {enabled: false}});
     // The bench builds long histories and compares with plain node-llama-cpp on the same model, so it keeps the services.
     const {engine, store} = services;
     const core = new Core(services);
@@ -85,6 +87,8 @@ async function measure(threads: number) {
 
             await core.closeConversation(long.id, "evict"); // a fresh context: the whole history is evaluated
             const resumed = await core.sendMessage({conversationId: long.id, text: question, maxTokens: 1, temperature: 0, route: "local"});
+            if (resumed.tokens.evaluated !== longPrompt.tokens.length)
+                throw new Error(`The prefill run evaluated ${resumed.tokens.evaluated} of the history's ${longPrompt.tokens.length} tokens: not a prefill.`);
             cleanroom.prefill.push(resumed.tokens.evaluated / ((resumed.timings.firstTokenMs ?? NaN) / 1000));
             store.deleteMessage(resumed.assistantMessageId);
             store.deleteMessage(resumed.userMessageId);
