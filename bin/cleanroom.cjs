@@ -6,8 +6,7 @@
 // CLEANROOM_TRACE_STARTUP=1 (src/core/node/startupTrace.ts): when this file began and when the compiled CLI was checked.
 const launcherMarks = process.env.CLEANROOM_TRACE_STARTUP === "1" ? (globalThis[Symbol.for("cleanroom.launcherMarks")] = {startedMs: performance.now()}) : null;
 
-// 1. The core's one-thread libuv pool (src/core/common/coreProcessEnv.ts), or `serve`'s own
-// (bin/serveThreadpoolSize.cjs: a pool thread per request decoding at once). libuv reads
+// 1. The core's one-thread libuv pool (src/core/common/coreProcessEnv.ts). libuv reads
 // UV_THREADPOOL_SIZE once, when the pool starts at its first use, so setting it here, before any
 // asynchronous file access, takes effect in this very process: no relaunch. Not when a module was
 // preloaded (--import, --require, a loader): that may have started the pool already, and then
@@ -15,8 +14,7 @@ const launcherMarks = process.env.CLEANROOM_TRACE_STARTUP === "1" ? (globalThis[
 const preloads = /(^|\s)(--import|--require|-r|--loader|--experimental-loader)(=|\s|$)/;
 const preloaded = process.execArgv.some((arg) => preloads.test(arg)) || preloads.test(process.env.NODE_OPTIONS ?? "");
 if (process.env.UV_THREADPOOL_SIZE == null && !preloaded) {
-    const {serveThreadpoolSize} = require("./serveThreadpoolSize.cjs");
-    process.env.UV_THREADPOOL_SIZE = String(serveThreadpoolSize(process.argv.slice(2), require("node:os").availableParallelism()) ?? 1);
+    process.env.UV_THREADPOOL_SIZE = "1";
     // Tells startupThreadpoolSize that this process's pool got the value, though its start environment lacks it.
     process.env.CLEANROOM_THREADPOOL_SET_IN_PROCESS = String(process.pid);
 }

@@ -1,5 +1,3 @@
-import os from "node:os";
-import {serveThreadpoolSize} from "../../bin/serveThreadpoolSize.cjs";
 import {registerChatCommand} from "./commands/chat.js";
 import {registerConversationsCommand} from "./commands/conversations.js";
 import {registerEngineCommand} from "./commands/engine.js";
@@ -26,7 +24,5 @@ export const cleanroomProgram: CliProgramOptions = {
         registerServeCommand(program);
         registerEngineCommand(program);
     },
-    decodingCommands: ["chat", "selftest", "serve"],
-    // What bin/cleanroom.cjs gives the compiled CLI's process; from source, the relaunch gives it.
-    threadpoolSize: (args) => serveThreadpoolSize(args, os.availableParallelism())
+    decodingCommands: ["chat", "selftest", "serve"]
 };

@@ -11,16 +11,14 @@ export type CliProgramOptions = {
     /** Adds the commands to the program. */
     register: (program: Command) => void,
     /** Commands that decode with the local model in this process: they need the core's thread pool (see relaunchWithCoreThreadpool). */
-    decodingCommands: string[],
-    /** A pool other than the core's for the command line (`process.argv.slice(2)`), or null. Defaults to none: every decoding command gets the core's. */
-    threadpoolSize?: (args: readonly string[]) => number | null
+    decodingCommands: string[]
 };
 
 /**
  * Parses `process.argv` with the commands `register` adds and runs the one asked for. Usage
  * errors and errors thrown before a command ran are reported like any other (as JSON with --json).
  */
-export async function runCliProgram({name, description, register, decodingCommands, threadpoolSize}: CliProgramOptions) {
+export async function runCliProgram({name, description, register, decodingCommands}: CliProgramOptions) {
     traceStartup("CLI loaded");
     // Flags are parsed before a command knows about its --json, so a usage error looks here.
     const cliArgs = process.argv.slice(2);
@@ -37,7 +35,7 @@ export async function runCliProgram({name, description, register, decodingComman
     register(program);
 
     if (decodingCommands.includes(cliArgs.find((arg) => !arg.startsWith("-")) ?? "") && !cliArgs.includes("--help") && !cliArgs.includes("-h"))
-        await relaunchWithCoreThreadpool(threadpoolSize?.(cliArgs) ?? undefined);
+        await relaunchWithCoreThreadpool();
 
     try {
         await program.parseAsync(process.argv);

@@ -1,6 +1,6 @@
 /** How `cleanroom serve`'s process shares the CPU among the requests it serves at once. */
 export type ServeThreading = {
-    /** libuv's pool in serve's process (bin/serveThreadpoolSize.cjs): how many requests' contexts decode at once. */
+    /** libuv's pool in serve's process (1, the core's, unless `UV_THREADPOOL_SIZE` says): how many requests' contexts decode at once. */
     threadpoolSize: number,
     /** Requests served at once (`--parallel`). */
     parallel: number,
@@ -12,7 +12,7 @@ export type ServeThreading = {
 
 /**
  * The cap on the threads of serve's decodes running at once: the cores, once the pool lets more
- * than one decode run. node-llama-cpp (`llama.maxThreads`, its ThreadsSplitter) then splits them
+ * than one decode run (`UV_THREADPOOL_SIZE=2 cleanroom serve`: docs/local-server.md, "Threads"). node-llama-cpp (`llama.maxThreads`, its ThreadsSplitter) then splits them
  * at each decode: a context decoding alone keeps its whole count, two at once get half each (at
  * least 1), so spinning threads never outnumber the cores (docs/threads.md, cause 3). With a pool
  * of 1 its default stays, as in the chat core: one decode at a time needs no split.

@@ -136,7 +136,7 @@ async function startCleanroomServe(): Promise<{url: string, scrubbed: (responseI
     const home = fs.mkdtempSync(path.join(os.tmpdir(), "cleanroom-serve-bench-"));
     const {command, args} = cliCommand(["serve", "--port", "0", "--model", options.model, ...options.threads != null ? ["--threads", String(options.threads)] : [],
         "--parallel", String(parallel), "--db", path.join(home, "bench.db")]);
-    // Not the core's environment: serve chooses its own libuv pool (bin/serveThreadpoolSize.cjs); a UV_THREADPOOL_SIZE given to the bench is kept.
+    // Serve as a user starts it (the launcher gives it the core's pool of 1); a UV_THREADPOOL_SIZE given to the bench reaches it.
     const child = spawn(command, args, {env: {...process.env, CLEANROOM_HOME: home}, stdio: ["ignore", "pipe", "pipe"]});
     children.push(child);
     const scrubbedAt = new Map<string, number>();

@@ -67,7 +67,7 @@ export function registerServeCommand(program: Command) {
                 if (!useStoredKeys)
                     checkListenAddress(options.host, options.apiKey.length);
                 const modelPath = requireCliModel(options.model);
-                // Its libuv pool was set when the process started (bin/serveThreadpoolSize.cjs).
+                // Its libuv pool was set when the process started: the core's 1, or a UV_THREADPOOL_SIZE of the user's.
                 const threadsInAll = serveThreadsInAll(startupThreadpoolSize(), os.availableParallelism());
                 core = await openCore({
                     db: options.db, threads: options.threads, contextSize: options.contextSize, gpu: options.gpu, freshContextReserve: serveFreshContextReserve,

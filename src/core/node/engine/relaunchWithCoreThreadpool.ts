@@ -10,15 +10,14 @@ const lifelineFd = 3;
 
 /**
  * Makes sure the process that is about to run the core has `coreProcessEnv` (a one-thread libuv
- * pool), or the pool of `threadpoolSize` threads when given (`cleanroom serve`'s, see
- * bin/serveThreadpoolSize.cjs), which only works if it is there when the process starts. Resolves at once in a process
+ * pool), which only works if it is there when the process starts. Resolves at once in a process
  * that was started with `UV_THREADPOOL_SIZE` set, to any value (a user's own choice is kept).
  * Otherwise runs this same command again with it, on the same terminal and stdio, forwards
  * SIGTERM and SIGHUP (and SIGINT when no terminal delivers it to both), exits with the child's
  * status, and never resolves. The child ends itself at once if this process dies without
  * waiting for it (SIGKILL), so no core outlives the process its caller started.
  */
-export async function relaunchWithCoreThreadpool(threadpoolSize?: number): Promise<void> {
+export async function relaunchWithCoreThreadpool(): Promise<void> {
     if (process.env[lifelineEnv] === String(lifelineFd)) {
         dieWithParent();
         return;
@@ -28,7 +27,7 @@ export async function relaunchWithCoreThreadpool(threadpoolSize?: number): Promi
 
     const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
         stdio: ["inherit", "inherit", "inherit", "pipe"],
-        env: {...process.env, ...coreProcessEnv, ...threadpoolSize != null ? {UV_THREADPOOL_SIZE: String(threadpoolSize)} : {}, [lifelineEnv]: String(lifelineFd)}
+        env: {...process.env, ...coreProcessEnv, [lifelineEnv]: String(lifelineFd)}
     });
     // Ctrl-C on a terminal reaches the whole foreground process group, the child included.
     const terminal = tty.isatty(0);
