@@ -25,6 +25,8 @@ export type CoreCliOptions = {
     poolBudget?: number,
     /** Never-used contexts kept created ahead (`ContextPoolOptions.freshReserve`). Defaults to `0`. */
     freshContextReserve?: number,
+    /** node-llama-cpp's cap on the threads of all decodes running at once, split among them (`llama.maxThreads`). Defaults to node-llama-cpp's. */
+    maxThreads?: number,
     cloud?: CloudAccess,
     /** How errors are printed (see `reportError`). */
     json?: boolean
@@ -39,6 +41,8 @@ export async function openCore(options: CoreCliOptions): Promise<Core> {
         pool: options.poolBudget != null || options.freshContextReserve != null ? {budgetBytes: options.poolBudget, freshReserve: options.freshContextReserve} : undefined
     };
     const llama = await loadLlama(options.gpu);
+    if (options.maxThreads != null)
+        llama.maxThreads = options.maxThreads;
     traceStartup("llama.cpp loaded", {llamaBuild: describeLlamaBuild(llama), llamaGpu: String(llama.gpu)});
     const key = database === ":memory:" ? {} : await terminalStoreKey(database, (warning) => reportWarning(warning, options.json === true));
     traceStartup("store key");

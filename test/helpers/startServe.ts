@@ -17,10 +17,11 @@ export type ServeProcess = {
 
 /**
  * A real `cleanroom serve` process on a free port (`--port 0`), in its own CLEANROOM_HOME and
- * database, on the test model with one thread; resolves once it has printed its base URL.
+ * database, on the test model with one thread and the core's libuv pool (`extraEnv` may unset it);
+ * resolves once it has printed its base URL.
  */
-export async function startServe(modelPath: string, args: string[] = [], command: CliCommandOptions = {}): Promise<ServeProcess> {
-    const {env, db} = hermeticCliEnv("serve");
+export async function startServe(modelPath: string, args: string[] = [], command: CliCommandOptions = {}, extraEnv: NodeJS.ProcessEnv = {}): Promise<ServeProcess> {
+    const {env, db} = hermeticCliEnv("serve", extraEnv);
     const {command: executable, args: fullArgs} = cliCommand(
         ["serve", "--port", "0", "--model", modelPath, "--db", db, "--threads", "1", ...args], command);
     const child = spawn(executable, fullArgs, {env: {...coreProcessEnv, ...env}, stdio: ["pipe", "pipe", "pipe"]});

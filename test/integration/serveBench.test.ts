@@ -1,5 +1,6 @@
 import {execFile} from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import {promisify} from "node:util";
 import {describe, expect, it} from "vitest";
@@ -18,7 +19,9 @@ describe.skipIf(modelPath == null || binary == null)("npm run bench:serve", () =
             "--import", import.meta.resolve("tsx"), path.join(repoRoot, "tools/serveBench/serveBench.ts"),
             "--model", modelPath!, "--llama-server", binary!, "--concurrency", "1,2", "--requests-per-client", "2", "--max-tokens", "8", "--warmup-requests", "3", "--out", out
         ], {cwd: repoRoot, env: {...coreProcessEnv, ...process.env}, maxBuffer: 16 << 20});
-        const report = JSON.parse(fs.readFileSync(out, "utf8")) as Record<string, Array<Record<string, unknown>>> & {scrubOffPath: unknown, loadAverage: unknown, warmupRequests: unknown};
+        const report = JSON.parse(fs.readFileSync(out, "utf8")) as Record<string, Array<Record<string, unknown>>> & {
+            scrubOffPath: unknown, loadAverage: unknown, warmupRequests: unknown, threads: unknown, llamaServerForbiddenByteTokens: unknown
+        };
         expect(report.warmupRequests).toBe(3);
         for (const server of ["cleanroom", "llamaServer"]) {
             expect(report[server]!.map((result) => result.concurrency)).toEqual([1, 2]);
@@ -42,5 +45,8 @@ describe.skipIf(modelPath == null || binary == null)("npm run bench:serve", () =
             llamaServer: {requests: 4, nextTtftScrubRunningMs: median, nextTtftScrubDoneMs: null, scrubReportedAfterReplyMs: null, scrubCostToNextTtftMs: null}
         });
         expect(report.loadAverage).toEqual({atStart: expect.any(Array), atEnd: expect.any(Array)});
+        // Each server's threads: serve's own line (here the tests' pool of 1, no --threads: the measured count), llama-server's -t at the cores.
+        expect(report.threads).toEqual({cleanroom: expect.stringMatching(/^libuv pool 1 \(one request decodes at a time\), \d+ threads? per context$/), llamaServer: os.availableParallelism()});
+        expect(report.llamaServerForbiddenByteTokens).toBe(256); // the test model's byte-fallback tokens, which llama-server is asked never to pick
     });
 });

@@ -17,7 +17,9 @@ export type EndpointBenchOptions = {
     concurrency: number,
     requestsPerClient: number,
     maxTokens: number,
-    timeoutMs?: number
+    timeoutMs?: number,
+    /** More fields of each request's body (llama-server's `logit_bias`, see serveBench.ts). Defaults to none. */
+    extraBody?: Record<string, unknown>
 };
 
 export type EndpointBenchResult = {
@@ -83,7 +85,7 @@ export async function benchEndpoint(options: EndpointBenchOptions): Promise<Endp
 }
 
 /** One streamed greedy completion: its id, time to first token, completion tokens, and when its stream ended (`performance.now()`). */
-export async function streamOne(options: Pick<EndpointBenchOptions, "baseURL" | "model" | "api" | "apiKey" | "maxTokens" | "timeoutMs">, prompt: string) {
+export async function streamOne(options: Pick<EndpointBenchOptions, "baseURL" | "model" | "api" | "apiKey" | "maxTokens" | "timeoutMs" | "extraBody">, prompt: string) {
     const chat = (options.api ?? "chat") === "chat";
     const sent = performance.now();
     const response = await fetch(`${options.baseURL.replace(/\/$/, "")}/${chat ? "chat/completions" : "completions"}`, {
@@ -91,7 +93,7 @@ export async function streamOne(options: Pick<EndpointBenchOptions, "baseURL" | 
         headers: {"content-type": "application/json", ...options.apiKey != null ? {authorization: `Bearer ${options.apiKey}`} : {}},
         body: JSON.stringify({
             model: options.model, ...chat ? {messages: [{role: "user", content: prompt}]} : {prompt}, max_tokens: options.maxTokens, temperature: 0,
-            stream: true, stream_options: {include_usage: true}
+            stream: true, stream_options: {include_usage: true}, ...options.extraBody
         }),
         signal: AbortSignal.timeout(options.timeoutMs ?? 300_000)
     });

@@ -6,6 +6,8 @@ export type ScrubOffPathOptions = {
     /** Defaults to `chat`. */
     api?: BenchApi,
     maxTokens: number,
+    /** More fields of each request's body (see `EndpointBenchOptions.extraBody`). */
+    extraBody?: Record<string, unknown>,
     /** Requests in each mode, one client sending one after another. */
     requests: number,
     /**

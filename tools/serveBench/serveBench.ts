@@ -4,10 +4,10 @@ import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
 import {Command} from "commander";
+import {readGgufFileInfo} from "node-llama-cpp";
 import * as z from "zod";
 import {cliCommand} from "../../src/cli/cliCommand.js";
 import {numberOption, textOption} from "../../src/cli/optionParsers.js";
-import {coreProcessEnv} from "../../src/core/common/coreProcessEnv.js";
 import {benchEndpoint, type BenchApi, type EndpointBenchResult} from "./benchEndpoint.js";
 
 /**
@@ -25,13 +25,14 @@ import {freePort} from "../freePort.js";
  * per-request scrub is off the next request's critical path. JSON report.
  */
 
-type Options = {model: string, api: BenchApi, threads: number, concurrency: string, requestsPerClient: number, maxTokens: number, warmupRequests: number, out: string, llamaServer?: string};
+type Options = {model: string, api: BenchApi, threads?: number, concurrency: string, requestsPerClient: number, maxTokens: number, warmupRequests: number, out: string, llamaServer?: string};
 
 const program = new Command()
     .option("--model <gguf>", "model to serve", process.env.CLEANROOM_TEST_MODEL ?? path.resolve("../shared/models/stories260K.gguf"))
     .option("--api <chat|completions>", "endpoint both servers stream from: chat (/v1/chat/completions) or completions (/v1/completions, no chat template or chat output parser)",
         textOption("--api", z.enum(["chat", "completions"])), "chat")
-    .option("--threads <n>", "threads for both servers", numberOption("--threads", z.number().int().min(1).max(256)), 1)
+    .option("--threads <n>", "threads for both servers (default: cleanroom serve's own choice, llama-server's -t at the number of cores)",
+        numberOption("--threads", z.number().int().min(1).max(256)))
     .option("--concurrency <list>", "concurrent clients, comma-separated", "1,4,8")
     .option("--requests-per-client <n>", "requests each client sends in turn", numberOption("--requests-per-client", z.number().int().min(1).max(1000)), 4)
     .option("--max-tokens <n>", "reply tokens per request", numberOption("--max-tokens", z.number().int().min(1).max(4096)), 64)
@@ -49,6 +50,8 @@ const binary = options.llamaServer ?? process.env.CLEANROOM_LLAMA_SERVER ??
 if (!fs.existsSync(binary))
     throw new Error(`llama-server is not at ${binary}: build it with npm run build:llama, or pass --llama-server.`);
 const parallel = Math.max(...levels);
+/** llama-server's -t: the threads its one batched decode of all slots runs on; as many as serve's decodes may take in all, unless --threads says. */
+const llamaServerThreads = options.threads ?? os.availableParallelism();
 const modelName = path.basename(options.model).replace(/\.gguf$/i, "");
 
 const children: ChildProcess[] = [];
@@ -61,13 +64,18 @@ process.on("exit", stopAll);
 
 const loadAtStart = os.loadavg().map((load) => Math.round(load * 100) / 100);
 try {
-    const {url: cleanroomUrl, scrubbed, pid: cleanroomPid} = await startCleanroomServe();
+    const {url: cleanroomUrl, scrubbed, pid: cleanroomPid, threading: cleanroomThreading} = await startCleanroomServe();
     const contextSize = await contextLengthOf(cleanroomUrl);
     const {url: llamaUrl, pid: llamaPid} = await startLlamaServer(contextSize);
     const cleanroom: BenchLevel[] = [];
     const llamaServer: BenchLevel[] = [];
+    // llama-server parses every reply, streamed or not, with its chat output parser, which refuses text that is not valid
+    // UTF-8 (HTTP 500 "does not match the expected Content-only format"): a byte-fallback token alone, as the 86M synthetic
+    // model's random weights pick, makes such text. So it is asked never to pick one; serve streams such text as it is.
+    const llamaServerBody = {logit_bias: (await byteTokensOf(options.model)).map((token) => [token, false])};
+    const bodyFor = (baseURL: string) => baseURL === llamaUrl ? llamaServerBody : undefined;
     const run = (baseURL: string, concurrency: number, requestsPerClient = options.requestsPerClient) =>
-        benchEndpoint({baseURL, model: modelName, api: options.api, concurrency, requestsPerClient, maxTokens: options.maxTokens});
+        benchEndpoint({baseURL, model: modelName, api: options.api, concurrency, requestsPerClient, maxTokens: options.maxTokens, extraBody: bodyFor(baseURL)});
     /** A measured run, with the CPU time the server's process took per completion token (all its threads): less moved by the machine's load than the wall time. */
     const measured = async (baseURL: string, pid: number | undefined, concurrency: number): Promise<BenchLevel> => {
         const processStat = pid == null ? null : `/proc/${pid}/stat`;
@@ -92,14 +100,19 @@ try {
     // One client, one request after another: the next one's first token with the previous context's scrub running, and without.
     const scrubOffPath = {
         cleanroom: await measureScrubOffPath({baseURL: cleanroomUrl, model: modelName, api: options.api, maxTokens: options.maxTokens, requests: options.requestsPerClient * 2, scrubbed}),
-        llamaServer: await measureScrubOffPath({baseURL: llamaUrl, model: modelName, api: options.api, maxTokens: options.maxTokens, requests: options.requestsPerClient * 2})
+        llamaServer: await measureScrubOffPath({
+            baseURL: llamaUrl, model: modelName, api: options.api, maxTokens: options.maxTokens, requests: options.requestsPerClient * 2, extraBody: llamaServerBody
+        })
     };
     process.stderr.write(`next request's first token: cleanroom ${scrubOffPath.cleanroom.nextTtftScrubRunningMs.median} ms with the previous scrub running, ` +
         `${scrubOffPath.cleanroom.nextTtftScrubDoneMs!.median} ms after it (the scrub's cost to the next request: ${scrubOffPath.cleanroom.scrubCostToNextTtftMs} ms); ` +
         `llama-server ${scrubOffPath.llamaServer.nextTtftScrubRunningMs.median} ms\n`);
     const report = {
         loadAverage: {atStart: loadAtStart, atEnd: os.loadavg().map((load) => Math.round(load * 100) / 100)},
-        model: options.model, api: options.api, threads: options.threads, cpus: os.cpus().length, contextPerRequest: contextSize,
+        model: options.model, api: options.api, cpus: os.availableParallelism(), contextPerRequest: contextSize,
+        // serve's own line on its threads (libuv pool, threads per context, the cap on all at once), and llama-server's -t.
+        threads: {cleanroom: cleanroomThreading, llamaServer: llamaServerThreads},
+        llamaServerForbiddenByteTokens: llamaServerBody.logit_bias.length,
         maxTokens: options.maxTokens, requestsPerClient: options.requestsPerClient, warmupRequests: options.warmupRequests,
         cleanroom, llamaServer,
         comparison: levels.map((concurrency, index) => ({
@@ -119,16 +132,22 @@ try {
 }
 
 /** Starts `cleanroom serve`; `scrubbed(responseId)` resolves once its log reported that request's context scrubbed, with when (`performance.now()`). */
-async function startCleanroomServe(): Promise<{url: string, scrubbed: (responseId: string) => Promise<number>, pid: number | undefined}> {
+async function startCleanroomServe(): Promise<{url: string, scrubbed: (responseId: string) => Promise<number>, pid: number | undefined, threading: string}> {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), "cleanroom-serve-bench-"));
-    const {command, args} = cliCommand(["serve", "--port", "0", "--model", options.model, "--threads", String(options.threads),
+    const {command, args} = cliCommand(["serve", "--port", "0", "--model", options.model, ...options.threads != null ? ["--threads", String(options.threads)] : [],
         "--parallel", String(parallel), "--db", path.join(home, "bench.db")]);
-    const child = spawn(command, args, {env: {...coreProcessEnv, ...process.env, CLEANROOM_HOME: home}, stdio: ["ignore", "pipe", "pipe"]});
+    // Serve as a user starts it (the launcher gives it the core's pool of 1); a UV_THREADPOOL_SIZE given to the bench reaches it.
+    const child = spawn(command, args, {env: {...process.env, CLEANROOM_HOME: home}, stdio: ["ignore", "pipe", "pipe"]});
     children.push(child);
     const scrubbedAt = new Map<string, number>();
     const waiting = new Map<string, (at: number) => void>();
+    const exited = new Promise<never>((_, reject) => child.once("exit", (code) => reject(new Error(`cleanroom serve exited with ${code} before serving`))));
+    let toldThreading: (line: string) => void = () => undefined;
+    const threading = new Promise<string>((resolve) => (toldThreading = resolve));
     readline.createInterface({input: child.stderr!}).on("line", (line) => {
         process.stderr.write(line + "\n");
+        if (line.startsWith("Threads: "))
+            toldThreading(line.slice("Threads: ".length));
         const requestId = /^api-([0-9a-f]+) \(.*\): .* scrubbed, verified/.exec(line)?.[1];
         if (requestId == null)
             return;
@@ -144,7 +163,7 @@ async function startCleanroomServe(): Promise<{url: string, scrubbed: (responseI
         else
             waiting.set(requestId, resolve);
     });
-    const url = await new Promise<string>((resolve, reject) => {
+    const url = new Promise<string>((resolve) => {
         let stdout = "";
         child.stdout!.on("data", (chunk: Buffer) => {
             stdout += chunk.toString("utf8");
@@ -152,15 +171,16 @@ async function startCleanroomServe(): Promise<{url: string, scrubbed: (responseI
             if (line != null)
                 resolve(line[1]!);
         });
-        child.once("exit", (code) => reject(new Error(`cleanroom serve exited with ${code} before serving`)));
     });
-    return {url, scrubbed, pid: child.pid};
+    // Serving once it has printed its URL (stdout) and its threads (stderr, the line after).
+    const [servedAt, threads] = await Promise.race([Promise.all([url, threading]), exited]);
+    return {url: servedAt, scrubbed, pid: child.pid, threading: threads};
 }
 
 async function startLlamaServer(contextPerSlot: number): Promise<{url: string, pid: number | undefined}> {
     const port = await freePort();
     const child = spawn(binary, ["-m", options.model, "--host", "127.0.0.1", "--port", String(port), "--parallel", String(parallel),
-        "-c", String(contextPerSlot * parallel), "-t", String(options.threads), "--threads-http", String(parallel + 2), "--no-webui"], {stdio: "ignore"});
+        "-c", String(contextPerSlot * parallel), "-t", String(llamaServerThreads), "--threads-http", String(parallel + 2), "--no-webui"], {stdio: "ignore"});
     children.push(child);
     const base = `http://127.0.0.1:${port}`;
     const deadline = Date.now() + 120_000;
@@ -190,6 +210,13 @@ function cpuMsOf(statFile: string | null): number | null {
     } catch {
         return null;
     }
+}
+
+/** The model's byte-fallback tokens (`<0x00>` … `<0xFF>`: GGUF token type 6), by id. */
+async function byteTokensOf(modelPath: string): Promise<number[]> {
+    const {metadata} = await readGgufFileInfo(modelPath, {readTensorInfo: false});
+    const tokenTypes = z.object({tokenizer: z.object({ggml: z.object({token_type: z.array(z.number()).optional()})})}).parse(metadata).tokenizer.ggml.token_type ?? [];
+    return tokenTypes.flatMap((type, token) => type === 6 ? [token] : []);
 }
 
 async function contextLengthOf(baseURL: string): Promise<number> {

@@ -1,9 +1,11 @@
+import os from "node:os";
 import type {Command} from "commander";
 import * as z from "zod";
 import {ContextSizeSchema, ThreadsSchema} from "../../core/common/api/limits.js";
 import type {GpuSetting} from "../../core/common/api/types.js";
 import {CleanroomError} from "../../core/common/errors.js";
 import type {Core} from "../../core/node/Core.js";
+import {startupThreadpoolSize} from "../../core/node/engine/startupThreadpoolSize.js";
 import {apiModelName} from "../../core/node/serving/apiModelName.js";
 import {gpuOption, gpuOptionDescription, numberOption, textOption} from "../optionParsers.js";
 import {reportError, reportWarning} from "../output.js";
@@ -56,15 +58,21 @@ export function registerServeCommand(program: Command) {
         .action(async (options: ServeOptions) => {
             let core: Core | undefined;
             try {
-                const [{openCore, requireCliModel}, {startApiServer, checkListenAddress, defaultApiParallel}, {describeRequestEnd, describeCacheEnd, describeEmbeddingsEnd}, {ApiKeyRing}, {describeServing}] = await Promise.all([
+                const [{openCore, requireCliModel}, {startApiServer, checkListenAddress, defaultApiParallel}, {describeRequestEnd, describeCacheEnd, describeEmbeddingsEnd}, {ApiKeyRing}, {describeServing},
+                    {serveThreadsInAll, describeServeThreading}] = await Promise.all([
                     import("../openCore.js"), import("../../serve/startApiServer.js"), import("../../serve/describeRequestEnd.js"), import("../../serve/ApiKeyRing.js"),
-                    import("../../serve/describeServing.js")
+                    import("../../serve/describeServing.js"), import("../../serve/serveThreading.js")
                 ]);
                 const useStoredKeys = options.apiKey.length === 0 && options.storedKeys;
                 if (!useStoredKeys)
                     checkListenAddress(options.host, options.apiKey.length);
                 const modelPath = requireCliModel(options.model);
-                core = await openCore({db: options.db, threads: options.threads, contextSize: options.contextSize, gpu: options.gpu, freshContextReserve: serveFreshContextReserve});
+                // Its libuv pool was set when the process started: the core's 1, or a UV_THREADPOOL_SIZE of the user's.
+                const threadsInAll = serveThreadsInAll(startupThreadpoolSize(), os.availableParallelism());
+                core = await openCore({
+                    db: options.db, threads: options.threads, contextSize: options.contextSize, gpu: options.gpu, freshContextReserve: serveFreshContextReserve,
+                    maxThreads: threadsInAll ?? undefined
+                });
                 if (options.embeddingModel != null)
                     core.useEmbeddingModel(options.embeddingModel);
                 const opened = core;
@@ -79,10 +87,12 @@ export function registerServeCommand(program: Command) {
                         `--parallel ${options.parallel} is refused: the memory budget holds ${info.poolCapacity} contexts of this model at once.`,
                         {option: "--parallel", value: options.parallel, poolCapacity: info.poolCapacity});
 
+                const parallel = options.parallel ?? Math.min(defaultApiParallel, info.poolCapacity);
+
                 core.onApiCacheEnd.createListener((end) => process.stderr.write(describeCacheEnd(end) + "\n"));
                 const server = await startApiServer({
                     core, modelName: apiModelName(modelPath), host: options.host, port: options.port,
-                    keys, parallel: options.parallel ?? Math.min(defaultApiParallel, info.poolCapacity),
+                    keys, parallel,
                     cacheIdleMs: options.cacheIdle * 1000,
                     onRequestEnd: (report) => process.stderr.write(describeRequestEnd(report) + "\n"),
                     onEmbedded: (result, tenant) => process.stderr.write(describeEmbeddingsEnd(tenant, result) + "\n"),
@@ -90,6 +100,9 @@ export function registerServeCommand(program: Command) {
                 });
                 process.stdout.write(server.baseUrl + "\n");
                 process.stderr.write(describeServing({modelName: apiModelName(modelPath), embeddingModelName: core.apiEmbeddingModelName, endpoints: server.endpoints}) + "\n");
+                process.stderr.write(describeServeThreading({
+                    threadpoolSize: info.uvThreadpoolSize, parallel, threadsPerContext: Math.min(info.threads, threadsInAll ?? info.threads), threadsInAll
+                }) + "\n");
 
                 await new Promise<void>((resolve) => {
                     // Later signals are ignored while the sessions are scrubbed: the default handler would kill the process mid-scrub.
