@@ -57,8 +57,9 @@ describe.skipIf(modelPath == null || process.platform !== "linux")("cleanroom se
         const two = await serve(["--parallel", "2", "--threads", "2"], {UV_THREADPOOL_SIZE: "2"});
         // Two contexts decoding at once share the cores: each alone may take its 2 threads (at most the cores), both together at most the cores.
         expect(await threadingOf(two)).toEqual({pool: 2, perContext: Math.min(2, cores), inAll: cores});
-        // The pool is real: libuv's threads are there from its first use (a file read at start), before any request; nothing else differs.
-        expect(threadCount(two.child.pid!) - threadCount(byDefault.child.pid!)).toBe(1);
+        // The pool is real: libuv's threads are there from its first use (a file read at start), before any request (at least one
+        // more: a lazily started thread of another library must not fail this).
+        expect(threadCount(two.child.pid!) - threadCount(byDefault.child.pid!)).toBeGreaterThanOrEqual(1);
 
         // Two requests decoding at once give what each gives alone (greedy: nothing shared between their contexts).
         const alone = [await complete(two, "Once upon a time, a cat"), await complete(two, "The little dog ran")];
