@@ -29,6 +29,7 @@ import type {KvResume} from "../resume/KvResume.js";
 import type {KvSnapshotBinding} from "../resume/sealKvSnapshot.js";
 import fs from "node:fs";
 import {validateModelFileRemembered, type CheckedModelFile} from "./ModelValidationMemo.js";
+import {checkModelFileHead} from "./checkModelFileHead.js";
 import type {ModelLoadStep} from "../../common/api/types.js";
 
 export type LocalEngineOptions = {
@@ -133,6 +134,8 @@ export class LocalEngine {
     public async loadModel(modelPath: string, onStep?: (step: ModelLoadStep) => void): Promise<LoadedModelInfo> {
         await this.unloadModel();
         onStep?.("reading");
+        // Before llama.cpp is loaded (seconds, the first time): a missing or foreign file is refused at once.
+        checkModelFileHead(modelPath);
         const llama = await this._llama();
         const facts = await validateModelFileRemembered(llama, modelPath, this._settings);
         traceStartup("model file checked");
