@@ -15,6 +15,13 @@ export const WireErrorSchema = z.object({
     ]))
 });
 
+/**
+ * What a `MODEL_NOT_LOADED` error found missing (its `details.neededFor`), so that each receiver can say
+ * what to do there: a local chat turn's model, the model the app's local API server serves, or the
+ * embedding model of `POST /v1/embeddings`.
+ */
+export const ModelNeededForSchema = z.enum(["chat", "apiServer", "embeddings"]);
+
 /** Why a cloud reply was blocked or flagged. Holds kinds, offsets and lengths: never the text. */
 export const CloudVerdictSchema = z.object({
     kind: CloudVerdictKindSchema,

@@ -5,7 +5,7 @@ import {
 import type * as z from "zod";
 import type {BackgroundScrubFault} from "../../common/api/events.js";
 import type {ModelInfoSchema} from "../../common/api/schemas.js";
-import {CleanroomError, ContextOverflowError, ModelLoadError, ScrubUnverifiedError} from "../../common/errors.js";
+import {CleanroomError, ContextOverflowError, ModelLoadError, ModelNotLoadedError, ScrubUnverifiedError} from "../../common/errors.js";
 import type {ConversationId, ConversationSettings, DroppedHistory, SessionEndReason} from "../../common/types.js";
 import type {AuditLogOf} from "../audit/AuditLogOf.js";
 import {settingKeys} from "../settings/settingKeys.js";
@@ -567,14 +567,14 @@ export class LocalEngine {
 
     private _requireModel() {
         if (this._model == null || this._chatWrapper == null || this._info == null)
-            throw new CleanroomError("MODEL_NOT_LOADED", "No local model is loaded.");
+            throw new ModelNotLoadedError("chat", "No local model is loaded.");
 
         return {model: this._model, chatWrapper: this._chatWrapper, info: this._info};
     }
 
     private _requirePool() {
         if (this._pool == null)
-            throw new CleanroomError("MODEL_NOT_LOADED", "No local model is loaded.");
+            throw new ModelNotLoadedError("chat", "No local model is loaded.");
 
         return this._pool;
     }
