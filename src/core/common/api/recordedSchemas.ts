@@ -1,4 +1,5 @@
 import * as z from "zod";
+import {errorCodes} from "../errors.js";
 import {CloudVerdictKindSchema, SessionEndReasonSchema} from "../types.js";
 
 /**
@@ -6,8 +7,9 @@ import {CloudVerdictKindSchema, SessionEndReasonSchema} from "../types.js";
  * (which re-exports them) because `auditEvents.ts` needs them and `schemas.ts` needs the audit union.
  */
 
+/** An error as it crosses a boundary (`toWireError`): its code is one of `errorCodes`, so a new code must be declared there. */
 export const WireErrorSchema = z.object({
-    code: z.string(),
+    code: z.enum(errorCodes),
     message: z.string(),
     details: z.record(z.string(), z.union([
         z.number(), z.string(), z.boolean(), z.null(),
