@@ -1,4 +1,5 @@
-import {isCleanroomError} from "../../src/core/common/errors.js";
+import {ModelNeededForSchema} from "../../src/core/common/api/index.js";
+import {errorDetailOf, isCleanroomError} from "../../src/core/common/errors.js";
 
 export type BannerKind = "error" | "warning" | "info";
 
@@ -37,7 +38,7 @@ export function describeError(error: unknown): {title: string, detail: string, k
         case "MODELS_UNAVAILABLE":
             return {title: "Models cannot be managed here", detail: message, kind: "error"};
         case "MODEL_NOT_LOADED":
-            return {title: "No model is loaded", detail: "Choose a GGUF model in Settings to start chatting.", kind: "warning"};
+            return describeModelNotLoaded(error);
         case "CONTEXT_OVERFLOW":
             return {title: "This turn is too large for the model's context", detail: message, kind: "error"};
         case "CLOUD_BLOCKED":
@@ -65,5 +66,22 @@ export function describeError(error: unknown): {title: string, detail: string, k
             return {title: "That message no longer exists", detail: message, kind: "warning"};
         default:
             return {title: (error as {details?: {disconnected?: unknown}}).details?.disconnected === true ? "Not connected to the core" : "The core reported an error", detail: message, kind: "error"};
+    }
+}
+
+/** What to do depends on what the model was needed for (`details.neededFor`); without it, the core's own sentence. */
+function describeModelNotLoaded(error: {message: string}): {title: string, detail: string, kind: BannerKind} {
+    switch (errorDetailOf(error, "MODEL_NOT_LOADED", "neededFor", ModelNeededForSchema)) {
+        case "chat":
+            return {title: "No model is loaded", detail: "Choose a GGUF model in Settings → Local model (or Models…) to start chatting.", kind: "warning"};
+        case "apiServer":
+            return {title: "The local API server has no model to serve",
+                detail: "Load a model first (Settings → Local model, or Models…), then turn the local API server on: it serves the model the app has loaded.",
+                kind: "warning"};
+        case "embeddings":
+            return {title: "No embedding model is chosen",
+                detail: "Choose an embedding model in Settings → Document search: the local API server embeds with that one.", kind: "warning"};
+        case null:
+            return {title: "No model is loaded", detail: error.message, kind: "warning"};
     }
 }

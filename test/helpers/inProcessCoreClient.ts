@@ -1,4 +1,5 @@
 import path from "node:path";
+import type {Llama} from "node-llama-cpp";
 import {afterAll, beforeAll} from "vitest";
 import {connectCoreClient, createInProcessChannelPair, type ConnectedCoreClient} from "../../src/core/common/rpc/index.js";
 import {type Core} from "../../src/core/node/Core.js";
@@ -17,11 +18,14 @@ export type InProcessCoreClient = {
     close(): Promise<void>
 };
 
-/** A core without a model on its own database, its service, and a client talking to it over an in-process channel: the contract and the door, without generation. */
-export async function openInProcessCoreClient(name: string): Promise<InProcessCoreClient> {
+/**
+ * A core without a model on its own database, its service, and a client talking to it over an in-process channel: the contract and the door, without generation.
+ * `llama` is what the core calls for the native backend when a call loads a model. Defaults to `loadLlama`.
+ */
+export async function openInProcessCoreClient(name: string, llama: () => Promise<Llama> = () => loadLlama()): Promise<InProcessCoreClient> {
     const home = tempDir(name);
     // The native backend starts only if a call loads a model: most files here never do.
-    const core = openTestCore(() => loadLlama(), {database: path.join(home, `${name}.db`)});
+    const core = openTestCore(llama, {database: path.join(home, `${name}.db`)});
     const service = createCoreService(core);
     const [coreSide, clientSide, closeChannel] = createInProcessChannelPair();
     serveCoreOverChannel(service, coreSide);

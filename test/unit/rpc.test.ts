@@ -5,13 +5,16 @@ import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {apiMethods, type ApiEventPayload} from "../../src/core/common/api/index.js";
 import {connectCoreClient, createInProcessChannelPair, RemoteCallError, type ConnectedCoreClient} from "../../src/core/common/rpc/index.js";
 import {type Core} from "../../src/core/node/Core.js";
-import {type CoreService} from "../../src/core/node/rpc/createCoreService.js";
+import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
+import {createCoreService, type CoreService} from "../../src/core/node/rpc/createCoreService.js";
 import {serveCoreOverChannel} from "../../src/core/node/rpc/serveCoreOverChannel.js";
 import {servicesOf} from "../helpers/coreServices.js";
 import {tempDir} from "../helpers/tempCore.js";
 import {openInProcessCoreClient, type InProcessCoreClient} from "../helpers/inProcessCoreClient.js";
 
 let opened: InProcessCoreClient;
+/** How many times the core asked for the native backend (llama.cpp): a model load asks once, and the first one loads it (seconds). */
+let llamaRequests = 0;
 let core: Core;
 let service: CoreService;
 let client: ConnectedCoreClient;
@@ -38,7 +41,10 @@ async function expectRefused(method: string, input: unknown) {
 
 beforeAll(async () => {
     // No model: the contract and the door are tested without generation.
-    opened = await openInProcessCoreClient("rpc");
+    opened = await openInProcessCoreClient("rpc", () => {
+        llamaRequests += 1;
+        return loadLlama();
+    });
     ({core, service, client} = opened);
 });
 
@@ -213,11 +219,41 @@ describe("in-process transport", () => {
         expect(cleared.cloud.apiKeyStored).toBe(false);
     });
 
-    it("reports a missing model file in the model status", async () => {
-        const status = await client.call("model.load", {path: path.join(tempDir("nomodel"), "absent.gguf")});
-        expect(status.state).toBe("error");
-        expect(status.error?.code).toMatch(/^MODEL_/);
+    it("reports a missing model file in the model status at once, without starting llama.cpp", async () => {
+        const absent = path.join(tempDir("nomodel"), "absent.gguf");
+        const requestsBefore = llamaRequests;
+        const status = await client.call("model.load", {path: absent});
+        expect(status).toMatchObject({state: "error", path: absent, error: {code: "MODEL_NOT_FOUND", message: `No model file at ${absent}: not found or not readable.`}});
+        expect(llamaRequests).toBe(requestsBefore);
         expect((await client.call("settings.get", {})).modelPath).toBeNull();
+    });
+
+    it("reports a file that is not a GGUF model at once, without starting llama.cpp", async () => {
+        const notes = path.join(tempDir("notgguf"), "notes.gguf");
+        fs.writeFileSync(notes, "These are notes, not a model.\n");
+        const requestsBefore = llamaRequests;
+        const status = await client.call("model.load", {path: notes});
+        expect(status).toMatchObject({state: "error", error: {code: "MODEL_NOT_GGUF", message: expect.stringContaining("does not start with \"GGUF\"")}});
+        expect(llamaRequests).toBe(requestsBefore);
+        expect((await client.call("settings.get", {})).modelPath).toBeNull();
+    });
+
+    it("refuses to import a missing or non-GGUF file at once, without starting llama.cpp", async () => {
+        let importLlamaRequests = 0;
+        const modelsDir = tempDir("import-models");
+        const withModels = createCoreService(core, {models: {dir: modelsDir, llama: () => {
+            importLlamaRequests += 1;
+            return loadLlama();
+        }}});
+        try {
+            const notes = path.join(modelsDir, "notes.gguf");
+            fs.writeFileSync(notes, "These are notes, not a model.\n");
+            expect(await withModels.call("models.import", {path: path.join(modelsDir, "absent.gguf")})).toMatchObject({ok: false, error: {code: "MODEL_NOT_FOUND"}});
+            expect(await withModels.call("models.import", {path: notes})).toMatchObject({ok: false, error: {code: "MODEL_NOT_GGUF"}});
+            expect(importLlamaRequests).toBe(0);
+        } finally {
+            withModels.dispose();
+        }
     });
 
     it("rejects pending and later calls once the channel closes", async () => {

@@ -2,7 +2,8 @@ import fs from "node:fs";
 import path from "node:path";
 import {describe, expect, it, vi} from "vitest";
 import * as z from "zod";
-import {errorDetailOf, internalErrorMessage, toWireError} from "../../src/core/common/errors.js";
+import {coreEvents, WireErrorSchema} from "../../src/core/common/api/index.js";
+import {errorCodes, errorDetailOf, internalErrorMessage, toWireError} from "../../src/core/common/errors.js";
 import {servicesOf} from "../helpers/coreServices.js";
 import {inProcessCoreClientForFile} from "../helpers/inProcessCoreClient.js";
 
@@ -74,5 +75,15 @@ describe("a message that does not exist is MESSAGE_NOT_FOUND", () => {
         await expect(opened.client.call("chat.showVersion", {conversationId: holder.id, messageId: prompt.id + 1000}))
             .rejects.toMatchObject({code: "MESSAGE_NOT_FOUND", message: `Conversation ${holder.id} holds no message with id ${prompt.id + 1000}.`});
         await expect(opened.client.call("chat.showVersion", {conversationId: holder.id, messageId: prompt.id})).resolves.toMatchObject({messages: [{id: prompt.id}]});
+    });
+});
+
+describe("the wire schema knows every error code", () => {
+    it("takes each declared code, and refuses an undeclared one: an event carrying it never reaches the app", () => {
+        for (const code of errorCodes)
+            expect(WireErrorSchema.safeParse({code, message: "m", details: {}}).success, code).toBe(true);
+        expect(WireErrorSchema.safeParse({code: "EACCES", message: "permission denied", details: {}}).success).toBe(false);
+        expect(coreEvents["turn.error"].safeParse({conversationId: "conv-1", messageId: 7, error: {code: "SQLITE_CORRUPT", message: "m", details: {}}}).success).toBe(false);
+        expect(coreEvents["turn.error"].safeParse({conversationId: "conv-1", messageId: 7, error: toWireError(new Error("raw"), () => undefined)}).success).toBe(true);
     });
 });

@@ -1,5 +1,4 @@
 import {useCallback, useEffect, useState} from "react";
-import {isCleanroomError} from "../../../src/core/common/errors.js";
 import type {ApiKeyInfoWire, LocalApiServerStatus} from "../../../src/core/common/api/apiServerSchemas.js";
 import {copyText} from "../copyText.js";
 import {describeError} from "../describeError.js";
@@ -51,8 +50,7 @@ export function LocalApiServerSettings({client}: {client: AppCoreClient}) {
         try {
             await work();
         } catch (failure) {
-            // The core's own sentence says what to do here (the generic one for MODEL_NOT_LOADED is about chatting).
-            setMessage({text: isCleanroomError(failure) ? failure.message : describeError(failure).detail, error: true});
+            setMessage({text: describeError(failure).detail, error: true});
         } finally {
             setBusy(false);
             await refresh().catch(() => undefined);
@@ -104,7 +102,7 @@ export function LocalApiServerSettings({client}: {client: AppCoreClient}) {
                         : `Would serve ${status.modelName}`}
                 onChange={toggle} />
             {status?.startProblem != null && !status.running && (
-                <p className="banner" role="alert">It was on when Cleanroom last closed, but could not start again: {status.startProblem.message}</p>
+                <p className="banner" role="alert">It was on when Cleanroom last closed, but could not start again: {describeError(status.startProblem).detail}</p>
             )}
             <label className="field">
                 <span>Port</span>

@@ -1,4 +1,5 @@
-import type {ZodType} from "zod";
+import type * as z from "zod";
+import type {ModelNeededForSchema} from "./api/recordedSchemas.js";
 import type {SecretFinding} from "./secretScan/types.js";
 
 /**
@@ -107,6 +108,17 @@ export class ModelLoadError extends CleanroomError {
     public constructor(code: Extract<ErrorCode, `MODEL_${string}`>, message: string, details: ErrorDetails = {}, cause?: unknown) {
         super(code, message, details, {cause});
         this.name = "ModelLoadError";
+    }
+}
+
+/** What a `ModelNotLoadedError` found missing (`ModelNeededForSchema`). */
+export type ModelNeededFor = z.infer<typeof ModelNeededForSchema>;
+
+/** `MODEL_NOT_LOADED`, with `details.neededFor`: receivers tell the user what to do for that use of a model. */
+export class ModelNotLoadedError extends CleanroomError {
+    public constructor(neededFor: ModelNeededFor, message: string) {
+        super("MODEL_NOT_LOADED", message, {neededFor});
+        this.name = "ModelNotLoadedError";
     }
 }
 
@@ -235,7 +247,7 @@ export function isCleanroomError<C extends ErrorCode>(error: unknown, code?: C):
  * the message (the secrets found, the documents a cloud turn would send). Null for any other error
  * or a detail of the wrong shape.
  */
-export function errorDetailOf<T>(error: unknown, code: ErrorCode, key: string, schema: ZodType<T>): T | null {
+export function errorDetailOf<T>(error: unknown, code: ErrorCode, key: string, schema: z.ZodType<T>): T | null {
     if (!isCleanroomError(error, code))
         return null;
     const parsed = schema.safeParse((error as {details?: Record<string, unknown>}).details?.[key]);

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import {errorCodes} from "../errors.js";
 import {CloudVerdictKindSchema, SessionEndReasonSchema} from "../types.js";
 
 /**
@@ -6,14 +7,22 @@ import {CloudVerdictKindSchema, SessionEndReasonSchema} from "../types.js";
  * (which re-exports them) because `auditEvents.ts` needs them and `schemas.ts` needs the audit union.
  */
 
+/** An error as it crosses a boundary (`toWireError`): its code is one of `errorCodes`, so a new code must be declared there. */
 export const WireErrorSchema = z.object({
-    code: z.string(),
+    code: z.enum(errorCodes),
     message: z.string(),
     details: z.record(z.string(), z.union([
         z.number(), z.string(), z.boolean(), z.null(),
         z.array(z.record(z.string(), z.union([z.number(), z.string(), z.boolean(), z.null()])))
     ]))
 });
+
+/**
+ * What a `MODEL_NOT_LOADED` error found missing (its `details.neededFor`), so that each receiver can say
+ * what to do there: a local chat turn's model, the model the app's local API server serves, or the
+ * embedding model of `POST /v1/embeddings`.
+ */
+export const ModelNeededForSchema = z.enum(["chat", "apiServer", "embeddings"]);
 
 /** Why a cloud reply was blocked or flagged. Holds kinds, offsets and lengths: never the text. */
 export const CloudVerdictSchema = z.object({

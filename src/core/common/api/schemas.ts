@@ -11,10 +11,10 @@ import {SecretFindingSchema} from "../secretScan/types.js";
 import {ContextSizeSchema, LockAfterMinutesSchema, NeverSendListSchema, ResumeSnapshotMaxMiBSchema, ThreadsSchema} from "./limits.js";
 import {AuditEventSchema} from "./auditEvents.js";
 import {GpuBackendSchema, GpuSettingSchema} from "./gpuSchemas.js";
-import {CloudVerdictSchema, DroppedHistorySchema, ScrubReportSchema, WireErrorSchema} from "./recordedSchemas.js";
+import {CloudVerdictSchema, DroppedHistorySchema, ModelNeededForSchema, ScrubReportSchema, WireErrorSchema} from "./recordedSchemas.js";
 import {CitationSchema, IsolationDocumentSchema} from "./documentSchemas.js";
 
-export {AuditEventSchema, CloudVerdictSchema, DroppedHistorySchema, ScrubReportSchema, WireErrorSchema};
+export {AuditEventSchema, CloudVerdictSchema, DroppedHistorySchema, ModelNeededForSchema, ScrubReportSchema, WireErrorSchema};
 
 /**
  * Shapes of the values that cross the API: what calls return and what events carry.

@@ -5,7 +5,7 @@ import {
 import type * as z from "zod";
 import type {BackgroundScrubFault} from "../../common/api/events.js";
 import type {ModelInfoSchema} from "../../common/api/schemas.js";
-import {CleanroomError, ContextOverflowError, ModelLoadError, ScrubUnverifiedError} from "../../common/errors.js";
+import {CleanroomError, ContextOverflowError, ModelLoadError, ModelNotLoadedError, ScrubUnverifiedError} from "../../common/errors.js";
 import type {ConversationId, ConversationSettings, DroppedHistory, SessionEndReason} from "../../common/types.js";
 import type {AuditLogOf} from "../audit/AuditLogOf.js";
 import {settingKeys} from "../settings/settingKeys.js";
@@ -29,6 +29,7 @@ import type {KvResume} from "../resume/KvResume.js";
 import type {KvSnapshotBinding} from "../resume/sealKvSnapshot.js";
 import fs from "node:fs";
 import {validateModelFileRemembered, type CheckedModelFile} from "./ModelValidationMemo.js";
+import {checkModelFileHead} from "./checkModelFileHead.js";
 import type {ModelLoadStep} from "../../common/api/types.js";
 
 export type LocalEngineOptions = {
@@ -133,6 +134,8 @@ export class LocalEngine {
     public async loadModel(modelPath: string, onStep?: (step: ModelLoadStep) => void): Promise<LoadedModelInfo> {
         await this.unloadModel();
         onStep?.("reading");
+        // Before llama.cpp is loaded (seconds, the first time): a missing or foreign file is refused at once.
+        checkModelFileHead(modelPath);
         const llama = await this._llama();
         const facts = await validateModelFileRemembered(llama, modelPath, this._settings);
         traceStartup("model file checked");
@@ -564,14 +567,14 @@ export class LocalEngine {
 
     private _requireModel() {
         if (this._model == null || this._chatWrapper == null || this._info == null)
-            throw new CleanroomError("MODEL_NOT_LOADED", "No local model is loaded.");
+            throw new ModelNotLoadedError("chat", "No local model is loaded.");
 
         return {model: this._model, chatWrapper: this._chatWrapper, info: this._info};
     }
 
     private _requirePool() {
         if (this._pool == null)
-            throw new CleanroomError("MODEL_NOT_LOADED", "No local model is loaded.");
+            throw new ModelNotLoadedError("chat", "No local model is loaded.");
 
         return this._pool;
     }

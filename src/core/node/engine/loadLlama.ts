@@ -3,7 +3,7 @@ import {GpuSettingSchema} from "../../common/api/gpuSchemas.js";
 import type {GpuBackend, GpuSetting} from "../../common/api/types.js";
 import {CleanroomError} from "../../common/errors.js";
 import {gpuProbeFingerprint, readGpuProbe, writeGpuProbe} from "./gpuProbeCache.js";
-import {localLlamaBuildCmakeOptions} from "./localLlamaBuild.js";
+import {cmakeOptionsToLoad, llamaBuildSetup} from "./localLlamaBuild.js";
 import {chooseVulkanVisibleDevices, probeVulkanDevices, vulkanVisibleDevicesVariable, type VulkanDeviceChoice} from "./vulkanDevices.js";
 
 /** How a process's `Llama` came to run where it runs (see `llamaGpuChoice`). */
@@ -123,8 +123,8 @@ function getLlamaFor(gpu: "auto" | "metal" | "cuda" | "vulkan" | false) {
     return getLlama({
         gpu,
         build: "never",
-        // Only picks the local build: with none there, the prebuilt binary is used as before.
-        cmakeOptions: useLocalBuild() ? localLlamaBuildCmakeOptions : {},
+        // The local build when one is there to load (node-llama-cpp's own folder, whatever a test's stand-in builds); else the prebuilt binary.
+        cmakeOptions: useLocalBuild() ? cmakeOptionsToLoad(llamaBuildSetup({}).localBuildsDirectory) : {},
         logLevel: LlamaLogLevel.error,
         // llama.cpp reports bad states through the log as well as return codes; errors alone are kept.
         logger(level, message) {

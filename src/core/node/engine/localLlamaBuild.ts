@@ -85,6 +85,34 @@ export function isLocalLlamaBuildFinished(directory: string) {
     return fs.existsSync(path.join(directory, buildDoneFileName));
 }
 
+/**
+ * How long node-llama-cpp counts a build's lock as held since its builder last refreshed it (proper-lockfile's
+ * `stale`, as node-llama-cpp's `withLockfile` and `waitForLockfileRelease` set it; the builder refreshes it twice as often).
+ */
+const buildLockStaleMs = 10_000;
+
+/**
+ * Whether a local build is being made in `localBuildsDirectory` now (by `cleanroom engine build`, the app's
+ * Settings → Engine, or node-llama-cpp's own CLI): a `<build folder>.lock` folder refreshed within node-llama-cpp's stale time.
+ */
+export function isLocalLlamaBuildRunning(localBuildsDirectory: string, now = Date.now()): boolean {
+    let names: string[];
+    try {
+        names = fs.readdirSync(localBuildsDirectory);
+    } catch {
+        return false;
+    }
+    return names.some((name) => {
+        if (!name.endsWith(".lock"))
+            return false;
+        try {
+            return now - fs.statSync(path.join(localBuildsDirectory, name)).mtimeMs < buildLockStaleMs;
+        } catch {
+            return false;
+        }
+    });
+}
+
 /** A CPU build's custom CMake options from node-llama-cpp's `_nlcBuildMetadata.json`, `null` for a GPU build or unreadable metadata. */
 function readCmakeOptions(binaryDirectory: string): Record<string, string> | null {
     try {
@@ -96,4 +124,14 @@ function readCmakeOptions(binaryDirectory: string): Record<string, string> | nul
     } catch {
         return null;
     }
+}
+
+/**
+ * The CMake options a process loads llama.cpp with: the local build's when a finished one is in `localBuildsDirectory`
+ * and no build is being made there, else none (the prebuilt binary). While a build is being made, node-llama-cpp
+ * would wait for it to end before loading anything (minutes, saying nothing: `cleanroom serve` printed no URL), so a
+ * process that starts meanwhile runs on the prebuilt binary, and the next one on the new build.
+ */
+export function cmakeOptionsToLoad(localBuildsDirectory: string, now = Date.now()): Readonly<Record<string, string>> {
+    return findLocalLlamaBuild(localBuildsDirectory) != null && !isLocalLlamaBuildRunning(localBuildsDirectory, now) ? localLlamaBuildCmakeOptions : {};
 }

@@ -1,8 +1,8 @@
-import fs from "node:fs";
 import os from "node:os";
 import {GgufInsights, readGgufFileInfo, type Llama} from "node-llama-cpp";
 import {ModelLoadError} from "../../common/errors.js";
 import {checkGgufStructure} from "./checkGgufStructure.js";
+import {checkModelFileHead} from "./checkModelFileHead.js";
 import {checkModelHyperparameters} from "./checkModelHyperparameters.js";
 import {formatBytes} from "../../common/formatBytes.js";
 
@@ -23,8 +23,6 @@ export type ValidateModelOptions = {
     /** Memory the machine has. Defaults to `os.totalmem()`. */
     totalMemoryBytes?: number
 };
-
-const ggufMagic = Buffer.from("GGUF", "ascii");
 
 /**
  * Checks a model file before it gets near llama.cpp, so that each bad input is a specific,
@@ -48,32 +46,8 @@ export async function validateModelFile(llama: Llama, modelPath: string, options
 }
 
 async function checkModelFile(llama: Llama, modelPath: string, {totalMemoryBytes = os.totalmem()}: ValidateModelOptions): Promise<ModelFileFacts> {
-    // One answer for every path that gives no readable file (missing, a folder, a FIFO, no permission,
-    // a link loop…): the error never tells whether an arbitrary path exists. O_NONBLOCK: a FIFO never blocks the open.
-    const notReadable = () => new ModelLoadError("MODEL_NOT_FOUND", `No model file at ${modelPath}: not found or not readable.`, {path: modelPath});
-    let fd: number;
-    try {
-        fd = fs.openSync(modelPath, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
-    } catch {
-        throw notReadable();
-    }
-    let stat: fs.Stats;
-    const head = Buffer.alloc(8);
-    let headBytes = 0;
-    try {
-        stat = fs.fstatSync(fd);
-        if (!stat.isFile())
-            throw notReadable();
-        headBytes = fs.readSync(fd, head, 0, head.length, 0);
-    } catch (error) {
-        throw error instanceof ModelLoadError ? error : notReadable();
-    } finally {
-        fs.closeSync(fd);
-    }
+    const stat = checkModelFileHead(modelPath);
     // From here on, no message or detail gives the size of a file that is not a valid model.
-    if (headBytes < 4 || !head.subarray(0, 4).equals(ggufMagic))
-        throw new ModelLoadError("MODEL_NOT_GGUF", `Not a GGUF model (the file does not start with "GGUF"): ${modelPath}`, {path: modelPath});
-
     // Every count, length and type of the header is bounded before node-llama-cpp's reader trusts them.
     checkGgufStructure(modelPath, stat.size);
 

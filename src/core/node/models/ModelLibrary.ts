@@ -5,6 +5,7 @@ import type {ApiParsedInput, CatalogModel, DetectedModels, DownloadProgressEvent
 import {CleanroomError, InvalidInputError, toWireError, type WireError} from "../../common/errors.js";
 import type {CatalogEntry, DetectedModel, DownloadProgress, RegisteredModel} from "../../common/models.js";
 import {loadLlama} from "../engine/loadLlama.js";
+import {checkModelFileHead} from "../engine/checkModelFileHead.js";
 import {validateModelFile} from "../engine/validateModelFile.js";
 import {detectInstalledModels} from "./detectInstalledModels.js";
 import {estimateCatalogFit, estimateModelFit, type ModelFitOptions} from "./estimateModelFit.js";
@@ -182,6 +183,7 @@ export class ModelLibrary {
         if (!path.isAbsolute(filePath))
             throw new InvalidInputError("models.import", [`"${filePath}" is not an absolute path; give the file's full path`]);
 
+        checkModelFileHead(filePath); // before llama.cpp is loaded, which takes seconds the first time
         return await importModelFile(await this._llama(), this.registry, filePath, {name});
     }
 

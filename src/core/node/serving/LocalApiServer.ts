@@ -1,5 +1,5 @@
 import {EventRelay} from "lifecycle-utils";
-import {CleanroomError, toWireError, type WireError} from "../../common/errors.js";
+import {CleanroomError, ModelNotLoadedError, toWireError, type WireError} from "../../common/errors.js";
 import {defaultLocalApiPort, type LocalApiServerStatus} from "../../common/api/apiServerSchemas.js";
 import type {Core} from "../Core.js";
 import {apiModelName} from "./apiModelName.js";
@@ -113,7 +113,7 @@ export class LocalApiServer {
         if (starter == null)
             throw new CleanroomError("INVALID_INPUT", "This core cannot serve other apps (it was started without the local API server).");
         if (this._core.modelInfo() == null)
-            throw new CleanroomError("MODEL_NOT_LOADED", "No model is loaded: load one first, then turn the local API server on. It serves the model the app has loaded.");
+            throw new ModelNotLoadedError("apiServer", "No model is loaded: load one first, then turn the local API server on. It serves the model the app has loaded.");
         const wanted = port ?? this._core.savedApiPort() ?? defaultLocalApiPort;
         if (this._server != null && (this._server.port === wanted || wanted === 0))
             return;

@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import {CleanroomError} from "../../common/errors.js";
+import {CleanroomError, ModelNotLoadedError} from "../../common/errors.js";
 import type {AuditLog} from "../audit/AuditLog.js";
 import type {EmbeddingScrub} from "../documents/embedding/DocumentEmbedder.js";
 import type {EmbeddingModelChoice} from "../documents/embedding/EmbeddingModelChoice.js";
@@ -48,7 +48,7 @@ export class ApiEmbeddingService {
     public async embed({tenant, texts}: ApiEmbeddingInput): Promise<ApiEmbeddingResult> {
         const embedder = await this._embeddings.current();
         if (embedder == null)
-            throw new CleanroomError("MODEL_NOT_LOADED",
+            throw new ModelNotLoadedError("embeddings",
                 "No embedding model is chosen: start `cleanroom serve --embedding-model <gguf>`, or choose one with `cleanroom settings embedding-model set <gguf>`.");
         const requestId = `api-${crypto.randomBytes(8).toString("hex")}`;
         const counts = texts.map((text) => embedder.countTokens(text));

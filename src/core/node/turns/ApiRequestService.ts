@@ -1,7 +1,7 @@
 import crypto from "node:crypto";
 import {EventRelay} from "lifecycle-utils";
 import type {LlamaGrammar, LlamaModel} from "node-llama-cpp";
-import {ContextOverflowError, CleanroomError} from "../../common/errors.js";
+import {ContextOverflowError, CleanroomError, ModelNotLoadedError} from "../../common/errors.js";
 import {MaxTokensSchema} from "../../common/api/limits.js";
 import type {ConversationSettings, ScrubReport} from "../../common/types.js";
 import type {AuditLog} from "../audit/AuditLog.js";
@@ -213,7 +213,7 @@ export class ApiRequestService {
         let answer: ApiAnswer | null = null;
         const pool = this._engine.pool;
         if (pool == null)
-            throw new CleanroomError("MODEL_NOT_LOADED", "No local model is loaded.");
+            throw new ModelNotLoadedError("apiServer", "No local model is loaded: the local API server serves the model the app has loaded; load one there first.");
         // The engine ends a cancelled or failed request's session itself: its scrub report is caught here.
         const endListener = pool.onSessionEnd.createListener((ended) => {
             if (ended.conversationId === sessionId)
