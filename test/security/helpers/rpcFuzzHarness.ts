@@ -1,4 +1,5 @@
 import path from "node:path";
+import {fileURLToPath} from "node:url";
 import fc from "fast-check";
 import type Database from "better-sqlite3-multiple-ciphers";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
@@ -9,15 +10,19 @@ import {connectCoreClient, createInProcessChannelPair, RemoteCallError, type Con
 import type {SecretVault} from "../../../src/core/common/secrets.js";
 import {type Core} from "../../../src/core/node/Core.js";
 import {loadLlama} from "../../../src/core/node/engine/loadLlama.js";
+import {llamaBuildStandInVariable} from "../../../src/core/node/engine/localLlamaBuild.js";
 import {openDatabase} from "../../../src/core/node/database/openDatabase.js";
 import {createCoreService, type CoreService} from "../../../src/core/node/rpc/createCoreService.js";
 import {serveCoreOverChannel} from "../../../src/core/node/rpc/serveCoreOverChannel.js";
+import {setEnvForTest} from "../../helpers/setEnvForTest.js";
 import {tempDir} from "../../helpers/tempCore.js";
 import {
     clearlyWrongFor, isObjectLike, isOptional, isStrictObject, nested, objectShape, prototypeKeys, validArbitrary, withJsonKey, withOwnKey, wrongValue
 } from "./contractArbitraries.js";
 import {SeededRandom} from "./seededRandom.js";
 import {openTestCore, servicesOf} from "../../helpers/coreServices.js";
+
+const standInLlamaBuild = fileURLToPath(new URL("../../helpers/standInLlamaBuild.mjs", import.meta.url));
 
 /**
  * The RPC fuzz harness (test/security/rpcFuzz*.test.ts). Claim: the core's one door refuses
@@ -352,7 +357,13 @@ function samplesFor(method: ApiMethod): Array<{arbitrary: fc.Arbitrary<Sample>, 
 
 /** Fuzzes the calls whose index in the contract is `part` modulo `parts` (each test file takes one share). */
 export function registerCallFuzz({part, parts}: {part: number, parts: number}) {
+    const restoreEnv: Array<() => void> = [];
     beforeAll(async () => {
+        // An accepted engine.build would otherwise start node-llama-cpp's real build of llama.cpp (25 minutes of both cores)
+        // into the shared node_modules, where a live build lock makes every other process on the machine wait: the fuzzer's
+        // builds are the test's stand-in, into a folder of this file's own.
+        restoreEnv.push(setEnvForTest(llamaBuildStandInVariable, standInLlamaBuild),
+            setEnvForTest("CLEANROOM_LLAMA_LOCAL_BUILDS", tempDir("rpcfuzz-llama-builds")));
         console.info(`[rpc fuzz ${part + 1}/${parts}] seed ${seed} (replay with CLEANROOM_TEST_SEED=${seed}), ${runsPerCall} inputs per call`);
         // No model: the door and the handlers that need none; a turn fails with MODEL_NOT_LOADED.
         core = openTestCore(await loadLlama(), {database: path.join(tempDir("rpcfuzz"), "fuzz.db")});
@@ -386,6 +397,7 @@ export function registerCallFuzz({part, parts}: {part: number, parts: number}) {
         closeChannel?.();
         service?.dispose();
         await core?.dispose();
+        restoreEnv.splice(0).reverse().forEach((restore) => restore());
         const rows = [...counts].map(([name, tally]) => `${name}: ${tally.inputs} inputs, ${tally.refused} refused, ${tally.accepted} accepted, ` +
             `${tally.otherErrors} other errors ${JSON.stringify(Object.fromEntries(Object.entries(tally.byCode).filter(([code]) => code !== "INVALID_INPUT")))}, ` +
             `${tally.crashes} crashes, ${tally.hangs} hangs`);
