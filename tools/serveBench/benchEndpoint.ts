@@ -19,7 +19,12 @@ export type EndpointBenchOptions = {
     maxTokens: number,
     timeoutMs?: number,
     /** More fields of each request's body (llama-server's `logit_bias`, see serveBench.ts). Defaults to none. */
-    extraBody?: Record<string, unknown>
+    extraBody?: Record<string, unknown>,
+    /**
+     * The index of the first client, which picks the prompts (`promptOf`). Defaults to 0. A warm-up run takes
+     * clients of its own, so that no measured prompt was sent before: llama-server would find it in its prompt cache.
+     */
+    firstClient?: number
 };
 
 export type EndpointBenchResult = {
@@ -44,10 +49,13 @@ const ChunkSchema = z.object({
 const names = ["Lily", "Max", "Tom", "Sue", "Ben", "Mia", "Sam", "Anna", "Tim", "Lucy", "Jack", "Emma"];
 const animals = ["dog", "cat", "bird", "fish", "frog", "bear", "duck", "fox"];
 
-/** A prompt unlike the others of the run: a server's prompt cache gains nothing from one request for the next. */
+/**
+ * A prompt unlike every other of the run from its first words on (the day comes first): a server's prompt cache,
+ * which reuses the longest prefix an earlier prompt shares with this one, gains no more than a token or two.
+ */
 export function promptOf(client: number, request: number) {
-    return `Once upon a time, a ${animals[(client + request) % animals.length]} named ${names[(client * 7 + request) % names.length]} ` +
-        `found ${request + 2} shiny stones near the ${client % 2 === 0 ? "river" : "hill"} on day ${client * 100 + request}.`;
+    return `Day ${client * 100 + request}: once upon a time, a ${animals[(client + request) % animals.length]} named ` +
+        `${names[(client * 7 + request) % names.length]} found ${request + 2} shiny stones near the ${client % 2 === 0 ? "river" : "hill"}.`;
 }
 
 /** `concurrency` clients, each streaming `requestsPerClient` greedy completions in turn; tokens per second over the wall time, and time to first token. */
@@ -69,7 +77,7 @@ export async function benchEndpoint(options: EndpointBenchOptions): Promise<Endp
             }
         }
     };
-    await Promise.all(Array.from({length: options.concurrency}, (_, index) => client(index)));
+    await Promise.all(Array.from({length: options.concurrency}, (_, index) => client((options.firstClient ?? 0) + index)));
     const wallMs = performance.now() - started;
     const sorted = [...ttfts].sort((a, b) => a - b);
     const at = (share: number) => sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))]!;

@@ -50,6 +50,10 @@ const binary = options.llamaServer ?? process.env.CLEANROOM_LLAMA_SERVER ??
 if (!fs.existsSync(binary))
     throw new Error(`llama-server is not at ${binary}: build it with npm run build:llama, or pass --llama-server.`);
 const parallel = Math.max(...levels);
+/** The warm-up's first client (`promptOf`): above any measured one. */
+const warmupFirstClient = 1000;
+if (levels.reduce((sum, level) => sum + level, 0) > warmupFirstClient)
+    throw new Error(`--concurrency: at most ${warmupFirstClient} clients over all levels`);
 /** llama-server's -t: the threads its one batched decode of all slots runs on; as many as serve's decodes may take in all, unless --threads says. */
 const llamaServerThreads = options.threads ?? os.availableParallelism();
 const modelName = path.basename(options.model).replace(/\.gguf$/i, "");
@@ -74,26 +78,31 @@ try {
     // model's random weights pick, makes such text. So it is asked never to pick one; serve streams such text as it is.
     const llamaServerBody = {logit_bias: (await byteTokensOf(options.model)).map((token) => [token, false])};
     const bodyFor = (baseURL: string) => baseURL === llamaUrl ? llamaServerBody : undefined;
-    const run = (baseURL: string, concurrency: number, requestsPerClient = options.requestsPerClient) =>
-        benchEndpoint({baseURL, model: modelName, api: options.api, concurrency, requestsPerClient, maxTokens: options.maxTokens, extraBody: bodyFor(baseURL)});
+    const run = (baseURL: string, concurrency: number, requestsPerClient = options.requestsPerClient, firstClient = 0) =>
+        benchEndpoint({baseURL, model: modelName, api: options.api, concurrency, requestsPerClient, maxTokens: options.maxTokens, extraBody: bodyFor(baseURL), firstClient});
     /** A measured run, with the CPU time the server's process took per completion token (all its threads): less moved by the machine's load than the wall time. */
-    const measured = async (baseURL: string, pid: number | undefined, concurrency: number): Promise<BenchLevel> => {
+    const measured = async (baseURL: string, pid: number | undefined, concurrency: number, firstClient: number): Promise<BenchLevel> => {
         const processStat = pid == null ? null : `/proc/${pid}/stat`;
         const mainThreadStat = pid == null ? null : `/proc/${pid}/task/${pid}/stat`;
         const cpuBefore = cpuMsOf(processStat);
         const mainThreadBefore = cpuMsOf(mainThreadStat);
-        const result = await run(baseURL, concurrency);
+        const result = await run(baseURL, concurrency, options.requestsPerClient, firstClient);
         const perToken = (before: number | null, after: number | null) => before == null || after == null || result.completionTokens === 0 ? null
             : Math.round((after - before) * 1000 / result.completionTokens);
         return {...result, cpuUsPerToken: perToken(cpuBefore, cpuMsOf(processStat)), mainThreadCpuUsPerToken: perToken(mainThreadBefore, cpuMsOf(mainThreadStat))};
     };
     // Warm-up, not measured, the same for both: cleanroom serve's JavaScript runs at its steady speed only once V8 has
     // optimised its per-token path, which takes some thousand tokens; llama-server is compiled ahead and gains nothing.
-    await run(cleanroomUrl, 1, options.warmupRequests);
-    await run(llamaUrl, 1, options.warmupRequests);
-    for (const concurrency of levels) {
-        cleanroom.push(await measured(cleanroomUrl, cleanroomPid, concurrency));
-        llamaServer.push(await measured(llamaUrl, llamaPid, concurrency));
+    // Its prompts are the warm-up's own (clients from 1000 on; the measured levels take theirs from 0 on, each after the one before, the scrub's 2000 on): a measured
+    // prompt sent in the warm-up would come back from llama-server's prompt cache (as it did before 2026-12-06: 1 client's
+    // prompts were the warm-up's first two, and llama-server's first token came in 54 ms where a fresh prompt takes 200).
+    await run(cleanroomUrl, 1, options.warmupRequests, warmupFirstClient);
+    await run(llamaUrl, 1, options.warmupRequests, warmupFirstClient);
+    for (const [index, concurrency] of levels.entries()) {
+        // Each level's clients are its own (the levels before took the first ones), so that no level repeats another's prompts.
+        const firstClient = levels.slice(0, index).reduce((sum, level) => sum + level, 0);
+        cleanroom.push(await measured(cleanroomUrl, cleanroomPid, concurrency, firstClient));
+        llamaServer.push(await measured(llamaUrl, llamaPid, concurrency, firstClient));
         process.stderr.write(`${concurrency} client(s): cleanroom ${cleanroom.at(-1)!.aggregateTokensPerSecond} tok/s (${cleanroom.at(-1)!.cpuUsPerToken} µs CPU/token, main thread ${cleanroom.at(-1)!.mainThreadCpuUsPerToken}), ` +
             `llama-server ${llamaServer.at(-1)!.aggregateTokensPerSecond} tok/s (${llamaServer.at(-1)!.cpuUsPerToken} µs CPU/token, main thread ${llamaServer.at(-1)!.mainThreadCpuUsPerToken})\n`);
     }
