@@ -37,11 +37,21 @@ const runAlone = {
 };
 
 /**
+ * Files of the model project that keep a process of their own, where the others share one (`isolate: false`):
+ * each reads or leaves state of the whole process that a file before it in the same process would change.
+ * models.diskfull waits until the process has no file work in flight, and counts its unhandled rejections.
+ */
+const keepIsolated = {
+    model: ["test/integration/models.diskfull.test.ts"]
+};
+
+/**
  * `npm test` runs every project; `npm run test:unit` etc. one part. What each runs on:
  * - unit: no model, no spawned core, under 30 s;
  * - model: the real model, real SQLite, real HTTP servers, the CLI as a process;
  * - e2e: the real UI in Debian's Chromium, in web mode;
  * - security: fuzzers, kill -9, network silence, secrets at rest;
+ * - model-isolated: the files of `keepIsolated`;
  * - model-serial, e2e-serial, security-serial: the files of `runAlone`.
  * Two groups (`sequence.groupOrder`; vitest 4 gives a group one queue of files and one worker count):
  * first every project but the serial ones, two files at a time on two cores (`maxWorkers`, one per
@@ -71,11 +81,13 @@ export default defineConfig({
         // The CLI the tests spawn is the compiled one (src/cli/cliCommand.ts), built first if stale.
         globalSetup: ["test/setup/compiledCli.ts"],
         projects: [
-            // One worker process runs file after file (imported modules stay loaded): the files restore the timers and
-            // environment they change, and test/setup/hermetic.ts still gives each its own folders.
+            // One worker process runs file after file (imported modules stay loaded, src/ and node-llama-cpp imported once
+            // per worker rather than once per file): the files restore the timers and environment they change, and
+            // test/setup/hermetic.ts still gives each its own folders. The files of `keepIsolated` each get a fresh process.
             {extends: true, test: {name: "unit", include: ["test/unit/**/*.test.ts"], isolate: false, sequence: {groupOrder: 0}}},
-            {extends: true, test: {name: "model", include: ["test/integration/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.model],
-                sequence: {groupOrder: 0}}},
+            {extends: true, test: {name: "model", include: ["test/integration/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.model, ...keepIsolated.model],
+                isolate: false, sequence: {groupOrder: 0}}},
+            {extends: true, test: {name: "model-isolated", include: keepIsolated.model, sequence: {groupOrder: 0}}},
             {extends: true, test: {name: "e2e", include: ["test/e2e/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.e2e], sequence: {groupOrder: 0},
                 globalSetup: ["test/setup/chromiumServer.ts"]}},
             {extends: true, test: {name: "security", include: ["test/security/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.security],
