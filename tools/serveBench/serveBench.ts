@@ -59,12 +59,22 @@ const llamaServerThreads = options.threads ?? os.availableParallelism();
 const modelName = path.basename(options.model).replace(/\.gguf$/i, "");
 
 const children: ChildProcess[] = [];
+/** The CLEANROOM_HOME folders of the serve processes started, removed once they have exited. */
+const homes: string[] = [];
 const stopAll = () => {
     for (const child of children)
         if (child.exitCode == null && child.signalCode == null)
             child.kill("SIGTERM");
 };
 process.on("exit", stopAll);
+/** Stops the servers, waits for them to exit (serve scrubs and closes its database on the way out), then removes their homes. */
+async function stopAndClean() {
+    stopAll();
+    await Promise.all(children.map((child) => child.exitCode != null || child.signalCode != null ? null
+        : new Promise((resolve) => child.once("exit", resolve))));
+    for (const home of homes.splice(0))
+        fs.rmSync(home, {recursive: true, force: true});
+}
 
 const loadAtStart = os.loadavg().map((load) => Math.round(load * 100) / 100);
 try {
@@ -137,12 +147,13 @@ try {
     fs.writeFileSync(options.out, JSON.stringify(report, null, 2) + "\n");
     process.stdout.write(JSON.stringify(report, null, 2) + "\n");
 } finally {
-    stopAll();
+    await stopAndClean();
 }
 
 /** Starts `cleanroom serve`; `scrubbed(responseId)` resolves once its log reported that request's context scrubbed, with when (`performance.now()`). */
 async function startCleanroomServe(): Promise<{url: string, scrubbed: (responseId: string) => Promise<number>, pid: number | undefined, threading: string}> {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), "cleanroom-serve-bench-"));
+    homes.push(home);
     const {command, args} = cliCommand(["serve", "--port", "0", "--model", options.model, ...options.threads != null ? ["--threads", String(options.threads)] : [],
         "--parallel", String(parallel), "--db", path.join(home, "bench.db")]);
     // Serve as a user starts it (the launcher gives it the core's pool of 1); a UV_THREADPOOL_SIZE given to the bench reaches it.
