@@ -50,11 +50,12 @@ const names = ["Lily", "Max", "Tom", "Sue", "Ben", "Mia", "Sam", "Anna", "Tim", 
 const animals = ["dog", "cat", "bird", "fish", "frog", "bear", "duck", "fox"];
 
 /**
- * A prompt unlike every other of the run from its first words on (the day comes first): a server's prompt cache,
+ * A prompt unlike every other of the run from its first words on (the day comes first; a client sends at most 1000
+ * requests, `--requests-per-client` and `--warmup-requests`, so no two share a day): a server's prompt cache,
  * which reuses the longest prefix an earlier prompt shares with this one, gains no more than a token or two.
  */
 export function promptOf(client: number, request: number) {
-    return `Day ${client * 100 + request}: once upon a time, a ${animals[(client + request) % animals.length]} named ` +
+    return `Day ${client * 1000 + request}: once upon a time, a ${animals[(client + request) % animals.length]} named ` +
         `${names[(client * 7 + request) % names.length]} found ${request + 2} shiny stones near the ${client % 2 === 0 ? "river" : "hill"}.`;
 }
 
