@@ -81,14 +81,14 @@ export default defineConfig({
         // The CLI the tests spawn is the compiled one (src/cli/cliCommand.ts), built first if stale.
         globalSetup: ["test/setup/compiledCli.ts"],
         projects: [
-            // One worker process runs file after file (imported modules stay loaded, src/ and node-llama-cpp imported once
+            // unit, model, e2e: one worker process runs file after file (imported modules stay loaded, src/ and node-llama-cpp imported once
             // per worker rather than once per file): the files restore the timers and environment they change, and
             // test/setup/hermetic.ts still gives each its own folders. The files of `keepIsolated` each get a fresh process.
             {extends: true, test: {name: "unit", include: ["test/unit/**/*.test.ts"], isolate: false, sequence: {groupOrder: 0}}},
             {extends: true, test: {name: "model", include: ["test/integration/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.model, ...keepIsolated.model],
                 isolate: false, sequence: {groupOrder: 0}}},
             {extends: true, test: {name: "model-isolated", include: keepIsolated.model, sequence: {groupOrder: 0}}},
-            {extends: true, test: {name: "e2e", include: ["test/e2e/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.e2e], sequence: {groupOrder: 0},
+            {extends: true, test: {name: "e2e", include: ["test/e2e/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.e2e], isolate: false, sequence: {groupOrder: 0},
                 globalSetup: ["test/setup/chromiumServer.ts"]}},
             {extends: true, test: {name: "security", include: ["test/security/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.security],
                 sequence: {groupOrder: 0}}},
