@@ -17,7 +17,7 @@ import {serveCoreOverChannel} from "../../../src/core/node/rpc/serveCoreOverChan
 import {setEnvForTest} from "../../helpers/setEnvForTest.js";
 import {tempDir} from "../../helpers/tempCore.js";
 import {
-    clearlyWrongFor, isObjectLike, isOptional, isStrictObject, nested, objectShape, prototypeKeys, validArbitrary, withJsonKey, withOwnKey, wrongValue
+    clearlyWrongFor, isObjectLike, isOptional, isStrictObject, nested, nestedArrays, objectShape, prototypeKeys, validArbitrary, withJsonKey, withOwnKey, wrongValue
 } from "./contractArbitraries.js";
 import {SeededRandom} from "./seededRandom.js";
 import {openTestCore, servicesOf} from "../../helpers/coreServices.js";
@@ -361,7 +361,7 @@ function samplesFor(method: ApiMethod): Array<{arbitrary: fc.Arbitrary<Sample>, 
     // Deeper than a structured clone can carry, but what JSON.parse (the WebSocket transport) builds: sent to the door directly.
     const deeper = fc.tuple(valid, fieldOrExtra, fc.integer({min: 5_000, max: 20_000}), fc.boolean())
         .map(([base, field, depth, topLevel]): Sample => {
-            const value = JSON.parse("[".repeat(depth) + "]".repeat(depth)) as unknown;
+            const value = nestedArrays(depth);
             return judged("very deeply nested (door)", true)(topLevel ? value : {...base, [field === "__extra__" ? "extra" : field]: value});
         });
     const validOnes = valid.map((input): Sample => ({input, category: "valid", mustRefuse: null}));
