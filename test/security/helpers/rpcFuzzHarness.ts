@@ -61,8 +61,9 @@ type Sample = {input: unknown, category: string, mustRefuse: MustRefuse, direct?
 
 export type Counts = {inputs: number, refused: number, accepted: number, otherErrors: number, crashes: number, hangs: number, byCategory: Record<string, number>, byCode: Record<string, number>};
 
-export const counts = new Map<string, Counts>();
-export const countsFor = (name: string) => {
+/** This file's tallies, by call; emptied once printed (files that share a worker process share this module). */
+const counts = new Map<string, Counts>();
+const countsFor = (name: string) => {
     let entry = counts.get(name);
     if (entry == null) {
         entry = {inputs: 0, refused: 0, accepted: 0, otherErrors: 0, crashes: 0, hangs: 0, byCategory: {}, byCode: {}};
@@ -455,6 +456,7 @@ export function registerCallFuzz({part, parts}: {part: number, parts: number}) {
             crashes: sum.crashes + tally.crashes + tally.hangs
         }), {inputs: 0, refused: 0, accepted: 0, crashes: 0});
         console.info(`[rpc fuzz ${part + 1}/${parts}] seed ${seed}\n  ${rows.join("\n  ")}\n  total: ${total.inputs} inputs, ${total.refused} refused, ${total.accepted} accepted, ${total.crashes} crashes or hangs`);
+        counts.clear();
     });
 
     describe(`RPC under fuzz: every call of the contract (share ${part + 1} of ${parts})`, () => {
