@@ -37,12 +37,15 @@ const runAlone = {
 };
 
 /**
- * Files of the model project that keep a process of their own, where the others share one (`isolate: false`):
+ * Files of the model and security projects that keep a process of their own, where the others share one (`isolate: false`):
  * each reads or leaves state of the whole process that a file before it in the same process would change.
- * models.diskfull waits until the process has no file work in flight, and counts its unhandled rejections.
+ * models.diskfull waits until the process has no file work in flight, and counts its unhandled rejections; privateWrites
+ * replaces the `electron` module (`vi.mock`), which a module another file loaded first would not see, and which would stay
+ * replaced for the files after it.
  */
 const keepIsolated = {
-    model: ["test/integration/models.diskfull.test.ts"]
+    model: ["test/integration/models.diskfull.test.ts"],
+    security: ["test/security/privateWrites.test.ts"]
 };
 
 /**
@@ -51,7 +54,7 @@ const keepIsolated = {
  * - model: the real model, real SQLite, real HTTP servers, the CLI as a process;
  * - e2e: the real UI in Debian's Chromium, in web mode;
  * - security: fuzzers, kill -9, network silence, secrets at rest;
- * - model-isolated: the files of `keepIsolated`;
+ * - model-isolated, security-isolated: the files of `keepIsolated`;
  * - model-serial, e2e-serial, security-serial: the files of `runAlone`.
  * Two groups (`sequence.groupOrder`; vitest 4 gives a group one queue of files and one worker count):
  * first every project but the serial ones, two files at a time on two cores (`maxWorkers`, one per
@@ -90,8 +93,9 @@ export default defineConfig({
             {extends: true, test: {name: "model-isolated", include: keepIsolated.model, sequence: {groupOrder: 0}}},
             {extends: true, test: {name: "e2e", include: ["test/e2e/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.e2e], isolate: false, sequence: {groupOrder: 0},
                 globalSetup: ["test/setup/chromiumServer.ts"]}},
-            {extends: true, test: {name: "security", include: ["test/security/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.security],
-                sequence: {groupOrder: 0}}},
+            {extends: true, test: {name: "security", include: ["test/security/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.security, ...keepIsolated.security],
+                isolate: false, sequence: {groupOrder: 0}}},
+            {extends: true, test: {name: "security-isolated", include: keepIsolated.security, sequence: {groupOrder: 0}}},
             {extends: true, test: {name: "model-serial", include: runAlone.model, fileParallelism: false, sequence: {groupOrder: 1},
                 globalSetup: ["test/setup/vocabularyTokenCounts.ts"]}},
             {extends: true, test: {name: "e2e-serial", include: runAlone.e2e, fileParallelism: false, sequence: {groupOrder: 1},

@@ -20,6 +20,7 @@ describe("private files under a permissive umask (0o022)", () => {
     usePermissiveUmask();
     afterEach(() => {
         vi.restoreAllMocks();
+        vi.unstubAllEnvs();
     });
 
     /** A file of the attacker's choosing, and links to it planted where a writer might put its temporary file. */
@@ -97,7 +98,6 @@ describe("private files under a permissive umask (0o022)", () => {
         }
         for (const folder of [path.join(base, "nested"), path.join(base, "nested", "cleanroom-home")])
             expect(octalModeOf(folder)).toBe("0700");
-        vi.unstubAllEnvs();
     });
 
     it("the scrub's scratch folder is 0700", () => {

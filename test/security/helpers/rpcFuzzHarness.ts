@@ -17,7 +17,7 @@ import {serveCoreOverChannel} from "../../../src/core/node/rpc/serveCoreOverChan
 import {setEnvForTest} from "../../helpers/setEnvForTest.js";
 import {tempDir} from "../../helpers/tempCore.js";
 import {
-    clearlyWrongFor, isObjectLike, isOptional, isStrictObject, nested, objectShape, prototypeKeys, validArbitrary, withJsonKey, withOwnKey, wrongValue
+    clearlyWrongFor, isObjectLike, isOptional, isStrictObject, nested, nestedArrays, objectShape, prototypeKeys, validArbitrary, withJsonKey, withOwnKey, wrongValue
 } from "./contractArbitraries.js";
 import {SeededRandom} from "./seededRandom.js";
 import {openTestCore, servicesOf} from "../../helpers/coreServices.js";
@@ -61,8 +61,9 @@ type Sample = {input: unknown, category: string, mustRefuse: MustRefuse, direct?
 
 export type Counts = {inputs: number, refused: number, accepted: number, otherErrors: number, crashes: number, hangs: number, byCategory: Record<string, number>, byCode: Record<string, number>};
 
-export const counts = new Map<string, Counts>();
-export const countsFor = (name: string) => {
+/** This file's tallies, by call; emptied once printed (files that share a worker process share this module). */
+const counts = new Map<string, Counts>();
+const countsFor = (name: string) => {
     let entry = counts.get(name);
     if (entry == null) {
         entry = {inputs: 0, refused: 0, accepted: 0, otherErrors: 0, crashes: 0, hangs: 0, byCategory: {}, byCode: {}};
@@ -192,6 +193,20 @@ async function callAtTheDoor(method: string, input: unknown): Promise<Outcome> {
         return result.ok ? {ok: true} : {ok: false, code: result.error.code, disconnected: false};
     } catch (error) {
         return {crash: `the door threw ${String(error)}`};
+    }
+}
+
+/**
+ * Runs the fuzz loop `work` capturing no stack for the errors built meanwhile: every refused input builds two (the door's
+ * InvalidInputError, the client's RemoteCallError), and nothing reads their stacks (a breach is told by its message).
+ */
+async function withoutStackTraces(work: () => Promise<void>) {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+        await work();
+    } finally {
+        Error.stackTraceLimit = limit;
     }
 }
 
@@ -361,7 +376,7 @@ function samplesFor(method: ApiMethod): Array<{arbitrary: fc.Arbitrary<Sample>, 
     // Deeper than a structured clone can carry, but what JSON.parse (the WebSocket transport) builds: sent to the door directly.
     const deeper = fc.tuple(valid, fieldOrExtra, fc.integer({min: 5_000, max: 20_000}), fc.boolean())
         .map(([base, field, depth, topLevel]): Sample => {
-            const value = JSON.parse("[".repeat(depth) + "]".repeat(depth)) as unknown;
+            const value = nestedArrays(depth);
             return judged("very deeply nested (door)", true)(topLevel ? value : {...base, [field === "__extra__" ? "extra" : field]: value});
         });
     const validOnes = valid.map((input): Sample => ({input, category: "valid", mustRefuse: null}));
@@ -441,6 +456,7 @@ export function registerCallFuzz({part, parts}: {part: number, parts: number}) {
             crashes: sum.crashes + tally.crashes + tally.hangs
         }), {inputs: 0, refused: 0, accepted: 0, crashes: 0});
         console.info(`[rpc fuzz ${part + 1}/${parts}] seed ${seed}\n  ${rows.join("\n  ")}\n  total: ${total.inputs} inputs, ${total.refused} refused, ${total.accepted} accepted, ${total.crashes} crashes or hangs`);
+        counts.clear();
     });
 
     describe(`RPC under fuzz: every call of the contract (share ${part + 1} of ${parts})`, () => {
@@ -456,9 +472,9 @@ export function registerCallFuzz({part, parts}: {part: number, parts: number}) {
                 const plan = samplesFor(method);
                 for (const [part, {arbitrary, runs}] of plan.entries()) {
                     const started = performance.now();
-                    await fc.assert(fc.asyncProperty(arbitrary, (sample) => exercise(method, method, sample)), {
+                    await withoutStackTraces(() => fc.assert(fc.asyncProperty(arbitrary, (sample) => exercise(method, method, sample)), {
                         numRuns: runs, seed: (seed + index * 101 + part) | 0, endOnFailure: true
-                    });
+                    }));
                     // Every row read again: the counters checked after each refused call missed nothing.
                     expect(snapshot() === baselineState, `${method}: the state after ${runs} inputs of kind ${part} is the baseline`).toBe(true);
                     if (process.env.CLEANROOM_RPC_FUZZ_TIMING === "1")
@@ -500,8 +516,8 @@ export function registerCallFuzz({part, parts}: {part: number, parts: number}) {
                 fc.string({maxLength: 40}), fc.constantFrom(...prototypeKeys, "conversations", "conversations.", ".list", "CONVERSATIONS.LIST", "conversations.list ", "model.load\u0000"),
                 fc.constantFrom(...Object.keys(coreCalls)).map((name) => name + "x")
             ).filter((name) => !Object.hasOwn(coreCalls, name));
-            await fc.assert(fc.asyncProperty(names, fc.jsonValue({maxDepth: 2}), (name, input) =>
-                exercise("(unknown methods)", name, {input, category: "unknown method", mustRefuse: "an unknown method"})), {numRuns: 2000, seed});
+            await withoutStackTraces(() => fc.assert(fc.asyncProperty(names, fc.jsonValue({maxDepth: 2}), (name, input) =>
+                exercise("(unknown methods)", name, {input, category: "unknown method", mustRefuse: "an unknown method"})), {numRuns: 2000, seed}));
             expect(countsFor("(unknown methods)").refused).toBe(2000);
         });
 
