@@ -9,6 +9,11 @@ import {tempDir} from "./tempCore.js";
 import {repoRoot} from "./testModel.js";
 
 const screenshotsDir = path.join(repoRoot, "test-results", "e2e");
+/**
+ * Nothing in a run reads the screenshots, and each costs the browser a frame and a PNG: they are
+ * written only when asked for (`CLEANROOM_E2E_SCREENSHOTS=1`), to look at the steps of a run.
+ */
+const writeScreenshots = process.env.CLEANROOM_E2E_SCREENSHOTS === "1";
 const holdGenerationPreload = path.join(path.dirname(fileURLToPath(import.meta.url)), "holdGeneration.preload.ts");
 
 export type E2eAppOptions = {
@@ -47,6 +52,7 @@ export type E2eApp = {
     /** The app's own folder: its database (`e2e.db`) and CLEANROOM_HOME. */
     home: string,
     database: string,
+    /** Saves the page as `test-results/e2e/<screenshotPrefix><name>.png`, when CLEANROOM_E2E_SCREENSHOTS=1. */
     screenshot(name: string): Promise<void>,
     /** Stops web mode and starts it again with the same options, on the same database (another port: `page.goto(app.web.url)`). */
     restartWeb(): Promise<void>,
@@ -66,7 +72,8 @@ export type E2eApp = {
  */
 export async function openE2eApp({label, home = tempDir(label), args, contextSize = 2048, threads = 1, env = {}, nodeArgs = [], holdReply, screenshotPrefix = "",
     fullPage = false}: E2eAppOptions): Promise<E2eApp> {
-    fs.mkdirSync(screenshotsDir, {recursive: true});
+    if (writeScreenshots)
+        fs.mkdirSync(screenshotsDir, {recursive: true});
     const database = path.join(home, "e2e.db");
     const startWeb = () => startWebMode([...args, "--db", database, ...(threads != null ? ["--threads", String(threads)] : []), "--context-size", String(contextSize)],
         {
@@ -92,7 +99,10 @@ export async function openE2eApp({label, home = tempDir(label), args, contextSiz
         page.on("websocket", (socket) => socket.on("framereceived", ({payload}) => void received.push(String(payload))));
     const app: E2eApp = {
         web: web.value, browser, page, home, database,
-        screenshot: async (name) => void await page.screenshot({path: path.join(screenshotsDir, `${screenshotPrefix}${name}.png`), fullPage}),
+        screenshot: async (name) => {
+            if (writeScreenshots)
+                await page.screenshot({path: path.join(screenshotsDir, `${screenshotPrefix}${name}.png`), fullPage});
+        },
         restartWeb: async () => {
             await app.web.stop();
             app.web = await startWeb();
