@@ -26,20 +26,7 @@ const path = require("node:path");
 const {pathToFileURL} = require("node:url");
 
 import(pathToFileURL(path.join(__dirname, "cliBundle.mjs")).href)
-    .then(({freshCliBundle}) => freshCliBundle({
-        onRebuild: (reason) => {
-            if (process.stderr.isTTY)
-                process.stderr.write(`cleanroom: compiling the CLI (${reason})...\n`);
-        }
-    }))
-    .then(
-        (entry) => {
-            if (launcherMarks != null)
-                launcherMarks.bundleCheckedMs = performance.now();
-            return import(pathToFileURL(entry).href);
-        },
-        (error) => {
-            process.stderr.write(`cleanroom: ${error.message}${error.code != null ? ` [${error.code}]` : ""}\n`);
-            process.exit(1);
-        }
-    );
+    .then(({runBundleEntry}) => runBundleEntry("main", "cleanroom", () => {
+        if (launcherMarks != null)
+            launcherMarks.bundleCheckedMs = performance.now();
+    }));

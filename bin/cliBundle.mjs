@@ -1,16 +1,33 @@
-// The compiled CLI: src/cli/main.ts bundled by esbuild into out/cli/<build id>/, ESM, split at
-// every dynamic import so that a command loads only what it needs (`--help` loads no native
-// module). Plain JavaScript, so that plain `node` can check and rebuild the bundle before
-// anything is compiled. Built by `npm install` (package.json "prepare") and again by the
-// launcher (bin/cleanroom.cjs) when a source file changed since. Types: cliBundle.d.mts.
+// The compiled CLI and web mode: src/cli/main.ts, web mode's server and core process, and
+// `npm start`, bundled by esbuild in one build into out/cli/<build id>/, ESM, split at every
+// dynamic import and between entries so that a command loads only what it needs (`--help` loads no
+// native module) and web mode's two processes share one copy of each module. Plain JavaScript, so
+// that plain `node` can check and rebuild the bundle before anything is compiled. Built by
+// `npm install` (package.json "prepare") and again by the launchers (bin/cleanroom.cjs, bin/web.mjs,
+// bin/start.mjs) when a source file changed since. Types: cliBundle.d.mts.
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import {fileURLToPath, pathToFileURL} from "node:url";
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const manifestVersion = 1;
-const entryPoint = "src/cli/main.ts";
+const manifestVersion = 2;
+/**
+ * Each entry becomes `<name>.mjs` in the build folder. WebCoreProcess forks `webCoreEntry.mjs` beside
+ * its own chunk, and a preload given to web mode reaches the core process too (fork inherits execArgv).
+ */
+const entryPoints = {
+    main: "src/cli/main.ts",
+    web: "src/web/main.ts",
+    webCoreEntry: "src/web/webCoreEntry.ts",
+    start: "src/launch/start.ts"
+};
+/**
+ * The bundle users run. Another (a test build with modules of its own compiled beside these, sharing
+ * their chunks, so that a preload patches the very classes the entries use) names its own folder in out/.
+ * @type {BundleVariant}
+ */
+export const cliBundle = {folder: "cli", extraEntries: {}};
 /**
  * Bundled: what `--help` itself needs, and unhomoglyph's table of look-alike letters (a JSON file,
  * src/core/common/cloud/foldLetter.ts: bundled, it needs no import attribute, which Node before 20.10
@@ -30,10 +47,17 @@ export class CliBundleError extends Error {
     }
 }
 
-/** @param {string} root */
-function paths(root) {
-    const outDir = path.join(root, "out", "cli");
+/** @typedef {{folder: string, extraEntries: Record<string, string>}} BundleVariant */
+
+/** @param {string} root @param {BundleVariant} variant */
+function paths(root, variant) {
+    const outDir = path.join(root, "out", variant.folder);
     return {outDir, manifest: path.join(outDir, "current.json")};
+}
+
+/** @param {BundleVariant} variant */
+function entryNames(variant) {
+    return Object.keys({...entryPoints, ...variant.extraEntries}).sort();
 }
 
 /** @param {string} file */
@@ -41,10 +65,10 @@ function sha256(file) {
     return crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex");
 }
 
-/** @param {string} root */
-function readManifest(root) {
+/** @param {string} root @param {BundleVariant} variant */
+function readManifest(root, variant) {
     try {
-        const manifest = JSON.parse(fs.readFileSync(paths(root).manifest, "utf8"));
+        const manifest = JSON.parse(fs.readFileSync(paths(root, variant).manifest, "utf8"));
         return manifest?.version === manifestVersion ? manifest : null;
     } catch {
         return null;
@@ -54,17 +78,20 @@ function readManifest(root) {
 /**
  * Whether the bundle in out/cli was built from the sources as they are now: every input file
  * (sources, the bundled packages' package.json, package.json, this file) has the recorded size
- * and, where its time stamp moved, the recorded SHA-256.
+ * and, where its time stamp moved, the recorded SHA-256; and it has every entry asked for.
  * @param {string} [root]
- * @returns {{state: "fresh", entry: string} | {state: "missing" | "stale", reason: string}}
+ * @param {BundleVariant} [variant]
+ * @returns {{state: "fresh", entry: string, dir: string} | {state: "missing" | "stale", reason: string}}
  */
-export function cliBundleState(root = repoRoot) {
-    const manifest = readManifest(root);
+export function cliBundleState(root = repoRoot, variant = cliBundle) {
+    const manifest = readManifest(root, variant);
     if (manifest == null)
         return {state: "missing", reason: "the CLI has not been built"};
-    const entry = path.join(paths(root).outDir, manifest.entry);
+    const entry = path.join(paths(root, variant).outDir, manifest.entry);
     if (!fs.existsSync(entry))
         return {state: "missing", reason: `${path.relative(root, entry)} is missing`};
+    if (JSON.stringify(manifest.entries) !== JSON.stringify(entryNames(variant)))
+        return {state: "stale", reason: "its entry points changed"};
     for (const [file, recorded] of Object.entries(manifest.inputs)) {
         const absolute = path.join(root, file);
         let stat;
@@ -76,7 +103,7 @@ export function cliBundleState(root = repoRoot) {
         if (stat.size !== recorded.size || (stat.mtimeMs !== recorded.mtimeMs && sha256(absolute) !== recorded.sha256))
             return {state: "stale", reason: `${file} changed`};
     }
-    return {state: "fresh", entry};
+    return {state: "fresh", entry, dir: path.dirname(entry)};
 }
 
 /** @param {string} root @param {string} input an esbuild metafile input path, relative to root */
@@ -95,16 +122,17 @@ function recordedInput(root, input) {
  * several processes at once: each builds in a folder of its own and the same sources give the
  * same build id, so the loser of the final rename just discards its copy.
  * @param {string} [root]
- * @returns {Promise<string>} the entry file
+ * @param {BundleVariant} [variant]
+ * @returns {Promise<string>} the CLI's entry file (main.mjs); the other entries are beside it
  */
-export async function buildCliBundle(root = repoRoot) {
+export async function buildCliBundle(root = repoRoot, variant = cliBundle) {
     let esbuild;
     try {
         esbuild = await import(pathToFileURL(path.join(root, "node_modules", "esbuild", "lib", "main.js")).href);
     } catch {
         throw new CliBundleError("esbuild is not installed (a dev dependency): run `npm install` in the project folder.", "CLI_BUNDLE_STALE");
     }
-    const {outDir, manifest: manifestPath} = paths(root);
+    const {outDir, manifest: manifestPath} = paths(root, variant);
     fs.mkdirSync(outDir, {recursive: true});
     const staging = fs.mkdtempSync(path.join(outDir, ".build-"));
     fs.chmodSync(staging, 0o755); // readable like the rest of the checkout (mkdtemp makes it private)
@@ -115,7 +143,7 @@ export async function buildCliBundle(root = repoRoot) {
         try {
             result = await esbuild.build({
                 absWorkingDir: root,
-                entryPoints: {main: entryPoint},
+                entryPoints: {...entryPoints, ...variant.extraEntries},
                 outdir: staging,
                 outExtension: {".js": ".mjs"},
                 chunkNames: "chunk-[hash]",
@@ -157,7 +185,7 @@ export async function buildCliBundle(root = repoRoot) {
                 throw error;
             // Another process built the same sources first.
         }
-        const manifest = {version: manifestVersion, buildId, entry: `${buildId}/main.mjs`, builtAt: new Date().toISOString(), esbuild: esbuild.version, inputs: sorted};
+        const manifest = {version: manifestVersion, buildId, entry: `${buildId}/main.mjs`, entries: entryNames(variant), builtAt: new Date().toISOString(), esbuild: esbuild.version, inputs: sorted};
         const temporary = `${manifestPath}.${process.pid}.tmp`;
         fs.writeFileSync(temporary, JSON.stringify(manifest, null, 2) + "\n");
         fs.renameSync(temporary, manifestPath);
@@ -184,21 +212,47 @@ function removeOldBuilds(outDir, current) {
 /**
  * The entry of a bundle built from the current sources: the existing one, else a new build.
  * `onRebuild` hears why a build is needed before it starts.
- * @param {{root?: string, onRebuild?: (reason: string) => void}} [options]
- * @returns {Promise<string>}
+ * @param {{root?: string, variant?: BundleVariant, onRebuild?: (reason: string) => void}} [options]
+ * @returns {Promise<string>} the CLI's entry file (main.mjs); the other entries are beside it
  */
-export async function freshCliBundle({root = repoRoot, onRebuild} = {}) {
-    const state = cliBundleState(root);
+export async function freshCliBundle({root = repoRoot, variant = cliBundle, onRebuild} = {}) {
+    const state = cliBundleState(root, variant);
     if (state.state === "fresh")
         return state.entry;
     onRebuild?.(state.reason);
     try {
-        return await buildCliBundle(root);
+        return await buildCliBundle(root, variant);
     } catch (error) {
         if (error instanceof CliBundleError && error.code === "CLI_BUNDLE_STALE")
             throw new CliBundleError(`The compiled CLI cannot run: ${state.reason}, and it cannot be rebuilt here: ${error.message}`, "CLI_BUNDLE_STALE");
         throw error;
     }
+}
+
+/**
+ * What the launchers do (bin/cleanroom.cjs, bin/web.mjs, bin/start.mjs): runs the bundle's entry
+ * `name` in this process, built first when a source changed since. On a failure it says why on
+ * stderr, each line after `command: `, and exits with status 1.
+ * @param {string} name
+ * @param {string} command
+ * @param {() => void} [onChecked] called once the bundle is known fresh, before the entry loads
+ */
+export async function runBundleEntry(name, command, onChecked) {
+    let entry;
+    try {
+        const main = await freshCliBundle({
+            onRebuild: (reason) => {
+                if (process.stderr.isTTY)
+                    process.stderr.write(`${command}: compiling (${reason})...\n`);
+            }
+        });
+        entry = path.join(path.dirname(main), `${name}.mjs`);
+    } catch (error) {
+        process.stderr.write(`${command}: ${error.message}${error.code != null ? ` [${error.code}]` : ""}\n`);
+        process.exit(1);
+    }
+    onChecked?.();
+    await import(pathToFileURL(entry).href);
 }
 
 // `node bin/cliBundle.mjs`: build (npm's "prepare"), or with --check report whether a build is needed.

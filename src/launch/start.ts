@@ -1,12 +1,12 @@
 import {spawn, spawnSync} from "node:child_process";
 import path from "node:path";
-import {fileURLToPath} from "node:url";
+import {projectRootOf} from "../core/node/paths/projectRoot.js";
 import {reportWebModeFailure, runWebMode} from "../web/runWebMode.js";
 import {clearFetchFailure, recentFetchFailure, recordFetchFailure} from "./desktopFetchRecord.js";
 import {fetchElectronBinary, findElectronBinary} from "./electronBinary.js";
 import {openInBrowser} from "./openInBrowser.js";
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const repoRoot = projectRootOf(import.meta.url);
 
 function hasDisplay() {
     if (process.platform === "darwin" || process.platform === "win32")

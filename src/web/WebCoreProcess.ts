@@ -23,6 +23,7 @@ type PendingConnection = {request: UpgradeRequestHead, socket: net.Socket, head:
  */
 export class WebCoreProcess implements RpcSocketHandler {
     private readonly _options: WebCoreOptions;
+    /** Beside this module: src/web/webCoreEntry.ts under tsx, or the compiled bundle's webCoreEntry.mjs beside this chunk (bin/cliBundle.mjs). */
     private readonly _entry = fileURLToPath(new URL(`./webCoreEntry${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url));
     private _child: ChildProcess | null = null;
     private _ready = false;

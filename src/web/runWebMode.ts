@@ -1,14 +1,14 @@
 import path from "node:path";
-import {fileURLToPath} from "node:url";
 import {parseArgs} from "node:util";
 import {GpuSettingSchema} from "../core/common/api/schemas.js";
 import type {GpuSetting} from "../core/common/api/types.js";
 import {defaultDatabasePath} from "../core/node/paths/appPaths.js";
+import {projectRootOf} from "../core/node/paths/projectRoot.js";
 import {ensureRendererBuilt} from "./ensureRendererBuilt.js";
 import {startWebServer, type WebServer} from "./server.js";
 import {WebCoreProcess} from "./WebCoreProcess.js";
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const repoRoot = projectRootOf(import.meta.url);
 const usage = "usage: npm run web -- [--port P] [--db <file>] [--model <gguf> | --no-model] [--threads N] [--context-size N] [--gpu auto|metal|cuda|vulkan|off] " +
     "[--models-dir <folder>] [--catalog <catalog.json>] [--allow-loopback-downloads] [--lock-after <minutes>]";
 

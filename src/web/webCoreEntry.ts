@@ -1,17 +1,17 @@
 // Web mode's core process: started by WebCoreProcess (child_process.fork), one JSON argument (WebCoreOptions).
 import net from "node:net";
 import path from "node:path";
-import {fileURLToPath} from "node:url";
 import type {CoreHost} from "../core/node/host/openCoreHost.js";
 import {openLockableCoreHost, type LockableCoreHost} from "../core/node/host/openLockableCoreHost.js";
 import {resolveStartupModel} from "../core/node/host/resolveStartupModel.js";
 import {terminalStoreKey} from "../core/node/host/terminalStoreKey.js";
 import {realDatabasePath} from "../core/node/database/realDatabasePath.js";
+import {projectRootOf} from "../core/node/paths/projectRoot.js";
 import {startAppApiServer} from "../serve/startAppApiServer.js";
 import {CoreWebSockets} from "./CoreWebSockets.js";
 import {ToWebCoreSchema, WebCoreOptionsSchema, type FromWebCore, type WebCoreOptions} from "./webCoreMessages.js";
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const repoRoot = projectRootOf(import.meta.url);
 /** How long a page has to answer the close frame sent when the core locks, before its socket is cut. */
 const closeGraceMs = 2000;
 /** WebSocket close code "service restart": the page reconnects, to the next core process. */

@@ -29,7 +29,7 @@ export type E2eAppOptions = {
     threads?: number | null,
     /** More environment for web mode (CLEANROOM_HOME is the app's home, CLEANROOM_MODEL is empty). */
     env?: NodeJS.ProcessEnv,
-    /** Node's own options for web mode, after tsx: e.g. `--import` of a forced-fault preload. */
+    /** Node's own options for web mode: e.g. `--import` of a forced-fault preload (compiled with web mode: startWebMode). */
     nodeArgs?: string[],
     /**
      * HELD REPLY: the first reply (in each web mode process) to a message containing `prompt` stops

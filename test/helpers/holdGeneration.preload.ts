@@ -2,9 +2,9 @@
 // after its first token, writes "held after the first token" on stderr, and goes on only once the
 // test writes a line on the process's stdin (one line releases one held generation). It lets a test
 // act while a request is certainly mid-generation (a slot taken, a client leaving) with no sleep.
-// With CLEANROOM_TEST_HOLD_PROMPT set (web mode, whose first core process shares its stdin), only the
-// first generation whose prompt contains that text is held, after
-// CLEANROOM_TEST_HOLD_AFTER_TOKENS tokens (defaults to 1): the others in the process run freely.
+// With CLEANROOM_TEST_HOLD_PROMPT set (web mode, compiled with it: test/setup/testBundle.ts; its first
+// core process shares its stdin), only the first generation whose prompt contains that text is held,
+// after CLEANROOM_TEST_HOLD_AFTER_TOKENS tokens (defaults to 1): the others in the process run freely.
 import type {LlamaContextSequence as Sequence} from "node-llama-cpp";
 import {nextStdinRelease} from "./stdinReleases.js";
 

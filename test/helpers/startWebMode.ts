@@ -2,8 +2,10 @@ import {spawn, type ChildProcess} from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import {WebSocket} from "ws";
+import {freshCliBundle} from "../../bin/cliBundle.mjs";
 import {connectCoreClient, type ConnectedCoreClient} from "../../src/core/common/rpc/index.js";
 import {webSocketChannel} from "../../src/web/webSocketChannel.js";
+import {testBundle} from "../setup/testBundle.js";
 import {repoRoot} from "./testModel.js";
 
 export type WebMode = {
@@ -15,14 +17,21 @@ export type WebMode = {
     stop(): Promise<void>
 };
 
+/** The launchers users run (`npm run web`, `npm start`): the compiled bundle, rebuilt first when stale. */
+const launchers = {web: "bin/web.mjs", start: "bin/start.mjs"} as const;
+const typeScriptPreload = /\.preload\.ts$/;
+
 /**
- * Runs `npm run web`'s entry (or `entry`, such as `npm start`'s) as a child process and resolves
- * with the URL line it prints. `nodeArgs` go to node after tsx, e.g. `--import` of a forced-fault preload.
+ * Runs `npm run web`'s launcher (or `entry`'s, such as `npm start`'s) as a child process and resolves
+ * with the URL line it prints. `nodeArgs` go to node before it, e.g. `--import` of a forced-fault
+ * preload, which web mode's core process inherits (fork passes on execArgv). A preload of
+ * test/helpers (`*.preload.ts`) is run compiled, from the test build (testBundle.ts), with that build's
+ * web mode, whose modules it shares: no process loads tsx.
  * `stdin` "pipe" gives the test web mode's stdin, which its first core process shares (a hold preload's releases).
  */
-export function startWebMode(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 180_000, entry = "src/web/main.ts", nodeArgs: string[] = [],
-    stdin: "ignore" | "pipe" = "ignore"): Promise<WebMode> {
-    const child = spawn(process.execPath, ["--import", "tsx", ...nodeArgs, path.join(repoRoot, entry), ...args], {
+export async function startWebMode(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 180_000, entry: keyof typeof launchers = "web",
+    nodeArgs: string[] = [], stdin: "ignore" | "pipe" = "ignore"): Promise<WebMode> {
+    const child = spawn(process.execPath, [...await webModeCommand(entry, nodeArgs), ...args], {
         cwd: repoRoot,
         env: {...process.env, ...env},
         stdio: [stdin, "pipe", "pipe"]
@@ -65,6 +74,20 @@ export function startWebMode(args: string[], env: NodeJS.ProcessEnv = {}, timeou
     });
 }
 
+/** Node's arguments up to web mode's own: `nodeArgs` and the launcher, or with a TypeScript preload the test build's compiled preload and entry. */
+async function webModeCommand(entry: keyof typeof launchers, nodeArgs: string[]): Promise<string[]> {
+    if (!nodeArgs.some((arg) => typeScriptPreload.test(arg)))
+        return [...nodeArgs, path.join(repoRoot, launchers[entry])];
+    const buildDir = path.dirname(await freshCliBundle({variant: testBundle}));
+    const compiled = (file: string) => {
+        const name = path.basename(file, ".ts");
+        if (testBundle.extraEntries[name] == null)
+            throw new Error(`${file} is not compiled into the test build: only test/helpers/*.preload.ts are (test/setup/testBundle.ts)`);
+        return path.join(buildDir, `${name}.mjs`);
+    };
+    return [...nodeArgs.map((arg) => typeScriptPreload.test(arg) ? compiled(arg) : arg), path.join(buildDir, `${entry}.mjs`)];
+}
+
 /** A core client over web mode's WebSocket, as the page connects (its token, its Origin). `close()` ends both. */
 export async function connectToWebMode(web: WebMode): Promise<{client: ConnectedCoreClient, close(): void}> {
     const url = new URL(web.url);
@@ -88,8 +111,8 @@ export async function askWebMode<T>(web: WebMode, ask: (client: ConnectedCoreCli
 }
 
 /**
- * Web mode's core process (src/web/webCoreEntry.ts, a child of the process serving the page, as
- * tsx's esbuild service may be too) while exactly one runs; null between two (after a lock or a
+ * Web mode's core process (webCoreEntry.mjs of the compiled bundle, a child of the process serving
+ * the page) while exactly one runs; null between two (after a lock or a
  * crash). Linux only (/proc).
  */
 export function webCoreProcessOf(web: WebMode): number | null {

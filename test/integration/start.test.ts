@@ -21,7 +21,7 @@ async function closedPort() {
 }
 
 async function npmStart(env: NodeJS.ProcessEnv) {
-    const web = await startWebMode(["--no-model", "--no-open"], env, 240_000, "src/launch/start.ts");
+    const web = await startWebMode(["--no-model", "--no-open"], env, 240_000, "start");
     running.push(web);
     return web;
 }

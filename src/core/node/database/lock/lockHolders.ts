@@ -40,6 +40,7 @@ export function lockHolders(file: string): LockHolder[] {
 
 /**
  * What a process runs, in a few words from its command line: "cleanroom.cjs chat" for the CLI,
+ * "web.mjs" or "webCoreEntry.mjs" for web mode (its launcher, an entry of the compiled bundle),
  * "web/main.ts" for web mode from source, else its first words ("node server.js"); file names
  * without their folders, options and later arguments left out.
  */
@@ -53,6 +54,9 @@ function commandOf(pid: number): string | null {
     const cli = words.findIndex((word) => /cleanroom/i.test(path.basename(word)));
     if (cli >= 0)
         return words.slice(cli, cli + 2).map((word) => path.basename(word)).join(" ").slice(0, 80);
+    const compiled = words.find((word) => /[\\/](bin|out[\\/]cli[^\\/]*[\\/][^\\/]+)[\\/][^\\/]+\.mjs$/.test(word));
+    if (compiled != null)
+        return path.basename(compiled);
     const entry = words.find((word) => /[\\/](web|cli|utility)[\\/][^\\/]+$/.test(word));
     if (entry != null)
         return entry.split(/[\\/]/).slice(-2).join("/");

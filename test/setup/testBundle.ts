@@ -1,0 +1,18 @@
+import fs from "node:fs";
+import path from "node:path";
+import {repoRoot, type BundleVariant} from "../../bin/cliBundle.mjs";
+
+const helpersDir = "test/helpers";
+
+/**
+ * The compiled bundle's entries built again with the tests' preloads (test/helpers/*.preload.ts)
+ * beside them, in out/cli-test/: a preload there imports the bundle's own chunks, so it patches the
+ * very classes web mode's core uses (a preload compiled alone would patch copies of its own), and no
+ * process loads tsx. The bundle users run (out/cli/) has no test module in it.
+ */
+export const testBundle: BundleVariant = {
+    folder: "cli-test",
+    extraEntries: Object.fromEntries(fs.readdirSync(path.join(repoRoot, helpersDir))
+        .filter((name) => name.endsWith(".preload.ts"))
+        .map((name) => [path.basename(name, ".ts"), `${helpersDir}/${name}`]))
+};
