@@ -16,7 +16,7 @@ export type CliCommandOptions = {
     nodeArgs?: string[],
     /** Whether a preload in `nodeArgs` is TypeScript, so that tsx must be loaded before it in either form. Defaults to `false`. */
     typeScriptPreloads?: boolean,
-    /** Another TypeScript entry, run from source (the developer tools' CLI). Defaults to this CLI, in the form `cliForm` names. */
+    /** Another entry: a TypeScript one runs from source, by tsx (the developer tools' CLI); a JavaScript one as it is (a test build's). Defaults to this CLI, in the form `cliForm` names. */
     entry?: string
 };
 
@@ -35,7 +35,8 @@ export function cliCommand(args: string[], {nodeArgs = [], typeScriptPreloads = 
     const launcher = entry == null ? compiledLauncher() : null;
     if (launcher != null)
         return {command: process.execPath, args: [...(typeScriptPreloads ? tsx() : []), ...nodeArgs, launcher, ...args]};
-    return {command: process.execPath, args: [...tsx(), ...nodeArgs, entry ?? cliEntry, ...args]};
+    const script = entry ?? cliEntry;
+    return {command: process.execPath, args: [...(script.endsWith(".ts") || typeScriptPreloads ? tsx() : []), ...nodeArgs, script, ...args]};
 }
 
 /** Runs this CLI in a fresh process with the core's environment and returns its stdout; rejects on a non-zero exit (with its stderr). */
