@@ -37,3 +37,8 @@ export async function testBuildCommand(entry: "main" | "web" | "start", nodeArgs
 export async function cliWithPreloads(...preloads: string[]): Promise<CliCommandOptions> {
     return await testBuildCommand("main", ["cliLauncher.preload.ts", ...preloads].flatMap((preload) => ["--import", path.join(helpersDir, preload)]));
 }
+
+/** The compiled form, in the test build, of a script the tests start as a process (`testScripts` in test/setup/testBundle.ts): run it with plain node. */
+export async function testBuildScript(name: "modelMutantWorker" | "freshTurnWorker" | "utilityEntryStandIn"): Promise<string> {
+    return path.join(path.dirname(await freshCliBundle({variant: testBundle})), `${name}.mjs`);
+}
