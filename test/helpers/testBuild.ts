@@ -2,7 +2,7 @@ import path from "node:path";
 import {fileURLToPath} from "node:url";
 import {freshCliBundle} from "../../bin/cliBundle.mjs";
 import type {CliCommandOptions} from "../../src/cli/cliCommand.js";
-import {testBundle} from "../setup/testBundle.js";
+import {testBundle, type TestScript} from "../setup/testBundle.js";
 
 const helpersDir = path.dirname(fileURLToPath(import.meta.url));
 const typeScriptPreload = /\.preload\.ts$/;
@@ -38,7 +38,7 @@ export async function cliWithPreloads(...preloads: string[]): Promise<CliCommand
     return await testBuildCommand("main", ["cliLauncher.preload.ts", ...preloads].flatMap((preload) => ["--import", path.join(helpersDir, preload)]));
 }
 
-/** The compiled form, in the test build, of a script the tests start as a process (`testScripts` in test/setup/testBundle.ts): run it with plain node. */
-export async function testBuildScript(name: "modelMutantWorker" | "freshTurnWorker" | "utilityEntryStandIn"): Promise<string> {
+/** The compiled form, in the test build, of a script the tests start as a process or preload (`testScripts` in test/setup/testBundle.ts): run it with plain node. */
+export async function testBuildScript(name: TestScript): Promise<string> {
     return path.join(path.dirname(await freshCliBundle({variant: testBundle})), `${name}.mjs`);
 }

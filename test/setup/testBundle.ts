@@ -11,8 +11,12 @@ const helpersDir = "test/helpers";
 const testScripts = {
     modelMutantWorker: "test/security/helpers/modelMutantWorker.ts",
     freshTurnWorker: "test/security/helpers/freshTurnWorker.ts",
-    utilityEntryStandIn: "test/security/helpers/utilityEntryStandIn.ts"
+    utilityEntryStandIn: "test/security/helpers/utilityEntryStandIn.ts",
+    // The network-silence observers, preloaded into the CLI users run (they patch Node's own modules, none of the bundle's).
+    netGuard: "test/security/helpers/netGuard.ts",
+    netControl: "test/security/helpers/netControl.ts"
 };
+export type TestScript = keyof typeof testScripts;
 
 /**
  * The compiled bundle's entries built again with the tests' preloads (test/helpers/*.preload.ts)
