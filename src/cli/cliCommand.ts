@@ -14,9 +14,7 @@ const launcherKey = Symbol.for("cleanroom.cliLauncher");
 export type CliCommandOptions = {
     /** Node options before the CLI's script, such as `--import <module>` to preload. Defaults to none. */
     nodeArgs?: string[],
-    /** Whether a preload in `nodeArgs` is TypeScript, so that tsx must be loaded before it in either form. Defaults to `false`. */
-    typeScriptPreloads?: boolean,
-    /** Another TypeScript entry, run from source (the developer tools' CLI). Defaults to this CLI, in the form `cliForm` names. */
+    /** Another entry: a TypeScript one runs from source, by tsx (the developer tools' CLI); a JavaScript one as it is (a test build's). Defaults to this CLI, in the form `cliForm` names. */
     entry?: string
 };
 
@@ -30,12 +28,12 @@ export function cliForm(): "compiled" | "source" {
 }
 
 /** Arguments that run this CLI (or `entry`) in a new Node process, in the form `cliForm` names. */
-export function cliCommand(args: string[], {nodeArgs = [], typeScriptPreloads = false, entry}: CliCommandOptions = {}): {command: string, args: string[]} {
-    const tsx = () => ["--import", import.meta.resolve("tsx")];
+export function cliCommand(args: string[], {nodeArgs = [], entry}: CliCommandOptions = {}): {command: string, args: string[]} {
     const launcher = entry == null ? compiledLauncher() : null;
     if (launcher != null)
-        return {command: process.execPath, args: [...(typeScriptPreloads ? tsx() : []), ...nodeArgs, launcher, ...args]};
-    return {command: process.execPath, args: [...tsx(), ...nodeArgs, entry ?? cliEntry, ...args]};
+        return {command: process.execPath, args: [...nodeArgs, launcher, ...args]};
+    const script = entry ?? cliEntry;
+    return {command: process.execPath, args: [...(script.endsWith(".ts") ? ["--import", import.meta.resolve("tsx")] : []), ...nodeArgs, script, ...args]};
 }
 
 /** Runs this CLI in a fresh process with the core's environment and returns its stdout; rejects on a non-zero exit (with its stderr). */

@@ -1,4 +1,4 @@
-// `node --import` this into a CLI run from source: SQLite refuses to record a scrub (as on a
+// `node --import` this into the test build's CLI (test/helpers/testBuild.ts): SQLite refuses to record a scrub (as on a
 // database re-keyed under the process), inside the pool's session-end listener, and a second such
 // error is left as an unhandled rejection. CLEANROOM_FORCE_AUDIT_FAILURE says which: `listener`
 // (the default) or `rejection`.

@@ -1,4 +1,4 @@
-// `node --import` this into a spawned `cleanroom serve` (from source): every generation there stops
+// `node --import` this into a spawned `cleanroom serve` (the test build's: testBuild.ts): every generation there stops
 // after its first token, writes "held after the first token" on stderr, and goes on only once the
 // test writes a line on the process's stdin (one line releases one held generation). It lets a test
 // act while a request is certainly mid-generation (a slot taken, a client leaving) with no sleep.

@@ -1,4 +1,4 @@
-// `node --import` this into a spawned `cleanroom serve` (from source): every session's scrub waits
+// `node --import` this into a spawned `cleanroom serve` (the test build's: testBuild.ts): every session's scrub waits
 // before it starts, writes "scrub held" on stderr, and goes on only once the test writes a line on
 // the process's stdin (one line releases one held scrub). It lets a test see what a client gets
 // while a request's context is still being scrubbed, with no sleep.

@@ -2,10 +2,9 @@ import {spawn, type ChildProcess} from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import {WebSocket} from "ws";
-import {freshCliBundle} from "../../bin/cliBundle.mjs";
 import {connectCoreClient, type ConnectedCoreClient} from "../../src/core/common/rpc/index.js";
 import {webSocketChannel} from "../../src/web/webSocketChannel.js";
-import {testBundle} from "../setup/testBundle.js";
+import {preloadsTypeScript, testBuildCommand} from "./testBuild.js";
 import {repoRoot} from "./testModel.js";
 
 export type WebMode = {
@@ -19,7 +18,6 @@ export type WebMode = {
 
 /** The launchers users run (`npm run web`, `npm start`): the compiled bundle, rebuilt first when stale. */
 const launchers = {web: "bin/web.mjs", start: "bin/start.mjs"} as const;
-const typeScriptPreload = /\.preload\.ts$/;
 
 /**
  * Runs `npm run web`'s launcher (or `entry`'s, such as `npm start`'s) as a child process and resolves
@@ -76,16 +74,10 @@ export async function startWebMode(args: string[], env: NodeJS.ProcessEnv = {}, 
 
 /** Node's arguments up to web mode's own: `nodeArgs` and the launcher, or with a TypeScript preload the test build's compiled preload and entry. */
 async function webModeCommand(entry: keyof typeof launchers, nodeArgs: string[]): Promise<string[]> {
-    if (!nodeArgs.some((arg) => typeScriptPreload.test(arg)))
+    if (!preloadsTypeScript(nodeArgs))
         return [...nodeArgs, path.join(repoRoot, launchers[entry])];
-    const buildDir = path.dirname(await freshCliBundle({variant: testBundle}));
-    const compiled = (file: string) => {
-        const name = path.basename(file, ".ts");
-        if (testBundle.extraEntries[name] == null)
-            throw new Error(`${file} is not compiled into the test build: only test/helpers/*.preload.ts are (test/setup/testBundle.ts)`);
-        return path.join(buildDir, `${name}.mjs`);
-    };
-    return [...nodeArgs.map((arg) => typeScriptPreload.test(arg) ? compiled(arg) : arg), path.join(buildDir, `${entry}.mjs`)];
+    const compiled = await testBuildCommand(entry, nodeArgs);
+    return [...compiled.nodeArgs, compiled.entry];
 }
 
 /** A core client over web mode's WebSocket, as the page connects (its token, its Origin). `close()` ends both. */

@@ -1,4 +1,4 @@
-// `node --import` this into a CLI run from source: A FORCED FAULT for tests. The first piece of a
+// `node --import` this into the test build's CLI (testBuild.ts): A FORCED FAULT for tests. The first piece of a
 // reply schedules an error that nothing catches (as a throwing listener or a forgotten promise
 // would), while the conversation's session is open and the reply still streams.
 // (StreamingReply imports no module with side effects: node-llama-cpp runs its binary checks in

@@ -1,20 +1,19 @@
-import path from "node:path";
-import {fileURLToPath} from "node:url";
 import {describe, expect, it} from "vitest";
 import {internalErrorMessage} from "../../src/core/common/errors.js";
-import {cliEntry, runCliCapturing} from "../../tools/spawnCli.js";
+import {runCliCapturing} from "../../tools/spawnCli.js";
 import {hermeticCliEnv} from "../helpers/cliEnv.js";
 import {decryptedRows} from "../helpers/decryptedRows.js";
+import {cliWithPreloads} from "../helpers/testBuild.js";
 import {requireTestModel} from "../helpers/testModel.js";
 
 const modelPath = requireTestModel();
-/** Run from source, with SQLite failing to record the scrub (the compiled bundle has its own copy of the audit log). */
-const failingAudit = {nodeArgs: ["--import", path.join(path.dirname(fileURLToPath(import.meta.url)), "../helpers/forceAuditFailure.preload.ts")], entry: cliEntry};
+/** The test build's CLI (testBuild.ts), with SQLite failing to record the scrub. */
+const failingAudit = await cliWithPreloads("forceAuditFailure.preload.ts");
 const stackLine = /^\s+at /m;
 const notADatabase = {error: {code: "INTERNAL", message: internalErrorMessage, details: {}}, internal: "SqliteError [SQLITE_NOTADB]: file is not a database"};
 const notADatabaseLine = "cleanroom: internal error: SqliteError [SQLITE_NOTADB]: file is not a database\n";
-/** Run from source, with an error nothing catches thrown while the first reply streams (see the preload). */
-const strayMidTurn = {nodeArgs: ["--import", path.join(path.dirname(fileURLToPath(import.meta.url)), "../helpers/strayErrorMidTurn.preload.ts")], entry: cliEntry};
+/** The test build's CLI, with an error nothing catches thrown while the first reply streams (see the preload). */
+const strayMidTurn = await cliWithPreloads("strayErrorMidTurn.preload.ts");
 
 /**
  * A SQLite error no command awaits (a listener's, an unhandled rejection) is reported like any other

@@ -1,20 +1,16 @@
-import path from "node:path";
-import {fileURLToPath} from "node:url";
 import {afterEach, describe, expect, it} from "vitest";
-import {cliEntry, runCliCapturing} from "../../tools/spawnCli.js";
+import {runCliCapturing} from "../../tools/spawnCli.js";
 import {hermeticCliEnv} from "../helpers/cliEnv.js";
 import {forceDeviceProbeFault, forcedDeviceProbeProblem} from "../helpers/forceDeviceProbeFault.js";
 import {createTestCore} from "../helpers/tempCore.js";
+import {cliWithPreloads} from "../helpers/testBuild.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {requireVulkan} from "../helpers/vulkanDevice.js";
 
 const modelPath = requireTestModel();
 const vulkan = modelPath == null ? null : await requireVulkan();
-/** `--import`ed into a CLI run from source: the device's isolation probe is judged failed. */
-const forcedFault = {
-    nodeArgs: ["--import", path.join(path.dirname(fileURLToPath(import.meta.url)), "../helpers/forceDeviceProbeFault.preload.ts")],
-    entry: cliEntry
-};
+/** `--import`ed into the test build's CLI (testBuild.ts): the device's isolation probe is judged failed. */
+const forcedFault = await cliWithPreloads("forceDeviceProbeFault.preload.ts");
 
 describe.skipIf(modelPath == null || vulkan == null)(`the device probe on the Vulkan device (${vulkan?.device ?? "none"})`, () => {
     let restore: (() => void) | null = null;

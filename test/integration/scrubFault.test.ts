@@ -1,25 +1,21 @@
-import path from "node:path";
-import {fileURLToPath} from "node:url";
 import {afterEach, describe, expect, it} from "vitest";
 import {isCleanroomError, ScrubUnverifiedError} from "../../src/core/common/errors.js";
 import type {AuditEventOf} from "../../src/core/common/api/auditEvents.js";
 import type {BackgroundScrubFault} from "../../src/core/common/api/events.js";
 import {createCoreService} from "../../src/core/node/rpc/createCoreService.js";
-import {cliEntry, runCliCapturing} from "../../tools/spawnCli.js";
+import {runCliCapturing} from "../../tools/spawnCli.js";
 import {hermeticCliEnv} from "../helpers/cliEnv.js";
 import {forcedScrubFailure, forceScrubFaults} from "../helpers/forceScrubFault.js";
+import {cliWithPreloads} from "../helpers/testBuild.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {createTestCore} from "../helpers/tempCore.js";
 
 const modelPath = requireTestModel();
 /**
- * `--import`ed into a CLI run from source (the compiled bundle has its own copy of the scrubber,
- * which a preload cannot reach): every scrub there is a forced fault.
+ * `--import`ed into the test build's CLI (testBuild.ts; a preload compiled apart from the CLI would
+ * patch a copy of the scrubber of its own): every scrub there is a forced fault.
  */
-const forcedFault = {
-    nodeArgs: ["--import", path.join(path.dirname(fileURLToPath(import.meta.url)), "../helpers/forceScrubFault.preload.ts")],
-    entry: cliEntry
-};
+const forcedFault = await cliWithPreloads("forceScrubFault.preload.ts");
 const expectedMessage = `could not be verified (${forcedScrubFailure})`;
 
 describe.skipIf(modelPath == null)("forced scrub fault (every scrub reported unverified): raised as SCRUB_UNVERIFIED everywhere, exit 4 in the CLI", () => {

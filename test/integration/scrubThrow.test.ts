@@ -1,26 +1,23 @@
 import {type AuditKind, isAuditEventOf} from "../../src/core/common/api/auditEvents.js";
 import path from "node:path";
-import {fileURLToPath} from "node:url";
 import type {LlamaContext, LlamaModel} from "node-llama-cpp";
 import {afterEach, describe, expect, it} from "vitest";
 import type {AuditEvent} from "../../src/core/common/types.js";
 import type {Core} from "../../src/core/node/Core.js";
 import type {CachedKvLayout} from "../../src/core/node/engine/KvLayoutCache.js";
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
-import {cliEntry, runCliCapturing} from "../../tools/spawnCli.js";
+import {runCliCapturing} from "../../tools/spawnCli.js";
 import {hermeticCliEnv} from "../helpers/cliEnv.js";
 import {asLocalTurn, servicesOf} from "../helpers/coreServices.js";
 import {forcedScrubThrow, forceScrubThrows} from "../helpers/forceScrubThrow.js";
+import {cliWithPreloads} from "../helpers/testBuild.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {createTestCore, tempDir} from "../helpers/tempCore.js";
 import {openTestCore} from "../helpers/coreServices.js";
 
 const modelPath = requireTestModel();
-/** `--import`ed into a CLI run from source (the compiled bundle has its own copy of the scrubber): every scrub there throws. */
-const forcedThrow = {
-    nodeArgs: ["--import", path.join(path.dirname(fileURLToPath(import.meta.url)), "../helpers/forceScrubThrow.preload.ts")],
-    entry: cliEntry
-};
+/** `--import`ed into the test build's CLI (testBuild.ts): every scrub there throws. */
+const forcedThrow = await cliWithPreloads("forceScrubThrow.preload.ts");
 const expectedMessage = `could not be verified (the scrub failed: ${forcedScrubThrow})`;
 const forcedCreateFailure = "forced by the test: no context can be created";
 

@@ -1,30 +1,23 @@
 import {type AuditKind, isAuditEventOf} from "../../src/core/common/api/auditEvents.js";
 import http from "node:http";
-import path from "node:path";
-import {fileURLToPath} from "node:url";
 import OpenAI, {APIError} from "openai";
 import {afterEach, describe, expect, it} from "vitest";
 import {createCanary} from "../../src/core/common/cloud/canary.js";
 import type {AuditEvent} from "../../src/core/common/types.js";
-import {cliEntry, runCliCapturing} from "../../tools/spawnCli.js";
+import {runCliCapturing} from "../../tools/spawnCli.js";
 import {hermeticCliEnv} from "../helpers/cliEnv.js";
 import {openTestCore} from "../helpers/coreServices.js";
 import {startServe, type ServeProcess} from "../helpers/startServe.js";
+import {cliWithPreloads} from "../helpers/testBuild.js";
 import {requireTestModel} from "../helpers/testModel.js";
 
 const modelPath = requireTestModel();
 const modelName = "stories260K";
-/** `--import`ed into a serve run from source: every generation waits after its first token for a line on stdin. */
-const holdGeneration = {
-    nodeArgs: ["--import", path.join(path.dirname(fileURLToPath(import.meta.url)), "../helpers/holdGeneration.preload.ts")],
-    entry: cliEntry
-};
+/** `--import`ed into a serve run of the test build (testBuild.ts): every generation waits after its first token for a line on stdin. */
+const holdGeneration = await cliWithPreloads("holdGeneration.preload.ts");
 
 /** The same for every session's scrub: it waits, before it starts, for a line on stdin. */
-const holdScrub = {
-    nodeArgs: ["--import", path.join(path.dirname(fileURLToPath(import.meta.url)), "../helpers/holdScrub.preload.ts")],
-    entry: cliEntry
-};
+const holdScrub = await cliWithPreloads("holdScrub.preload.ts");
 
 const servers: ServeProcess[] = [];
 afterEach(async () => {

@@ -5,6 +5,7 @@ import {describe, expect, it} from "vitest";
 import {parseStartupTrace, startupTraceEnv} from "../../src/core/node/startupTrace.js";
 import {runCliCapturing} from "../../tools/spawnCli.js";
 import {hermeticCliEnv} from "../helpers/cliEnv.js";
+import {cliWithPreloads} from "../helpers/testBuild.js";
 import {requireTestModel} from "../helpers/testModel.js";
 
 const modelPath = requireTestModel();
@@ -17,11 +18,8 @@ function recordedTurnLoads() {
     turnLoads ??= (async () => {
         const {env, db, tmp} = hermeticCliEnv("startup-loads");
         const record = path.join(tmp, "loaded.txt");
-        const run = await runCliCapturing(oneTurn(db), {
-            env: {...env, RECORD_PACKAGE_LOADS_TO: record},
-            nodeArgs: ["--import", path.join(path.dirname(fileURLToPath(import.meta.url)), "../helpers/recordPackageLoads.preload.ts")],
-            typeScriptPreloads: true
-        });
+        // The test build's CLI (testBuild.ts): the same sources and chunks as the bundle users run, with the preload compiled beside them.
+        const run = await runCliCapturing(oneTurn(db), {env: {...env, RECORD_PACKAGE_LOADS_TO: record}, ...await cliWithPreloads("recordPackageLoads.preload.ts")});
         expect(run.code, run.stderr).toBe(0);
         return fs.readFileSync(record, "utf8").split("\n").filter((line) => line !== "");
     })();
@@ -71,7 +69,7 @@ describe.skipIf(modelPath == null)("a chat turn pays only for what it uses (#25)
         const loaded = [...new Set((await recordedTurnLoads()).filter((url) => url.startsWith("file:")).map((url) => fileURLToPath(url)))];
         // The source files the process ran: each one itself (from source, under tsx), or each one a loaded chunk of the compiled CLI
         // carries (esbuild marks where each bundled file begins: `// src/core/node/Core.ts`).
-        const sources = new Set(loaded.flatMap((file) => file.endsWith(".mjs") && file.includes(`${path.sep}out${path.sep}cli${path.sep}`)
+        const sources = new Set(loaded.flatMap((file) => file.endsWith(".mjs") && /[\\/]out[\\/]cli(-test)?[\\/]/.test(file)
             ? [...fs.readFileSync(file, "utf8").matchAll(/^\/\/ (src\/\S+\.ts)$/gm)].map((match) => match[1]!)
             : [path.relative(repoRoot, file).split(path.sep).join("/")]));
         expect(sources).toContain("src/core/node/Core.ts"); // the recording works

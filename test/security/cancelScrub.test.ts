@@ -2,12 +2,12 @@ import {type AuditKind, isAuditEventOf} from "../../src/core/common/api/auditEve
 import {spawn} from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import {fileURLToPath} from "node:url";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {envelopeFile} from "../../src/core/node/database/keys/keyEnvelope.js";
 import type {AuditEvent, ConversationId, LocalTurnResult, TurnOutcome} from "../../src/core/common/types.js";
 import type {Core} from "../../src/core/node/Core.js";
 import {createTestCore} from "../helpers/tempCore.js";
+import {testBuildScript} from "../helpers/testBuild.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import type {FreshTurnRequest, FreshTurnResult} from "./helpers/freshTurnWorker.js";
 import {asLocalTurn, servicesOf} from "../helpers/coreServices.js";
@@ -17,7 +17,8 @@ const contextSize = 1024;
 /** Small prefill steps, so that a long prompt takes dozens of them and a cancel can land in the middle. */
 const prefillChunkTokens = 16;
 const maxTokens = 40;
-const workerPath = fileURLToPath(new URL("./helpers/freshTurnWorker.ts", import.meta.url));
+/** Compiled in the test build (testBuild.ts): no tsx in the worker nor in node-llama-cpp's binding check forked from it. */
+const workerPath = await testBuildScript("freshTurnWorker");
 
 /**
  * TensorRT-LLM's CVE-2026-24205: a request cancelled in the middle of a chunked prefill left
@@ -72,7 +73,7 @@ describe.skipIf(modelPath == null)("a cancelled turn leaves no half-evaluated st
     function freshProcessTurn(request: Omit<FreshTurnRequest, "modelPath" | "maxTokens" | "contextSize" | "prefillChunkTokens">): Promise<FreshTurnResult> {
         const full: FreshTurnRequest = {...request, modelPath: modelPath!, maxTokens, contextSize, prefillChunkTokens};
         return new Promise((resolve, reject) => {
-            const child = spawn(process.execPath, ["--import", import.meta.resolve("tsx"), workerPath, JSON.stringify(full)], {stdio: ["ignore", "pipe", "pipe"]});
+            const child = spawn(process.execPath, [workerPath, JSON.stringify(full)], {stdio: ["ignore", "pipe", "pipe"]});
             let stdout = "";
             let stderr = "";
             child.stdout.setEncoding("utf8").on("data", (chunk: string) => stdout += chunk);

@@ -1,15 +1,16 @@
 import {fork, type ChildProcess} from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import {fileURLToPath} from "node:url";
 import {afterEach, describe, expect, it} from "vitest";
 import {connectCoreClient, type ConnectedCoreClient} from "../../src/core/common/rpc/index.js";
 import type {RpcChannel} from "../../src/core/common/rpc/index.js";
 import {secretNames} from "../../src/core/node/settings/settingKeys.js";
 import {tempDir} from "../helpers/tempCore.js";
+import {testBuildScript} from "../helpers/testBuild.js";
 import {makeTestCanary, walkFiles} from "./helpers/scanForSecrets.js";
 
-const standInPath = fileURLToPath(new URL("./helpers/utilityEntryStandIn.ts", import.meta.url));
+/** Compiled in the test build (testBuild.ts): no tsx in the core process nor in node-llama-cpp's binding check forked from it. */
+const standInPath = await testBuildScript("utilityEntryStandIn");
 const passphrase = "the desktop lock passphrase";
 
 type DesktopCore = {client: ConnectedCoreClient, child: ChildProcess, saidLocked: () => boolean, stop(): Promise<void>};
@@ -17,7 +18,7 @@ type DesktopCore = {client: ConnectedCoreClient, child: ChildProcess, saidLocked
 /** The app's core process (utilityEntry) under Node, Electron's parent port and key vault stood in for (see utilityEntryStandIn.ts). */
 function startDesktopCore(database: string, vaultFile: string): DesktopCore {
     const child = fork(standInPath, ["--db", database, "--key-storage", "os-keychain (stand-in)"], {
-        execArgv: ["--import", "tsx"], env: {...process.env, STAND_IN_VAULT_FILE: vaultFile}, serialization: "advanced", stdio: ["ignore", "inherit", "inherit", "ipc"]
+        execArgv: [], env: {...process.env, STAND_IN_VAULT_FILE: vaultFile}, serialization: "advanced", stdio: ["ignore", "inherit", "inherit", "ipc"]
     });
     let saidLocked = false;
     child.on("message", (message: {locked?: true}) => saidLocked ||= message.locked === true);

@@ -1,14 +1,14 @@
 import net from "node:net";
 import path from "node:path";
-import {fileURLToPath} from "node:url";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {requireTestModel} from "../helpers/testModel.js";
 import {tempDir} from "../helpers/tempCore.js";
+import {testBuildScript} from "../helpers/testBuild.js";
 import {observeCli, straceAvailable, type NetworkObservation} from "./helpers/observeNetwork.js";
 import {SocketWatcher} from "./helpers/socketWatcher.js";
 
 const modelPath = requireTestModel();
-const controlImport = path.join(path.dirname(fileURLToPath(import.meta.url)), "helpers", "netControl.ts");
+const controlImport = await testBuildScript("netControl");
 
 function summary(observation: NetworkObservation) {
     return `guard attempts ${observation.guard.length}, /proc polls ${observation.sockets.polls} over ${observation.sockets.pidsSeen.length} process(es), ` +

@@ -1,5 +1,5 @@
 /**
- * Fuzz worker, run as a child process (`node --import tsx modelMutantWorker.ts <model> <seed> <from> <to> <dir>`).
+ * Fuzz worker, run as a child process (`node modelMutantWorker.mjs <model> <seed> <from> <to> <dir>`, compiled in the test build: test/setup/testBundle.ts).
  * For each mutant index in [from, to): builds the mutant, hands it to the real engine
  * (validateModelFile, then llama.cpp), and when it loads, runs a 4-token turn and ends the
  * session (scrub). Protocol on fd 3, one JSON object a line: `start` before each mutant, `result`

@@ -2,9 +2,10 @@ import {spawn, spawnSync} from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import {fileURLToPath, pathToFileURL} from "node:url";
+import {pathToFileURL} from "node:url";
 import {cliCommand} from "../../../tools/spawnCli.js";
 import type {NetAttempt} from "./netGuard.js";
+import {testBuildScript} from "../../helpers/testBuild.js";
 import {SocketWatcher, type SocketWatchReport} from "./socketWatcher.js";
 
 export type NetworkObservation = {
@@ -28,7 +29,8 @@ export type ObserveOptions = {
     timeoutMs?: number
 };
 
-const guardPath = path.join(path.dirname(fileURLToPath(import.meta.url)), "netGuard.ts");
+/** netGuard.ts, compiled in the test build (testBuild.ts): the CLI users run, with no tsx loaded before it. */
+const guardPath = await testBuildScript("netGuard");
 
 export function straceAvailable() {
     return process.platform === "linux" && spawnSync("strace", ["-V"], {stdio: "ignore"}).status === 0;
@@ -44,10 +46,9 @@ export async function observeCli(args: string[], {guardMode = "block", extraImpo
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cleanroom-net-"));
     const guardLog = path.join(dir, "guard.jsonl");
     const straceLog = path.join(dir, "strace.txt");
-    // The guard (TypeScript, so tsx comes first) is preloaded before any app code.
+    // The guard is preloaded before any app code.
     const cli = cliCommand(args, {
-        nodeArgs: ["--import", pathToFileURL(guardPath).href, ...extraImports.flatMap((file) => ["--import", pathToFileURL(file).href])],
-        typeScriptPreloads: true
+        nodeArgs: ["--import", pathToFileURL(guardPath).href, ...extraImports.flatMap((file) => ["--import", pathToFileURL(file).href])]
     });
     const nodeArgs = cli.args;
     const useStrace = straceAvailable();

@@ -2,7 +2,7 @@ import {spawn} from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import {fileURLToPath} from "node:url";
+import {testBuildScript} from "../../helpers/testBuild.js";
 import type {WorkerLine} from "./modelMutantWorker.js";
 
 export type FuzzOptions = {
@@ -41,7 +41,8 @@ export type FuzzReport = {
     workersStarted: number
 };
 
-const workerPath = path.join(path.dirname(fileURLToPath(import.meta.url)), "modelMutantWorker.ts");
+/** modelMutantWorker.ts compiled in the test build (testBuild.ts): no tsx in the workers nor in node-llama-cpp's binding check forked from each. */
+const workerPath = await testBuildScript("modelMutantWorker");
 
 /**
  * Runs the mutants through worker processes, each validating and loading its mutants one after
@@ -83,7 +84,7 @@ type WorkerRun = {modelPath: string, seed: number, from: number, to: number, dir
 
 function runWorker({modelPath, seed, from, to, dir, timeoutMs, env}: WorkerRun, outcomes: MutantOutcome[]): Promise<number> {
     return new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, ["--import", import.meta.resolve("tsx"), workerPath, modelPath, String(seed), String(from), String(to), dir], {
+        const child = spawn(process.execPath, [workerPath, modelPath, String(seed), String(from), String(to), dir], {
             stdio: ["ignore", "ignore", "pipe", "pipe"], env
         });
         let stderr = "";
@@ -102,7 +103,7 @@ function runWorker({modelPath, seed, from, to, dir, timeoutMs, env}: WorkerRun, 
                 child.kill("SIGKILL");
             }, ms);
         };
-        arm(timeoutMs * 2); // startup: tsx, the native backend
+        arm(timeoutMs * 2); // startup: the native backend
 
         let buffered = "";
         child.stdio[3]!.on("data", (chunk: Buffer) => {

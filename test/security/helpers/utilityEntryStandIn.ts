@@ -2,7 +2,7 @@
 // for what Electron gives it (Electron cannot run here): `process.parentPort`, and main's key vault
 // (safeStorage) answering its vault requests from a JSON file (STAND_IN_VAULT_FILE, so that a second
 // start finds the same keychain key). One renderer connection is made over a real MessageChannel,
-// relayed to the test over this process's IPC. `node --import tsx utilityEntryStandIn.ts --db … --key-storage …`
+// relayed to the test over this process's IPC. `node utilityEntryStandIn.mjs --db … --key-storage …`, compiled in the test build (test/setup/testBundle.ts).
 import fs from "node:fs";
 import {MessageChannel, type MessagePort} from "node:worker_threads";
 
