@@ -41,7 +41,8 @@ describe.skipIf(testModel == null)("audit: the prefix-cache probe, by time to fi
         const probe = await probePrefixCacheTiming({baseURL: server.url, model: "costly-prefill", pairs: 10, prefixChars: 500});
         expect(probe.error).toBeNull();
         expect(probe.samePrefixMs.samples).toHaveLength(10);
-        expect(probe.leak).toBe(true);
+        // On failure, the figures: whether the cache was not faster, or noise hid it.
+        expect(probe.leak, `same opening ${JSON.stringify(probe.samePrefixMs)}, another ${JSON.stringify(probe.differentPrefixMs)}, p ${probe.pValue}`).toBe(true);
     });
 
     it("by time to first token alone: cleanroom serve answers the victim's opening no faster, across keys", async () => {
@@ -51,6 +52,6 @@ describe.skipIf(testModel == null)("audit: the prefix-cache probe, by time to fi
         expect(probe.error).toBeNull();
         // 8 of each: enough for p < 0.001 had every same-opening request been the faster.
         expect(probe.differentPrefixMs.samples).toHaveLength(8);
-        expect(probe.leak).toBe(false);
+        expect(probe.leak, `same opening ${JSON.stringify(probe.samePrefixMs)}, another ${JSON.stringify(probe.differentPrefixMs)}, p ${probe.pValue}`).toBe(false);
     });
 });
