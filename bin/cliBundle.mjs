@@ -20,7 +20,10 @@ const entryPoints = {
     main: "src/cli/main.ts",
     web: "src/web/main.ts",
     webCoreEntry: "src/web/webCoreEntry.ts",
-    start: "src/launch/start.ts"
+    start: "src/launch/start.ts",
+    // node-llama-cpp forks this file of its own before it loads a binary (it tests the binary in a child): the module
+    // must be a file named testBindingBinary, so it is an entry of its own (see nodeModulesAtHome).
+    testBindingBinary: "node_modules/node-llama-cpp/dist/bindings/utils/testBindingBinary.js"
 };
 /**
  * The bundle users run. Another (a test build with modules of its own compiled beside these, sharing
@@ -29,11 +32,16 @@ const entryPoints = {
  */
 export const cliBundle = {folder: "cli", extraEntries: {}};
 /**
- * Bundled: what `--help` itself needs, and unhomoglyph's table of look-alike letters (a JSON file,
+ * Bundled: what `--help` itself needs, unhomoglyph's table of look-alike letters (a JSON file,
  * src/core/common/cloud/foldLetter.ts: bundled, it needs no import attribute, which Node before 20.10
- * cannot parse). Every other package stays in node_modules, loaded when a command imports it.
+ * cannot parse), and node-llama-cpp with the packages it imports: about 720 module files, whose loading
+ * cost Node 20 about 0.5 CPU-seconds in every process that runs the model (and again in node-llama-cpp's
+ * binary-test child), against about 0.15 for the same code in a few chunks. Every other package stays in
+ * node_modules, loaded when a command imports it.
  */
-const bundledPackages = new Set(["commander", "zod", "unhomoglyph"]);
+const bundledPackages = new Set(["commander", "zod", "unhomoglyph", "node-llama-cpp"]);
+/** Packages with native binaries that bundled packages import: they stay in node_modules, where their `.node` files are. */
+const nativePackages = ["@node-llama-cpp/*", "@reflink/*"];
 /** An older build is removed once it is this old: a process that started on it may still load its chunks. */
 const oldBuildGraceMs = 60 * 60 * 1000;
 
@@ -152,7 +160,8 @@ export async function buildCliBundle(root = repoRoot, variant = cliBundle) {
                 format: "esm",
                 platform: "node",
                 target: "node20",
-                external: external.flatMap((name) => [name, `${name}/*`]),
+                external: [...external.flatMap((name) => [name, `${name}/*`]), ...nativePackages, "*.node"],
+                plugins: [nodeModulesAtHome(staging)],
                 metafile: true,
                 logLevel: "silent",
                 // A bundled CommonJS package (commander) calls require: give the ES module one.
@@ -194,6 +203,31 @@ export async function buildCliBundle(root = repoRoot, variant = cliBundle) {
     } finally {
         fs.rmSync(staging, {recursive: true, force: true});
     }
+}
+
+/**
+ * A bundled package that finds its own files (node-llama-cpp: its llama.cpp binaries, its package.json;
+ * ipull: its package.json) does so from `import.meta.url`: in a bundled module that becomes the module's
+ * original file again, relative to the build folder (out/<variant>/<build id>/, beside node_modules' root).
+ * Except in node-llama-cpp's testBindingBinary.js, which forks its own file: that is the entry of the same name.
+ * @param {string} staging the build folder, at the depth of the final one
+ * @returns {import("esbuild").Plugin}
+ */
+function nodeModulesAtHome(staging) {
+    return {
+        name: "node-modules-at-home",
+        setup(build) {
+            build.onLoad({filter: /[\\/]node_modules[\\/].*\.js$/}, async (args) => {
+                const source = await fs.promises.readFile(args.path, "utf8");
+                if (!source.includes("import.meta.url"))
+                    return undefined;
+                const home = path.basename(args.path) === "testBindingBinary.js"
+                    ? "./testBindingBinary.mjs"
+                    : path.relative(staging, args.path).split(path.sep).join("/");
+                return {contents: source.replaceAll("import.meta.url", `new URL(${JSON.stringify(home)}, import.meta.url).href`), loader: "js"};
+            });
+        }
+    };
 }
 
 /** @param {string} outDir @param {string} current */

@@ -55,10 +55,15 @@ describe.skipIf(modelPath == null)("a chat turn pays only for what it uses (#25)
     });
 
     it("a local chat turn loads no package it does not use: not the cloud SDK, the secret scanner, the document readers or the web server", async () => {
-        const loaded = (await recordedTurnLoads()).join("\n");
-        const packages = new Set([...loaded.matchAll(/node_modules\/((?:@[^/]+\/)?[^/]+)\//g)].map((match) => match[1]));
-        expect(packages).toContain("node-llama-cpp"); // the recording works
-        expect(packages).toContain("better-sqlite3-multiple-ciphers");
+        const loads = await recordedTurnLoads();
+        // A package is loaded from node_modules (its module's URL), or from a chunk of the compiled CLI that carries it (bin/cliBundle.mjs's
+        // bundled packages: esbuild marks where each bundled file begins, `// node_modules/node-llama-cpp/dist/index.js`).
+        const chunks = [...new Set(loads.filter((url) => url.startsWith("file:") && /[\\/]out[\\/]cli(-test)?[\\/].*\.mjs$/.test(url)))]
+            .map((url) => fs.readFileSync(fileURLToPath(url), "utf8"));
+        const packages = new Set([...loads.join("\n").matchAll(/node_modules\/((?:@[^/]+\/)?[^/]+)\//g), ...chunks.flatMap((chunk) => [...chunk.matchAll(/^\/\/ \S*node_modules\/((?:@[^/]+\/)?[^/\s]+)\//gm)])]
+            .map((match) => match[1]));
+        expect(packages).toContain("node-llama-cpp"); // the recording works (bundled)
+        expect(packages).toContain("better-sqlite3-multiple-ciphers"); // the recording works (in node_modules)
         for (const unused of ["openai", "@secretlint/core", "unpdf", "mammoth", "htmlparser2", "hono", "@hono/node-server", "ws"])
             expect(packages, unused).not.toContain(unused);
         // The look-alike letters' table is in the compiled CLI (foldLetter.ts): not the package's module, which builds a 6,311-way regular expression as it loads.

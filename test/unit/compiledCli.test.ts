@@ -6,8 +6,26 @@ import {buildCliBundle, cliBundleState} from "../../bin/cliBundle.mjs";
 import {repoRoot} from "../helpers/testModel.js";
 import {tempDir} from "../helpers/tempCore.js";
 
-/** The packages a command loads when it runs; `--help` must not need any of them. */
-const heavyPackages = new Set(["node-llama-cpp", "@node-llama-cpp", "better-sqlite3-multiple-ciphers", "openai", "ws"]);
+/**
+ * The packages a command loads when it runs; `--help` must not need any of them. node-llama-cpp's own JavaScript is bundled
+ * (bin/cliBundle.mjs), so the clone keeps it for the build; its native binaries (`@node-llama-cpp/*`) are not there.
+ */
+const heavyPackages = new Set(["@node-llama-cpp", "better-sqlite3-multiple-ciphers", "openai", "ws"]);
+
+/** The files of a build that `entry` loads before it runs: itself and the chunks it imports statically, transitively. */
+function staticallyLoaded(buildDir: string, entry: string) {
+    const loaded = new Set<string>();
+    const visit = (file: string) => {
+        if (loaded.has(file))
+            return;
+        loaded.add(file);
+        const source = fs.readFileSync(path.join(buildDir, file), "utf8");
+        for (const match of source.matchAll(/^(?:import|export)\b[^;]*?["']\.\/([^"']+\.mjs)["']/gm))
+            visit(match[1]!);
+    };
+    visit(entry);
+    return [...loaded];
+}
 
 /**
  * A clone of the project as `npm install` leaves it, minus the native and heavy packages: the
@@ -52,6 +70,14 @@ describe("the compiled CLI (bin/cleanroom.cjs)", () => {
         expect(help.stderr).toBe("");
         expect(help.code).toBe(0);
         expect(help.stdout).toMatch(/^Usage: cleanroom \[options\] \[command\]/);
+        // Nor the bundled node-llama-cpp (esbuild marks where each bundled file begins: `// node_modules/node-llama-cpp/dist/index.js`):
+        // a command imports the chunk that carries it when it runs.
+        const state = cliBundleState(root);
+        const buildDir = state.state === "fresh" ? state.dir : "";
+        const helpFiles = staticallyLoaded(buildDir, "main.mjs");
+        const bundled = (files: string[]) => files.filter((file) => /^\/\/ \S*node_modules\/node-llama-cpp\//m.test(fs.readFileSync(path.join(buildDir, file), "utf8")));
+        expect(bundled(fs.readdirSync(buildDir).filter((file) => file.endsWith(".mjs")))).not.toEqual([]); // the check can see it
+        expect(bundled(helpFiles)).toEqual([]);
         for (const command of ["chat", "conversations", "selftest", "models"])
             expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, "m"));
 
