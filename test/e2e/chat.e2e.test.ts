@@ -46,6 +46,14 @@ describe.skipIf(!runnable)("the real UI in Chromium against web mode and the rea
         await page.getByRole("button", {name: "New conversation", exact: true}).waitFor();
     });
 
+    it("runs React's production build, as users get it, though the tests' NODE_ENV (inherited by web mode) is \"test\"", async () => {
+        const scriptUrl = await page.evaluate(() => document.querySelector<HTMLScriptElement>("script[type=module]")!.src);
+        const script = await (await fetch(scriptUrl)).text();
+        // Production React reports errors by code and link; its development build carries the warnings' text instead.
+        expect(script.includes("react.dev/errors/"), `production React's error links in ${scriptUrl}`).toBe(true);
+        expect(script.includes("Each child in a list should have a unique"), `development React's warnings in ${scriptUrl}`).toBe(false);
+    });
+
     it("creates a conversation, streams a reply and renders it", async () => {
         await page.getByRole("button", {name: "New conversation", exact: true}).click();
         const composer = page.getByRole("textbox", {name: "Message"});
