@@ -1,0 +1,45 @@
+// Global setup of the projects that run the model on Vulkan (model-serial, e2e-serial; vitest.config.ts), run when the
+// run starts. Mesa keeps the shaders it compiles in a cache of the machine's (~/.cache/mesa_shader_cache of the user's
+// entry in /etc/passwd: the tests' own HOME does not move it), and on its software device (llvmpipe) the first Vulkan
+// process of an empty cache spends about 23 CPU-seconds compiling them; every later one finds them and starts in 3. On a
+// fresh CI machine that first process was one of the files that run alone at the end (gpuPanel.e2e took 38 s instead
+// of 15). This runs one Vulkan turn of the compiled CLI at the lowest priority as the run starts, so that the compiling
+// takes the CPU the first group leaves idle. It proves nothing and decides nothing: a failure is ignored (the files
+// that need Vulkan say why it is missing), and whatever it has not compiled yet the first test compiles as before.
+import {spawn, type ChildProcess} from "node:child_process";
+import {once} from "node:events";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import {cliCommand} from "../../src/cli/cliCommand.js";
+import {coreProcessEnv} from "../../src/core/common/coreProcessEnv.js";
+import {hasTestModel, testModelPath} from "../helpers/testModel.js";
+
+const runningKey = Symbol.for("cleanroom.test.vulkanShaderWarmUp");
+
+export default function warmVulkanShaderCache() {
+    // Both projects name this setup; one warm-up serves the run.
+    const global = globalThis as {[runningKey]?: ChildProcess};
+    if (global[runningKey] != null || !hasTestModel())
+        return;
+
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cleanroom-vulkan-warm-up-"));
+    const {command, args} = cliCommand(["chat", "--model", testModelPath(), "--prompt", "Once upon a time", "--max-tokens", "8", "--threads", "1", "--gpu", "vulkan"]);
+    const warmUp = spawn(command, args, {
+        stdio: "ignore",
+        env: {...coreProcessEnv, ...process.env, CLEANROOM_HOME: dir, TMPDIR: dir, CLEANROOM_MODEL: "", CLEANROOM_CLOUD_API_KEY: "", CLEANROOM_DEBUG: ""}
+    });
+    global[runningKey] = warmUp;
+    const exited = once(warmUp, "exit").catch(() => undefined);
+    warmUp.on("error", () => undefined);
+    if (warmUp.pid != null)
+        os.setPriority(warmUp.pid, 19);
+    return async () => {
+        if (warmUp.exitCode == null && warmUp.signalCode == null) {
+            warmUp.kill();
+            await exited;
+        }
+        delete global[runningKey];
+        fs.rmSync(dir, {recursive: true, force: true});
+    };
+}
