@@ -1,7 +1,8 @@
 // The compiled CLI and web mode: src/cli/main.ts, web mode's server and core process, and
 // `npm start`, bundled by esbuild in one build into out/cli/<build id>/, ESM, split at every
 // dynamic import and between entries so that a command loads only what it needs (`--help` loads no
-// native module) and web mode's two processes share one copy of each module. Plain JavaScript, so
+// native module) and web mode's two processes share one copy of each module; beside them, built
+// apart, node-llama-cpp's binary-test child in one small file (`bindingTestChild`). Plain JavaScript, so
 // that plain `node` can check and rebuild the bundle before anything is compiled. Built by
 // `npm install` (package.json "prepare") and again by the launchers (bin/cleanroom.cjs, bin/web.mjs,
 // bin/start.mjs) when a source file changed since. Types: cliBundle.d.mts.
@@ -20,11 +21,15 @@ const entryPoints = {
     main: "src/cli/main.ts",
     web: "src/web/main.ts",
     webCoreEntry: "src/web/webCoreEntry.ts",
-    start: "src/launch/start.ts",
-    // node-llama-cpp forks this file of its own before it loads a binary (it tests the binary in a child): the module
-    // must be a file named testBindingBinary, so it is an entry of its own (see nodeModulesAtHome).
-    testBindingBinary: "node_modules/node-llama-cpp/dist/bindings/utils/testBindingBinary.js"
+    start: "src/launch/start.ts"
 };
+/**
+ * node-llama-cpp forks this file of its own before it loads a binary (it tests the binary in a child): the module must be
+ * a file named testBindingBinary (see nodeModulesAtHome). It is built apart, in one file with only what the child runs:
+ * as an entry of the split build it loaded the chunk of all node-llama-cpp (1.8 MB, about 0.15 CPU-seconds to compile
+ * and run) to reach the few functions the child calls, in every process that loads the model.
+ */
+const bindingTestChild = {testBindingBinary: "node_modules/node-llama-cpp/dist/bindings/utils/testBindingBinary.js"};
 /**
  * The bundle users run. Another (a test build with modules of its own compiled beside these, sharing
  * their chunks, so that a preload patches the very classes the entries use) names its own folder in out/.
@@ -65,7 +70,7 @@ function paths(root, variant) {
 
 /** @param {BundleVariant} variant */
 function entryNames(variant) {
-    return Object.keys({...entryPoints, ...variant.extraEntries}).sort();
+    return Object.keys({...entryPoints, ...bindingTestChild, ...variant.extraEntries}).sort();
 }
 
 /** @param {string} file */
@@ -147,33 +152,43 @@ export async function buildCliBundle(root = repoRoot, variant = cliBundle) {
     try {
         const packageJson = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"));
         const external = Object.keys({...packageJson.dependencies, ...packageJson.devDependencies}).filter((name) => !bundledPackages.has(name));
-        let result;
+        const options = {
+            absWorkingDir: root,
+            outdir: staging,
+            outExtension: {".js": ".mjs"},
+            bundle: true,
+            format: "esm",
+            platform: "node",
+            target: "node20",
+            external: [...external.flatMap((name) => [name, `${name}/*`]), ...nativePackages, "*.node"],
+            metafile: true,
+            logLevel: "silent",
+            // A bundled CommonJS package (commander) calls require: give the ES module one.
+            banner: {js: "import {createRequire as __cleanroomCreateRequire} from \"node:module\"; const require = __cleanroomCreateRequire(import.meta.url);"}
+        };
+        const inputFiles = new Set();
         try {
-            result = await esbuild.build({
-                absWorkingDir: root,
+            const split = await esbuild.build({
+                ...options,
                 entryPoints: {...entryPoints, ...variant.extraEntries},
-                outdir: staging,
-                outExtension: {".js": ".mjs"},
                 chunkNames: "chunk-[hash]",
-                bundle: true,
                 splitting: true,
-                format: "esm",
-                platform: "node",
-                target: "node20",
-                external: [...external.flatMap((name) => [name, `${name}/*`]), ...nativePackages, "*.node"],
-                plugins: [nodeModulesAtHome(staging)],
-                metafile: true,
-                logLevel: "silent",
-                // A bundled CommonJS package (commander) calls require: give the ES module one.
-                banner: {js: "import {createRequire as __cleanroomCreateRequire} from \"node:module\"; const require = __cleanroomCreateRequire(import.meta.url);"}
+                plugins: [nodeModulesAtHome(staging)]
             });
+            const child = await esbuild.build({
+                ...options,
+                entryPoints: bindingTestChild,
+                plugins: [nodeModulesAtHome(staging), onlyWhatIsUsed()]
+            });
+            for (const result of [split, child])
+                Object.keys(result.metafile.inputs).forEach((input) => inputFiles.add(input));
         } catch (error) {
             const details = (error.errors ?? []).slice(0, 5).map((item) => `${item.location?.file ?? ""}:${item.location?.line ?? ""} ${item.text}`).join("\n  ");
             throw new CliBundleError(`The CLI could not be compiled${details !== "" ? `:\n  ${details}` : `: ${error.message}`}`, "CLI_BUNDLE_BUILD_FAILED");
         }
 
         const inputs = {};
-        for (const input of [...Object.keys(result.metafile.inputs), "package.json", "bin/cliBundle.mjs"]) {
+        for (const input of [...inputFiles, "package.json", "bin/cliBundle.mjs"]) {
             const file = recordedInput(root, input);
             if (inputs[file] != null)
                 continue;
@@ -225,6 +240,30 @@ function nodeModulesAtHome(staging) {
                     ? "./testBindingBinary.mjs"
                     : path.relative(staging, args.path).split(path.sep).join("/");
                 return {contents: source.replaceAll("import.meta.url", `new URL(${JSON.stringify(home)}, import.meta.url).href`), loader: "js"};
+            });
+        }
+    };
+}
+
+/**
+ * Marks every package module as free of side effects on import, so that esbuild leaves out each one whose exports go
+ * unused (node-llama-cpp's modules import most of the package, for what the binary-test child never runs): the child's
+ * file is then about 55 KB, not the 880 KB of everything its imports reach. Only for that one-file build, whose
+ * entry's own top-level code (the child's message handler) esbuild always keeps.
+ * @returns {import("esbuild").Plugin}
+ */
+function onlyWhatIsUsed() {
+    const resolving = Symbol("resolving");
+    return {
+        name: "only-what-is-used",
+        setup(build) {
+            build.onResolve({filter: /.*/}, async (args) => {
+                if (args.kind === "entry-point" || args.pluginData === resolving)
+                    return undefined;
+                const resolved = await build.resolve(args.path, {kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: resolving});
+                if (resolved.errors.length > 0 || resolved.external || !/[\\/]node_modules[\\/]/.test(resolved.path))
+                    return undefined;
+                return {...resolved, sideEffects: false};
             });
         }
     };

@@ -78,6 +78,11 @@ describe("the compiled CLI (bin/cleanroom.cjs)", () => {
         const bundled = (files: string[]) => files.filter((file) => /^\/\/ \S*node_modules\/node-llama-cpp\//m.test(fs.readFileSync(path.join(buildDir, file), "utf8")));
         expect(bundled(fs.readdirSync(buildDir).filter((file) => file.endsWith(".mjs")))).not.toEqual([]); // the check can see it
         expect(bundled(helpFiles)).toEqual([]);
+        // node-llama-cpp's binary-test child, forked by every process that loads the model, is one file of its own: not the chunk of
+        // all node-llama-cpp (1.8 MB), which it took 0.3 CPU-seconds a turn to load.
+        const childFiles = staticallyLoaded(buildDir, "testBindingBinary.mjs");
+        expect(childFiles).toEqual(["testBindingBinary.mjs"]);
+        expect(fs.statSync(path.join(buildDir, "testBindingBinary.mjs")).size).toBeLessThan(200_000);
         for (const command of ["chat", "conversations", "selftest", "models"])
             expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, "m"));
 
