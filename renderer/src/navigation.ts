@@ -24,8 +24,13 @@ export type NavigationState = {
 };
 
 export type NavigationAction =
-    /** The user (or an opening rule) opened a conversation, or none. */
+    /** The user (or an opening rule, at once) opened a conversation, or none. */
     | {type: "opened", id: string | null}
+    /**
+     * The core's answer to an opening rule (its latest conversation, or a new one), which arrives later: applied only while
+     * nothing is open, so that a conversation the user opened or made meanwhile stays open.
+     */
+    | {type: "filled", id: string}
     /** The session of the conversation left to open `openId` ended with this scrub. */
     | {type: "previousSessionEnded", openId: string | null, previous: PreviousSession}
     /** A deletion started: the conversation leaves the list; if it was open, `nextOpenId` is open instead. */
@@ -48,6 +53,8 @@ export function navigationReducer(state: NavigationState, action: NavigationActi
     switch (action.type) {
         case "opened":
             return state.openId === action.id && state.whenNothingOpen === "fill" ? state : {...state, openId: action.id, whenNothingOpen: "fill", previous: null};
+        case "filled":
+            return state.openId == null && state.whenNothingOpen !== "none" ? navigationReducer(state, {type: "opened", id: action.id}) : state;
         case "previousSessionEnded":
             // Answered after the user moved on again: that scrub is no longer the one "before" what is open.
             return state.openId === action.openId ? {...state, previous: action.previous} : state;

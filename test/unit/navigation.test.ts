@@ -19,6 +19,14 @@ describe("navigation: which conversation is open, the pending deletion, drawers 
         expect(state).toMatchObject({openId: "c", previous: null});
     });
 
+    it("the core's late answer to an opening rule opens its conversation only while nothing is open: one the user made meanwhile stays open", () => {
+        expect(run({type: "filled", id: "latest"})).toMatchObject({openId: "latest", whenNothingOpen: "fill"});
+        // The user clicked New conversation while the app was still asking the core for its latest or a new one.
+        expect(run({type: "opened", id: "mine"}, {type: "filled", id: "latest"})).toMatchObject({openId: "mine"});
+        // After Delete everything the app opens nothing for the user, however late an answer comes.
+        expect(run({type: "everythingDeleted"}, {type: "filled", id: "latest"})).toMatchObject({openId: null, whenNothingOpen: "none"});
+    });
+
     it("deleting the open conversation opens the next one and holds the deletion for Undo; Undo opens it again", () => {
         const deleting = run({type: "opened", id: "a"}, {type: "previousSessionEnded", openId: "a", previous},
             {type: "deletionStarted", deletion: {id: "a", title: "Alpha"}, nextOpenId: "b"});

@@ -21,7 +21,7 @@ export function useOpeningRules(navigation: NavigationState, dispatch: Dispatch<
             if (creating.current)
                 return;
             creating.current = true;
-            void openMostRecentOrCreate().then((conversation) => dispatch({type: "opened", id: conversation.id}), onError)
+            void openMostRecentOrCreate().then((conversation) => dispatch({type: "filled", id: conversation.id}), onError)
                 .finally(() => creating.current = false);
         } else if (next != null)
             dispatch({type: "opened", id: next.id});
