@@ -97,9 +97,9 @@ export default defineConfig({
                 isolate: false, sequence: {groupOrder: 0}}},
             {extends: true, test: {name: "security-isolated", include: keepIsolated.security, sequence: {groupOrder: 0}}},
             {extends: true, test: {name: "model-serial", include: runAlone.model, fileParallelism: false, sequence: {groupOrder: 1},
-                globalSetup: ["test/setup/vocabularyTokenCounts.ts", "test/setup/vulkanShaderCache.ts"]}},
+                globalSetup: ["test/setup/vocabularyTokenCounts.ts", "test/setup/vulkanShaderCache.ts"], setupFiles: ["test/setup/awaitVulkanWarmUp.ts"]}},
             {extends: true, test: {name: "e2e-serial", include: runAlone.e2e, fileParallelism: false, sequence: {groupOrder: 1},
-                globalSetup: ["test/setup/chromiumServer.ts", "test/setup/vulkanShaderCache.ts"]}},
+                globalSetup: ["test/setup/chromiumServer.ts", "test/setup/vulkanShaderCache.ts"], setupFiles: ["test/setup/awaitVulkanWarmUp.ts"]}},
             {extends: true, test: {name: "security-serial", include: runAlone.security, fileParallelism: false, sequence: {groupOrder: 1}}}
         ]
     }

@@ -4,33 +4,53 @@
 // process of an empty cache spends about 23 CPU-seconds compiling them; every later one finds them and starts in 3. On a
 // fresh CI machine that first process was one of the files that run alone at the end (gpuPanel.e2e took 38 s instead
 // of 15). This runs one Vulkan turn of the compiled CLI at the lowest priority as the run starts, so that the compiling
-// takes the CPU the first group leaves idle. It proves nothing and decides nothing: a failure is ignored (the files
-// that need Vulkan say why it is missing), and whatever it has not compiled yet the first test compiles as before.
-import {spawn, type ChildProcess} from "node:child_process";
+// takes the CPU the first group leaves idle. At nice 19 it may not be done when the first group is (its files can keep
+// both cores busy): each file of these projects then waits for it first (awaitVulkanWarmUp.ts), so that it never runs
+// beside a file that holds a claim on the clock. It proves nothing and decides nothing: a failure is ignored (the files
+// that need Vulkan say why it is missing), and whatever it has not compiled the first test compiles as before.
+import {spawn} from "node:child_process";
 import {once} from "node:events";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import {cliCommand} from "../../src/cli/cliCommand.js";
 import {coreProcessEnv} from "../../src/core/common/coreProcessEnv.js";
+import type {TestProject} from "vitest/node";
 import {hasTestModel, testModelPath} from "../helpers/testModel.js";
+
+declare module "vitest" {
+    export interface ProvidedContext {
+        /** Written when the warm-up has ended (or never started): what awaitVulkanWarmUp.ts waits for. */
+        vulkanWarmUpEndedFile: string
+    }
+}
 
 const runningKey = Symbol.for("cleanroom.test.vulkanShaderWarmUp");
 
-export default function warmVulkanShaderCache() {
+export default function warmVulkanShaderCache(project: TestProject) {
     // Both projects name this setup; one warm-up serves the run.
-    const global = globalThis as {[runningKey]?: ChildProcess};
-    if (global[runningKey] != null || !hasTestModel())
+    const global = globalThis as {[runningKey]?: string};
+    if (global[runningKey] != null) {
+        project.provide("vulkanWarmUpEndedFile", global[runningKey]);
         return;
+    }
 
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cleanroom-vulkan-warm-up-"));
+    const endedFile = path.join(dir, "ended");
+    global[runningKey] = endedFile;
+    project.provide("vulkanWarmUpEndedFile", endedFile);
+    const ended = () => fs.writeFileSync(endedFile, "", {flag: "a"});
+    if (!hasTestModel()) {
+        ended();
+        return cleanUp(dir);
+    }
+
     const {command, args} = cliCommand(["chat", "--model", testModelPath(), "--prompt", "Once upon a time", "--max-tokens", "8", "--threads", "1", "--gpu", "vulkan"]);
     const warmUp = spawn(command, args, {
         stdio: "ignore",
         env: {...coreProcessEnv, ...process.env, CLEANROOM_HOME: dir, TMPDIR: dir, CLEANROOM_MODEL: "", CLEANROOM_CLOUD_API_KEY: "", CLEANROOM_DEBUG: ""}
     });
-    global[runningKey] = warmUp;
-    const exited = once(warmUp, "exit").catch(() => undefined);
+    const exited = once(warmUp, "exit").catch(() => undefined).finally(ended);
     warmUp.on("error", () => undefined);
     if (warmUp.pid != null)
         os.setPriority(warmUp.pid, 19);
@@ -39,7 +59,13 @@ export default function warmVulkanShaderCache() {
             warmUp.kill();
             await exited;
         }
-        delete global[runningKey];
+        await cleanUp(dir)();
+    };
+}
+
+function cleanUp(dir: string) {
+    return async () => {
+        delete (globalThis as {[runningKey]?: string})[runningKey];
         fs.rmSync(dir, {recursive: true, force: true});
     };
 }
