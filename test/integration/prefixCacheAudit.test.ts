@@ -23,8 +23,11 @@ import {requireTestModel} from "../helpers/testModel.js";
 const testModel = requireTestModel();
 const binary = llamaServerForAudit();
 const running = serversStoppedAfterEach();
-/** About 9M parameters: on a first-generation EPYC at load 7, llama-server answered the victim's opening in 82 ms, another in 382. */
-const costlyPrefill = {embedding: 512, layers: 2, heads: 16, kvHeads: 16, feedForward: 2048, contextLength: 2048} as const;
+/**
+ * About 9M parameters: on a first-generation EPYC at load 7, llama-server answered the victim's opening in 82 ms, another in 382.
+ * A context of 4,096 tokens, 2,048 for each slot of llama-server's `--parallel 2`, so that the timing probe's opening can be long.
+ */
+const costlyPrefill = {embedding: 512, layers: 2, heads: 16, kvHeads: 16, feedForward: 2048, contextLength: 4096} as const;
 let modelPath: string;
 
 beforeAll(() => {
@@ -38,10 +41,12 @@ describe.skipIf(testModel == null)("audit: the prefix-cache probe, by time to fi
     it.skipIf(binary == null)("by time to first token alone: llama-server answers the victim's opening measurably faster than another of the same length", async () => {
         const server = await startLlamaServer(binary!, modelPath, ["--parallel", "2", "-t", "1", "--no-webui"]);
         running.push(server);
-        // 1,200 characters (about 750 tokens, within the 1,024 a slot of --parallel 2 holds): at 500 a faster CPU prefilled the
-        // opening afresh in a few milliseconds beside ~40 ms of fixed cost per request (43 against 50 ms, p < 0.001 but short of `leakShare`).
+        // 2,800 characters (about 1,750 tokens, within the 2,048 a slot holds): the medians 186-237 against 390-477 ms, a ratio of
+        // 0.48-0.50 where `leakShare` asks for 0.8 at most. At 500 a faster CPU prefilled the opening afresh in a few milliseconds beside
+        // ~40 ms of fixed cost per request (43 against 50 ms); at 1,200, 86-90 against 118-122 ms, and a run whose every request
+        // took 35 ms more failed the ratio (125 against 151), alone on a quiet machine, one run in three.
         // 16 pairs: at 10, two slow same-opening requests lifted p to 0.0014.
-        const probe = await probePrefixCacheTiming({baseURL: server.url, model: "costly-prefill", pairs: 16, prefixChars: 1_200});
+        const probe = await probePrefixCacheTiming({baseURL: server.url, model: "costly-prefill", pairs: 16, prefixChars: 2_800});
         console.info(`[prefix timing] llama-server: same opening median ${probe.samePrefixMs.median} ms, another ${probe.differentPrefixMs.median} ms, p ${probe.pValue}`);
         expect(probe.error).toBeNull();
         expect(probe.samePrefixMs.samples).toHaveLength(16);
@@ -50,7 +55,8 @@ describe.skipIf(testModel == null)("audit: the prefix-cache probe, by time to fi
     });
 
     it("by time to first token alone: cleanroom serve answers the victim's opening no faster, across keys", async () => {
-        const server = await startServe(modelPath, ["--api-key", victimKey, "--api-key", attackerKey]);
+        // A context of 2,048 tokens, as the model had before its context was raised for llama-server: enough for the 500 characters probed here.
+        const server = await startServe(modelPath, ["--api-key", victimKey, "--api-key", attackerKey, "--context-size", "2048"]);
         running.push(server);
         const probe = await probePrefixCacheTiming({baseURL: server.baseUrl, model: "costly-prefill", victimApiKey: victimKey, attackerApiKey: attackerKey, pairs: 8, prefixChars: 500});
         expect(probe.error).toBeNull();
