@@ -17,7 +17,13 @@ function useSecondsUntil(retryAt: number | null): number {
         if (retryAt == null)
             return;
         setNow(Date.now());
-        const timer = setInterval(() => setNow(Date.now()), 250);
+        const timer = setInterval(() => {
+            const current = Date.now();
+            setNow(current);
+            // Counted down: nothing changes until the next wait, so the lock screen stops waking the page four times a second.
+            if (current >= retryAt)
+                clearInterval(timer);
+        }, 250);
         return () => clearInterval(timer);
     }, [retryAt]);
     return retryAt == null ? 0 : Math.max(0, Math.ceil((retryAt - now) / 1000));
