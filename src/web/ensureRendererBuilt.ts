@@ -48,7 +48,7 @@ export async function ensureRendererBuilt(repoRoot: string): Promise<RendererBui
 function readStamp(file: string): BuildStamp | null {
     try {
         const stamp = JSON.parse(fs.readFileSync(file, "utf8")) as Partial<BuildStamp> | null;
-        return typeof stamp?.nodeEnv === "string" && typeof stamp.indexHtmlSha256 === "string" ? {nodeEnv: stamp.nodeEnv, indexHtmlSha256: stamp.indexHtmlSha256} : null;
+        return typeof stamp?.nodeEnv === "string" && typeof stamp.indexHtmlSha256 === "string" ? stamp as BuildStamp : null;
     } catch {
         return null;
     }

@@ -16,6 +16,7 @@ import path from "node:path";
 import {cliCommand} from "../../src/cli/cliCommand.js";
 import {coreProcessEnv} from "../../src/core/common/coreProcessEnv.js";
 import type {TestProject} from "vitest/node";
+import {hermeticCliEnv} from "../helpers/cliEnv.js";
 import {hasTestModel, testModelPath} from "../helpers/testModel.js";
 
 declare module "vitest" {
@@ -35,21 +36,23 @@ export default function warmVulkanShaderCache(project: TestProject) {
         return;
     }
 
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cleanroom-vulkan-warm-up-"));
+    const {env, home} = hermeticCliEnv("vulkan-warm-up");
+    const dir = path.dirname(home);
     const endedFile = path.join(dir, "ended");
     global[runningKey] = endedFile;
     project.provide("vulkanWarmUpEndedFile", endedFile);
     const ended = () => fs.writeFileSync(endedFile, "", {flag: "a"});
+    const cleanUp = () => {
+        delete global[runningKey];
+        fs.rmSync(dir, {recursive: true, force: true});
+    };
     if (!hasTestModel()) {
         ended();
-        return cleanUp(dir);
+        return cleanUp;
     }
 
     const {command, args} = cliCommand(["chat", "--model", testModelPath(), "--prompt", "Once upon a time", "--max-tokens", "8", "--threads", "1", "--gpu", "vulkan"]);
-    const warmUp = spawn(command, args, {
-        stdio: "ignore",
-        env: {...coreProcessEnv, ...process.env, CLEANROOM_HOME: dir, TMPDIR: dir, CLEANROOM_MODEL: "", CLEANROOM_CLOUD_API_KEY: "", CLEANROOM_DEBUG: ""}
-    });
+    const warmUp = spawn(command, args, {stdio: "ignore", env: {...coreProcessEnv, ...env}});
     const exited = once(warmUp, "exit").catch(() => undefined).finally(ended);
     warmUp.on("error", () => undefined);
     if (warmUp.pid != null)
@@ -59,13 +62,6 @@ export default function warmVulkanShaderCache(project: TestProject) {
             warmUp.kill();
             await exited;
         }
-        await cleanUp(dir)();
-    };
-}
-
-function cleanUp(dir: string) {
-    return async () => {
-        delete (globalThis as {[runningKey]?: string})[runningKey];
-        fs.rmSync(dir, {recursive: true, force: true});
+        cleanUp();
     };
 }
