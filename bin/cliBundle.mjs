@@ -174,7 +174,7 @@ export async function buildCliBundle(root = repoRoot, variant = cliBundle) {
                     entryPoints: {...entryPoints, ...variant.extraEntries},
                     chunkNames: "chunk-[hash]",
                     splitting: true,
-                    plugins: [nodeModulesAtHome(staging)]
+                    plugins: [nodeModulesAtHome(staging, [rememberBindingTests(root)])]
                 }),
                 esbuild.build({...options, entryPoints: bindingTestChild, plugins: [nodeModulesAtHome(staging), onlyWhatIsUsed()]})
             ]);
@@ -218,28 +218,58 @@ export async function buildCliBundle(root = repoRoot, variant = cliBundle) {
     }
 }
 
+/** @typedef {(file: string, source: string) => string} PackageSourceChange */
+
 /**
  * A bundled package that finds its own files (node-llama-cpp: its llama.cpp binaries, its package.json;
  * ipull: its package.json) does so from `import.meta.url`: in a bundled module that becomes the module's
  * original file again, relative to the build folder (out/<variant>/<build id>/, beside node_modules' root).
  * Except in node-llama-cpp's testBindingBinary.js, which forks its own file: that is the entry of the same name.
+ * `changes` rewrite a package module's source first (esbuild gives a file to one plugin's onLoad only).
  * @param {string} staging the build folder, at the depth of the final one
+ * @param {PackageSourceChange[]} [changes]
  * @returns {import("esbuild").Plugin}
  */
-function nodeModulesAtHome(staging) {
+function nodeModulesAtHome(staging, changes = []) {
     return {
         name: "node-modules-at-home",
         setup(build) {
             build.onLoad({filter: /[\\/]node_modules[\\/].*\.js$/}, async (args) => {
-                const source = await fs.promises.readFile(args.path, "utf8");
+                const original = await fs.promises.readFile(args.path, "utf8");
+                const source = changes.reduce((text, change) => change(args.path, text), original);
                 if (!source.includes("import.meta.url"))
-                    return undefined;
+                    return source === original ? undefined : {contents: source, loader: "js"};
                 const home = path.basename(args.path) === "testBindingBinary.js"
                     ? "./testBindingBinary.mjs"
                     : path.relative(staging, args.path).split(path.sep).join("/");
                 return {contents: source.replaceAll("import.meta.url", `new URL(${JSON.stringify(home)}, import.meta.url).href`), loader: "js"};
             });
         }
+    };
+}
+
+const bindingTestImport = "import { testBindingBinary } from \"./utils/testBindingBinary.js\";";
+
+/**
+ * node-llama-cpp tests a prebuilt binary in a child process before every load on Linux; in the bundle, getLlama.js asks
+ * src/core/node/engine/bindingTestMemory.ts instead, which runs that same test only when this machine has not passed it
+ * for the same binary before. The build fails, saying so, when node-llama-cpp no longer imports the test as expected.
+ * @param {string} root
+ * @returns {PackageSourceChange}
+ */
+function rememberBindingTests(root) {
+    const memory = path.join(root, "src", "core", "node", "engine", "bindingTestMemory.ts");
+    return (file, source) => {
+        if (!/[\\/]node-llama-cpp[\\/]dist[\\/]bindings[\\/]getLlama\.js$/.test(file))
+            return source;
+        if (!source.includes(bindingTestImport))
+            throw new Error(`${file} no longer has the line ${bindingTestImport} (bin/cliBundle.mjs, rememberBindingTests): see how this node-llama-cpp tests its binaries`);
+        return source.replace(bindingTestImport, [
+            "import { testBindingBinary as testBindingBinaryInChild } from \"./utils/testBindingBinary.js\";",
+            `import { rememberedBindingTest } from ${JSON.stringify(memory)};`,
+            "const testBindingBinary = (bindingPath, extBackendsPath, gpu, ...rest) => rememberedBindingTest({bindingPath, extBackendsPath, gpu}, " +
+                "() => testBindingBinaryInChild(bindingPath, extBackendsPath, gpu, ...rest));"
+        ].join("\n"));
     };
 }
 

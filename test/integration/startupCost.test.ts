@@ -87,6 +87,23 @@ describe.skipIf(modelPath == null)("a chat turn pays only for what it uses (#25)
             expect(sources, unused).not.toContain(unused);
     });
 
+    it("node-llama-cpp tests its binary in a child process once: the next turn with the same data folder loads it without one (bindingTestMemory)", async () => {
+        const {env, db, tmp} = hermeticCliEnv("binary-test-memory", {[startupTraceEnv]: "1"});
+        const preloaded = await cliWithPreloads("recordPackageLoads.preload.ts");
+        const turn = async (label: string) => {
+            // The child is forked with the parent's Node options: its modules are recorded too.
+            const record = path.join(tmp, `${label}.txt`);
+            const run = await runCliCapturing(oneTurn(db), {env: {...env, RECORD_PACKAGE_LOADS_TO: record}, ...preloaded});
+            expect(run.code, run.stderr).toBe(0);
+            return {
+                childForked: fs.readFileSync(record, "utf8").split("\n").some((url) => url.endsWith("/testBindingBinary.mjs")),
+                bindingTest: parseStartupTrace(run.stderr)?.facts.bindingTest
+            };
+        };
+        expect(await turn("first")).toEqual({childForked: true, bindingTest: "passed in a child"});
+        expect(await turn("second")).toEqual({childForked: false, bindingTest: "remembered"});
+    });
+
     it("the compiled CLI carries zod's English messages only, not its other locales (`import * as z`, eslint.config.js)", () => {
         const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "../../out/cli");
         const {buildId} = JSON.parse(fs.readFileSync(path.join(outDir, "current.json"), "utf8")) as {buildId: string};

@@ -7,6 +7,7 @@ import * as z from "zod";
 import {writeFileDurably} from "../../../base/writeFileDurably.js";
 import {appDataDir} from "../paths/appPaths.js";
 import {cpuModelName} from "./cpuModelName.js";
+import {fileStamp, folderStamps} from "./fileStamps.js";
 
 /** What `--gpu auto` settled on: the binary node-llama-cpp loads for it (`false`: the CPU binary). */
 export type AutoGpuBinary = "cuda" | "vulkan" | "metal" | false;
@@ -35,9 +36,9 @@ export function gpuProbeFingerprint(): string {
         recordVersion, os.hostname(), process.platform, process.arch, os.release(), cpuModelName(),
         readText("/proc/driver/nvidia/version"),
         ...["/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d", "/usr/local/share/vulkan/icd.d", path.join(os.homedir(), ".local/share/vulkan/icd.d"), "/dev/dri"]
-            .map((dir) => listing(dir)),
-        listing("/dev", (name) => name.startsWith("nvidia")),
-        ...["/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib64/libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1", "/usr/lib/aarch64-linux-gnu/libcuda.so.1"].map(statOf),
+            .map((dir) => folderStamps(dir)),
+        folderStamps("/dev", (name) => name.startsWith("nvidia")),
+        ...["/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib64/libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1", "/usr/lib/aarch64-linux-gnu/libcuda.so.1"].map(fileStamp),
         ...["CUDA_VISIBLE_DEVICES", "GGML_VK_VISIBLE_DEVICES", "VK_ICD_FILENAMES", "VK_DRIVER_FILES", "LD_LIBRARY_PATH", "CUDA_PATH", "CLEANROOM_LLAMA_BUILD"]
             .map((name) => process.env[name] ?? null),
         ...llamaBuildParts()
@@ -73,35 +74,14 @@ function readText(file: string): string | null {
     }
 }
 
-function statOf(file: string): string | null {
-    try {
-        const stat = fs.statSync(file);
-        return `${file}:${stat.size}:${stat.mtimeMs}`;
-    } catch {
-        return null;
-    }
-}
-
-/**
- * A folder's entries (those `include` keeps) with their sizes and times, sorted; empty when there is
- * no such folder. Only the entries kept are looked at: /dev holds hundreds, of which a few are NVIDIA's.
- */
-function listing(dir: string, include: (name: string) => boolean = () => true): string[] {
-    try {
-        return fs.readdirSync(dir).filter(include).sort().map((entry) => statOf(path.join(dir, entry)) ?? entry);
-    } catch {
-        return [];
-    }
-}
-
 function llamaBuildParts(): unknown[] {
     try {
         const packageDir = path.join(path.dirname(createRequire(import.meta.url).resolve("node-llama-cpp")), "..");
         const binaries = path.join(packageDir, "..", "@node-llama-cpp");
         return [
-            statOf(path.join(packageDir, "package.json")),
-            listing(binaries).map((entry) => statOf(path.join(binaries, path.basename(entry.split(":")[0]!), "package.json"))),
-            listing(path.join(packageDir, "llama", "localBuilds"))
+            fileStamp(path.join(packageDir, "package.json")),
+            folderStamps(binaries).map((entry) => fileStamp(path.join(binaries, path.basename(entry.split(":")[0]!), "package.json"))),
+            folderStamps(path.join(packageDir, "llama", "localBuilds"))
         ];
     } catch {
         return [null];
