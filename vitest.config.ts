@@ -18,12 +18,16 @@ const runAlone = {
         // It reads real tokenizers' counts of its corpora, which its project's globalSetup starts counting when the run starts, at the
         // lowest priority (half a minute of CPU): ready by the end of the run, but perhaps not within hookTimeout beside other files.
         "test/integration/cloud-token-count.test.ts",
+        "test/integration/documentExtraction.test.ts",
+        "test/integration/prefixCacheAudit.test.ts"
+    ],
+    // Apart from the CPU-only model files: where one of these has made the Vulkan device visible to ggml in the process
+    // (GGML_VK_VISIBLE_DEVICES), `--gpu auto` in a file after it in the same process would find it usable.
+    vulkan: [
         "test/integration/deviceProbe.vulkan.test.ts",
         "test/integration/differential.vulkan.test.ts",
-        "test/integration/documentExtraction.test.ts",
         "test/integration/gpu.vulkan.test.ts",
         "test/integration/overflow.vulkan.test.ts",
-        "test/integration/prefixCacheAudit.test.ts",
         "test/integration/scrub.vulkan.test.ts"
     ],
     e2e: [
@@ -55,7 +59,8 @@ const keepIsolated = {
  * - e2e: the real UI in Debian's Chromium, in web mode;
  * - security: fuzzers, kill -9, network silence, secrets at rest;
  * - model-isolated, security-isolated: the files of `keepIsolated`;
- * - model-serial, e2e-serial, security-serial: the files of `runAlone`.
+ * - model-serial, model-vulkan-serial, e2e-serial, security-serial: the files of `runAlone`, one after another in one
+ *   process per project (`isolate: false`: a fresh process per file cost two to three seconds between files).
  * Two groups (`sequence.groupOrder`; vitest 4 gives a group one queue of files and one worker count):
  * first every project but the serial ones, two files at a time on two cores (`maxWorkers`, one per
  * core), whatever they run on: a model-backed file spends much of its time waiting on the processes
@@ -88,7 +93,7 @@ export default defineConfig({
             // per worker rather than once per file): the files restore the timers and environment they change, and
             // test/setup/hermetic.ts still gives each its own folders. The files of `keepIsolated` each get a fresh process.
             {extends: true, test: {name: "unit", include: ["test/unit/**/*.test.ts"], isolate: false, sequence: {groupOrder: 0}}},
-            {extends: true, test: {name: "model", include: ["test/integration/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.model, ...keepIsolated.model],
+            {extends: true, test: {name: "model", include: ["test/integration/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.model, ...runAlone.vulkan, ...keepIsolated.model],
                 isolate: false, sequence: {groupOrder: 0}}},
             {extends: true, test: {name: "model-isolated", include: keepIsolated.model, sequence: {groupOrder: 0}}},
             {extends: true, test: {name: "e2e", include: ["test/e2e/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.e2e], isolate: false, sequence: {groupOrder: 0},
@@ -96,11 +101,13 @@ export default defineConfig({
             {extends: true, test: {name: "security", include: ["test/security/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.security, ...keepIsolated.security],
                 isolate: false, sequence: {groupOrder: 0}}},
             {extends: true, test: {name: "security-isolated", include: keepIsolated.security, sequence: {groupOrder: 0}}},
-            {extends: true, test: {name: "model-serial", include: runAlone.model, fileParallelism: false, sequence: {groupOrder: 1},
-                globalSetup: ["test/setup/vocabularyTokenCounts.ts", "test/setup/vulkanShaderCache.ts"], setupFiles: ["test/setup/awaitVulkanWarmUp.ts"]}},
+            {extends: true, test: {name: "model-serial", include: runAlone.model, isolate: false, fileParallelism: false, sequence: {groupOrder: 1},
+                globalSetup: ["test/setup/vocabularyTokenCounts.ts"]}},
+            {extends: true, test: {name: "model-vulkan-serial", include: runAlone.vulkan, isolate: false, fileParallelism: false, sequence: {groupOrder: 1},
+                globalSetup: ["test/setup/vulkanShaderCache.ts"], setupFiles: ["test/setup/awaitVulkanWarmUp.ts"]}},
             {extends: true, test: {name: "e2e-serial", include: runAlone.e2e, fileParallelism: false, sequence: {groupOrder: 1},
                 globalSetup: ["test/setup/chromiumServer.ts", "test/setup/vulkanShaderCache.ts"], setupFiles: ["test/setup/awaitVulkanWarmUp.ts"]}},
-            {extends: true, test: {name: "security-serial", include: runAlone.security, fileParallelism: false, sequence: {groupOrder: 1}}}
+            {extends: true, test: {name: "security-serial", include: runAlone.security, isolate: false, fileParallelism: false, sequence: {groupOrder: 1}}}
         ]
     }
 });

@@ -1,4 +1,4 @@
-// Global setup of the projects that run the model on Vulkan (model-serial, e2e-serial; vitest.config.ts), run when the
+// Global setup of the projects that run the model on Vulkan (model-vulkan-serial, e2e-serial; vitest.config.ts), run when the
 // run starts. Mesa keeps the shaders it compiles in a cache of the machine's (~/.cache/mesa_shader_cache of the user's
 // entry in /etc/passwd: the tests' own HOME does not move it), and on its software device (llvmpipe) the first Vulkan
 // process of an empty cache spends about 23 CPU-seconds compiling them; every later one finds them and starts in 3. On a
