@@ -28,7 +28,8 @@ describe.skipIf(modelPath == null)("where the model runs, as the CLI reports it"
     });
 
     it("auto remembers where it found to run, per machine, driver and build: the next process runs there without probing again", async () => {
-        const {env, home} = hermeticCliEnv("gpu-auto-remembered", {GGML_VK_VISIBLE_DEVICES: undefined, CLEANROOM_GPU: undefined});
+        // Its own record, in the data folder (the tests share one otherwise: test/setup/hermetic.ts).
+        const {env, home} = hermeticCliEnv("gpu-auto-remembered", {GGML_VK_VISIBLE_DEVICES: undefined, CLEANROOM_GPU: undefined, CLEANROOM_CACHE_DIR: undefined});
         const chat = async () => {
             const run = await runCliCapturing(["chat", "--model", modelPath!, "--prompt", "Once upon a time", "--max-tokens", "8", "--temperature", "0", "--threads", "1", "--json"], {env});
             expect(run.code, run.stderr).toBe(0);

@@ -88,7 +88,8 @@ describe.skipIf(modelPath == null)("a chat turn pays only for what it uses (#25)
     });
 
     it("node-llama-cpp tests its binary in a child process once: the next turn with the same data folder loads it without one (bindingTestMemory)", async () => {
-        const {env, db, tmp} = hermeticCliEnv("binary-test-memory", {[startupTraceEnv]: "1"});
+        // Its own record, in the data folder (the tests share one otherwise: test/setup/hermetic.ts).
+        const {env, db, tmp} = hermeticCliEnv("binary-test-memory", {[startupTraceEnv]: "1", CLEANROOM_CACHE_DIR: undefined});
         const preloaded = await cliWithPreloads("recordPackageLoads.preload.ts");
         const turn = async (label: string) => {
             // The child is forked with the parent's Node options: its modules are recorded too.

@@ -1,7 +1,7 @@
 import os from "node:os";
 import path from "node:path";
 import {afterEach, describe, expect, it} from "vitest";
-import {appDataDir, defaultDatabasePath, defaultModelsDir} from "../../src/core/node/paths/appPaths.js";
+import {appDataDir, defaultDatabasePath, defaultModelsDir, machineFactsDir} from "../../src/core/node/paths/appPaths.js";
 import {setEnvForTest} from "../helpers/setEnvForTest.js";
 
 describe.runIf(process.platform === "linux")("app data paths (one module, env-paths)", () => {
@@ -14,6 +14,15 @@ describe.runIf(process.platform === "linux")("app data paths (one module, env-pa
         expect(appDataDir()).toBe("/data/cr");
         expect(defaultDatabasePath()).toBe("/data/cr/cleanroom.db");
         expect(defaultModelsDir()).toBe("/data/cr/models");
+    });
+
+    it("keep the machine's facts (GPU probe, binary tests) in CLEANROOM_CACHE_DIR when set, else in the data folder", () => {
+        env("CLEANROOM_HOME", "/data/cr");
+        env("CLEANROOM_CACHE_DIR", "");
+        expect(machineFactsDir()).toBe("/data/cr");
+        env("CLEANROOM_CACHE_DIR", "/var/cache/cr");
+        expect(machineFactsDir()).toBe("/var/cache/cr");
+        expect(appDataDir()).toBe("/data/cr");
     });
 
     it("else $XDG_DATA_HOME/cleanroom, and ~/.local/share/cleanroom when it is unset, empty or relative", () => {

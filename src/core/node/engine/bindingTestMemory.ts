@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import * as z from "zod";
 import {writeFileDurably} from "../../../base/writeFileDurably.js";
-import {appDataDir} from "../paths/appPaths.js";
+import {machineFactsDir} from "../paths/appPaths.js";
 import {traceStartup} from "../startupTrace.js";
 import {fileStamp, folderStamps} from "./fileStamps.js";
 import {gpuProbeFingerprint} from "./gpuProbeCache.js";
@@ -19,9 +19,9 @@ const RecordSchema = z.object({
     passed: z.array(z.string()).max(keptFingerprints)
 });
 
-/** `binary-tests.json` in the app's data folder, beside `gpu-probe.json`. */
+/** `binary-tests.json` among the machine's facts (`machineFactsDir`), beside `gpu-probe.json`. */
 export function bindingTestFile(): string {
-    return path.join(appDataDir(), "binary-tests.json");
+    return path.join(machineFactsDir(), "binary-tests.json");
 }
 
 /**

@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import * as z from "zod";
 import {writeFileDurably} from "../../../base/writeFileDurably.js";
-import {appDataDir} from "../paths/appPaths.js";
+import {machineFactsDir} from "../paths/appPaths.js";
 import {cpuModelName} from "./cpuModelName.js";
 import {fileStamp, folderStamps} from "./fileStamps.js";
 
@@ -20,9 +20,9 @@ const RecordSchema = z.object({
     probedAt: z.string()
 });
 
-/** `gpu-probe.json` in the app's data folder: one record, for the machine, drivers and llama.cpp build it was made on. */
+/** `gpu-probe.json` among the machine's facts (`machineFactsDir`): one record, for the machine, drivers and llama.cpp build it was made on. */
 export function gpuProbeFile(): string {
-    return path.join(appDataDir(), "gpu-probe.json");
+    return path.join(machineFactsDir(), "gpu-probe.json");
 }
 
 /**

@@ -24,6 +24,18 @@ export function appDataDir(): string {
     return envPaths("Cleanroom", {suffix: ""}).data;
 }
 
+/**
+ * Where Cleanroom keeps what it found out about this machine rather than about its user: where
+ * `--gpu auto` runs (`gpu-probe.json`) and which llama.cpp binaries passed node-llama-cpp's load test
+ * (`binary-tests.json`). `$CLEANROOM_CACHE_DIR` when set, else the data folder. Each record names the
+ * machine, drivers and build it holds for, so several data folders (or processes) can share one:
+ * the tests do, each with a data folder of its own (test/setup/hermetic.ts).
+ */
+export function machineFactsDir(): string {
+    const dir = process.env.CLEANROOM_CACHE_DIR;
+    return dir != null && dir !== "" ? path.resolve(dir) : appDataDir();
+}
+
 /** The SQLite file of conversations, settings and the audit log. */
 export function defaultDatabasePath() {
     return path.join(appDataDir(), "cleanroom.db");
