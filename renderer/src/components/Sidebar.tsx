@@ -21,7 +21,10 @@ export function Sidebar({conversations, openId, searchInput, onNew, onNewIncogni
     onImport: (text: string) => void, onOpenSettings: () => void, onOpenHelp: () => void
 }) {
     const [query, setQuery] = useState("");
-    const [matches, setMatches] = useState<SearchHit[] | null>(null);
+    /** The hits shown, and the query they answer: while the box holds another, newer results are on their way (`aria-busy`). */
+    const [found, setFound] = useState<{query: string, hits: SearchHit[]} | null>(null);
+    const matches = found?.hits ?? null;
+    const updating = found != null && found.query !== query.trim();
     const [renaming, setRenaming] = useState<string | null>(null);
     const [title, setTitle] = useState("");
     const fileInput = useRef<HTMLInputElement>(null);
@@ -29,14 +32,14 @@ export function Sidebar({conversations, openId, searchInput, onNew, onNewIncogni
     useEffect(() => {
         const trimmed = query.trim();
         if (trimmed === "") {
-            setMatches(null);
+            setFound(null);
             return;
         }
         let current = true;
         const timer = setTimeout(() => {
-            void onSearch(trimmed).then((found) => {
+            void onSearch(trimmed).then((hits) => {
                 if (current)
-                    setMatches(found);
+                    setFound({query: trimmed, hits});
             });
         }, searchDelayMs);
         return () => {
@@ -117,7 +120,7 @@ export function Sidebar({conversations, openId, searchInput, onNew, onNewIncogni
             <div className="conversation-groups">
                 {matches != null
                     ? (
-                        <section aria-label="Search results">
+                        <section aria-label="Search results" aria-busy={updating}>
                             <h2 className="group-title">{shown.length === 1 ? "1 match" : `${shown.length} matches`}</h2>
                             <ul className="conversation-list">{shown.map(item)}</ul>
                         </section>
