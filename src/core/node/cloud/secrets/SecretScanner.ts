@@ -60,7 +60,14 @@ export class SecretScanner {
 const filterCommentsRule = "@secretlint/secretlint-rule-filter-comments";
 
 async function loadSecretlint(): Promise<Lint> {
-    const [{lintSource}, {creator}] = await Promise.all([import("@secretlint/core"), import("@secretlint/secretlint-rule-preset-recommend")]);
+    const [{lintSource}, {creator}, {secretLintProfiler}] = await Promise.all([
+        import("@secretlint/core"), import("@secretlint/secretlint-rule-preset-recommend"), import("@secretlint/profiler")
+    ]);
+    // secretlint 12 profiles every lint whether or not anyone reads it (secretlint#1633): about 56 performance marks a lint,
+    // kept for ever in Node's global performance timeline and in the profiler's own arrays, which its observer searches
+    // from the start at every mark. A core that scans cloud turns for days grew and slowed with it. secretlint 13's
+    // `setEnabled(false)` (secretlint#1673) needs Node 22: until then its marks go nowhere.
+    secretLintProfiler.mark = () => undefined;
     // The preset's creator, registering every rule but the comment filter: secretlint 12 does not
     // honour `disabled` for a rule inside a preset.
     const preset: SecretLintRulePresetCreator = {
