@@ -32,14 +32,16 @@ process.env.TMPDIR = folder("tmp");
 // tsx keeps its compile cache in $TMPDIR/tsx-<uid>: each spawned tsx process (a tool, a worker, a preload) would otherwise
 // compile every module again from an empty cache (half a CPU-second for the core's graph). The cache holds compiled
 // sources only, keyed by their content, so sharing the machine's is no leak between tests.
-const tsxCache = `tsx-${process.geteuid?.() ?? os.userInfo().username}`;
+/** This user's name for the folders the tests share across runs (tsx's cache, the machine's facts). */
+const userTag = process.geteuid?.() ?? os.userInfo().username;
+const tsxCache = `tsx-${userTag}`;
 fs.mkdirSync(path.join(real.tmp, tsxCache), {recursive: true, mode: 0o700});
 fs.symlinkSync(path.join(real.tmp, tsxCache), path.join(process.env.TMPDIR, tsxCache));
 // What Cleanroom learns about the machine (where `--gpu auto` runs, which llama.cpp binaries passed their load test:
 // machineFactsDir) is shared by every test, as by every data folder on a user's machine: each record names the machine,
 // drivers and build it holds for. A test's own first probe would otherwise cost each fresh data folder two binary-test
 // children and a Vulkan start, about 0.8 CPU-seconds. Tests of the probe or the memory set their own folder.
-const machineFacts = path.join(real.tmp, `cleanroom-test-machine-facts-${process.geteuid?.() ?? os.userInfo().username}`);
+const machineFacts = path.join(real.tmp, `cleanroom-test-machine-facts-${userTag}`);
 fs.mkdirSync(machineFacts, {recursive: true, mode: 0o700});
 process.env.CLEANROOM_CACHE_DIR = machineFacts;
 delete process.env.CLEANROOM_MODEL;
