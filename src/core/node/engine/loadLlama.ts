@@ -1,4 +1,5 @@
 import {getLlama, LlamaLogLevel, type Llama} from "node-llama-cpp";
+import "./ggufReaderBuffer.js";
 import {GpuSettingSchema} from "../../common/api/gpuSchemas.js";
 import type {GpuBackend, GpuSetting} from "../../common/api/types.js";
 import {CleanroomError} from "../../common/errors.js";
