@@ -1,8 +1,9 @@
 import {afterEach, describe, expect, it} from "vitest";
 import {auditEndpoint} from "../../tools/endpointAudit/auditEndpoint.js";
 import {SharedCloudSimulator} from "../../tools/cloudSim/SharedCloudSimulator.js";
-import {runCliCapturing, toolsCliEntry} from "../../tools/spawnCli.js";
+import {runCliCapturing} from "../../tools/spawnCli.js";
 import {hermeticCliEnv} from "../helpers/cliEnv.js";
+import {testBuildScript} from "../helpers/testBuild.js";
 import {runCliInPseudoTerminal} from "../helpers/pseudoTerminal.js";
 
 describe("audit: cross-tenant leak probe of an endpoint", () => {
@@ -39,7 +40,7 @@ describe("audit: cross-tenant leak probe of an endpoint", () => {
         const sim = await SharedCloudSimulator.start({mode: "incident", poolTokens: 2048});
         sims.push(sim);
         const run = await runCliCapturing(["audit", "--endpoint", sim.url, "--model", sim.modelName, "--requests", "24", "--seed", "3", "--json"],
-            {env: hermeticCliEnv("audit-json").env, entry: toolsCliEntry});
+            {env: hermeticCliEnv("audit-json").env, entry: await testBuildScript("toolsCli")});
         const report = JSON.parse(run.stdout);
         expect(run.stderr).toBe("");
         expect(report).toMatchObject({requests: 24, leaks: expect.any(Array), oversizeAccepted: expect.any(Number), errors: expect.any(Array)});
@@ -50,8 +51,9 @@ describe("audit: cross-tenant leak probe of an endpoint", () => {
         const incident = await SharedCloudSimulator.start({mode: "incident", poolTokens: 2048});
         const honest = await SharedCloudSimulator.start({mode: "honest", poolTokens: 2048});
         sims.push(incident, honest);
+        const entry = await testBuildScript("toolsCli");
         const audit = (sim: SharedCloudSimulator, ...flags: string[]) =>
-            runCliCapturing(["audit", "--endpoint", sim.url, "--model", sim.modelName, "--requests", "24", "--seed", "3", ...flags], {env, entry: toolsCliEntry});
+            runCliCapturing(["audit", "--endpoint", sim.url, "--model", sim.modelName, "--requests", "24", "--seed", "3", ...flags], {env, entry});
 
         const leaky = await audit(incident, "--json");
         expect(JSON.parse(leaky.stdout).leaks.length).toBeGreaterThan(0);
@@ -64,7 +66,7 @@ describe("audit: cross-tenant leak probe of an endpoint", () => {
         expect(JSON.parse(clean.stdout)).toMatchObject({leaks: [], oversizeAccepted: 0});
         expect(clean.code).toBe(0);
 
-        const nothing = await runCliCapturing(["audit", "--endpoint", honest.url, "--model", "no-such-model", "--requests", "4", "--json"], {env, entry: toolsCliEntry});
+        const nothing = await runCliCapturing(["audit", "--endpoint", honest.url, "--model", "no-such-model", "--requests", "4", "--json"], {env, entry});
         expect(nothing.code).toBe(1);
         expect(JSON.parse(nothing.stderr).error).toMatchObject({code: "CLOUD_REQUEST_FAILED", message: expect.stringMatching(/answered none of the 4 requests/)});
     });
@@ -73,7 +75,7 @@ describe("audit: cross-tenant leak probe of an endpoint", () => {
         const sim = await SharedCloudSimulator.start({mode: "honest", poolTokens: 2048});
         sims.push(sim);
         const run = await runCliCapturing(["audit", "--endpoint", sim.url, "--model", sim.modelName, "--requests", "12", "--seed", "3"],
-            {env: hermeticCliEnv("audit-plain").env, entry: toolsCliEntry});
+            {env: hermeticCliEnv("audit-plain").env, entry: await testBuildScript("toolsCli")});
         expect(run.code).toBe(0);
         const lines = run.stderr.split("\n").filter((line) => line !== "");
         expect(lines).toHaveLength(12);
@@ -85,7 +87,7 @@ describe("audit: cross-tenant leak probe of an endpoint", () => {
         const sim = await SharedCloudSimulator.start({mode: "honest", poolTokens: 2048});
         sims.push(sim);
         const terminal = runCliInPseudoTerminal(["audit", "--endpoint", sim.url, "--model", sim.modelName, "--requests", "12", "--seed", "3"],
-            {env: hermeticCliEnv("audit-tty").env, entry: toolsCliEntry});
+            {env: hermeticCliEnv("audit-tty").env, entry: await testBuildScript("toolsCli")});
         expect(await terminal.exited).toBe(0);
         const frames = terminal.output().split("\r").filter((frame) => frame.startsWith("audit "));
         expect(frames).toHaveLength(12);

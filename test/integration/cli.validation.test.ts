@@ -1,13 +1,14 @@
 import path from "node:path";
 import Database from "better-sqlite3-multiple-ciphers";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
-import {runCliCapturing, toolsCliEntry} from "../../tools/spawnCli.js";
+import {runCliCapturing} from "../../tools/spawnCli.js";
 import {Core} from "../../src/core/node/Core.js";
 import {loadLlama} from "../../src/core/node/engine/loadLlama.js";
 import {createCoreService, type CoreService} from "../../src/core/node/rpc/createCoreService.js";
 import {ConversationStore} from "../../src/core/node/database/ConversationStore.js";
 import {migrations} from "../../src/core/node/database/migrations.js";
 import {hermeticCliEnv} from "../helpers/cliEnv.js";
+import {testBuildScript} from "../helpers/testBuild.js";
 import {requireTestModel} from "../helpers/testModel.js";
 import {tempDir} from "../helpers/tempCore.js";
 
@@ -60,7 +61,7 @@ describe.skipIf(modelPath == null)("the CLI refuses what the API refuses, naming
     });
 
     it("usage errors are JSON too with --json", async () => {
-        const run = await runCliCapturing(["audit", "--model", "m", "--json"], {env, entry: toolsCliEntry});
+        const run = await runCliCapturing(["audit", "--model", "m", "--json"], {env, entry: await testBuildScript("toolsCli")});
         expect(run.code).toBe(1);
         expect((JSON.parse(run.stderr) as JsonError).error).toMatchObject({code: "INVALID_INPUT", message: expect.stringContaining("--endpoint")});
     });

@@ -14,7 +14,10 @@ const testScripts = {
     utilityEntryStandIn: "test/security/helpers/utilityEntryStandIn.ts",
     // The network-silence observers, preloaded into the CLI users run (they patch Node's own modules, none of the bundle's).
     netGuard: "test/security/helpers/netGuard.ts",
-    netControl: "test/security/helpers/netControl.ts"
+    netControl: "test/security/helpers/netControl.ts",
+    // The developer tools' CLI (`audit`, `sim-cloud`), as the tests run it: tsx would compile its graph in every process (about
+    // 2 CPU-seconds a run of `audit`). cloud.test.ts still runs docs/cloud.md's `sim-cloud` from source, as `npm run` does.
+    toolsCli: "tools/cli/main.ts"
 };
 export type TestScript = keyof typeof testScripts;
 
