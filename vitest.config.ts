@@ -1,5 +1,6 @@
 import os from "node:os";
 import {configDefaults, defineConfig} from "vitest/config";
+import {compiledExtractor} from "./test/setup/compiledExtractor.js";
 
 /**
  * Files that run alone, after all the others: each holds a claim on the clock that a busy neighbour
@@ -70,6 +71,7 @@ const keepIsolated = {
  * files fill the group's end.
  */
 export default defineConfig({
+    plugins: [compiledExtractor()],
     test: {
         testTimeout: 120_000,
         hookTimeout: 120_000,

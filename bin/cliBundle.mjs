@@ -195,8 +195,10 @@ export async function buildCliBundle(root = repoRoot, variant = cliBundle) {
             inputs[file] = {size: stat.size, mtimeMs: stat.mtimeMs, sha256: sha256(absolute)};
         }
         const sorted = Object.fromEntries(Object.entries(inputs).sort(([left], [right]) => left.localeCompare(right)));
+        // The entries too: a new entry whose module was already an input changes no input, and a build of the old
+        // entries under the same name would otherwise be taken for this one (see the rename below).
         const buildId = crypto.createHash("sha256")
-            .update(JSON.stringify({esbuild: esbuild.version, inputs: Object.entries(sorted).map(([file, input]) => [file, input.sha256])}))
+            .update(JSON.stringify({esbuild: esbuild.version, entries: entryNames(variant), inputs: Object.entries(sorted).map(([file, input]) => [file, input.sha256])}))
             .digest("hex").slice(0, 16);
 
         const buildDir = path.join(outDir, buildId);

@@ -17,7 +17,9 @@ const testScripts = {
     netControl: "test/security/helpers/netControl.ts",
     // The developer tools' CLI (`audit`, `sim-cloud`), as the tests run it: tsx would compile its graph in every process (about
     // 2 CPU-seconds a run of `audit`). cloud.test.ts still runs docs/cloud.md's `sim-cloud` from source, as `npm run` does.
-    toolsCli: "tools/cli/main.ts"
+    toolsCli: "tools/cli/main.ts",
+    // What a core in a test's own process forks to read a document (test/setup/compiledExtractor.ts).
+    extractorEntry: "src/core/node/documents/extraction/extractorEntry.ts"
 };
 export type TestScript = keyof typeof testScripts;
 
