@@ -3,24 +3,24 @@ import {configDefaults, defineConfig} from "vitest/config";
 import {compiledExtractor} from "./test/setup/compiledExtractor.js";
 
 /**
- * Files that run alone, after all the others: each holds a claim on the clock that a busy neighbour
- * on two cores could break (a median latency compared, a 400 ms stall timeout, a 20 s refusal bound,
- * kill -9 at chosen milliseconds, a process tree slowed by strace), or runs the model with
- * `--gpu vulkan`, which under CI is Mesa's llvmpipe: a software device that takes every core, whose
- * replies beside another file outlasted their 120 s wait (gpuPanel.e2e, at a load average of 30).
- * Claims on the CPU that need neither sit in a file apart from the Vulkan ones, so that only the
- * Vulkan part waits for the end: `<name>.vulkan.test.ts` beside deviceProbe, differential, gpu,
- * overflow and scrub, gpuPanel.e2e's `--gpu off` card in gpuPanelCpu.e2e, documentExtraction's
- * formats (no bound on the clock) in documentExtractionFormats, and prefixCacheAudit's cached-token
- * probe and whole audit (no latency compared) in prefixCacheAuditTokens.
+ * Files that run after all the others, two at a time on two cores (`inPairs`), then the three that run alone (`runAlone`).
+ * Each runs the model with `--gpu vulkan`, which under CI is Mesa's llvmpipe, a software device that takes every core
+ * (beside the first group's files its replies outlasted their 120 s wait, gpuPanel.e2e at a load average of 30), or
+ * holds a claim that a machine loaded by the first group could break but one neighbour cannot: a 20 s refusal bound
+ * (documentExtraction, where a refusal takes 1-2 s), kill -9 at moments read from the output (crashDurability).
+ * `runAlone` holds claims on the clock that even one busy neighbour on two cores could break: a median latency
+ * compared (prefixCacheAudit), a 400 ms stall timeout (downloadStall), a process tree slowed by strace (networkSilence).
+ * Claims on the CPU that need neither sit in a file apart from the Vulkan ones, so that only the Vulkan part waits for
+ * the end: `<name>.vulkan.test.ts` beside deviceProbe, differential, gpu, overflow and scrub, gpuPanel.e2e's `--gpu off`
+ * card in gpuPanelCpu.e2e, documentExtraction's formats (no bound on the clock) in documentExtractionFormats, and
+ * prefixCacheAudit's cached-token probe and whole audit (no latency compared) in prefixCacheAuditTokens.
  */
-const runAlone = {
+const inPairs = {
     model: [
         // It reads real tokenizers' counts of its corpora, which its project's globalSetup starts counting when the run starts, at the
         // lowest priority (half a minute of CPU): ready by the end of the run, but perhaps not within hookTimeout beside other files.
         "test/integration/cloud-token-count.test.ts",
-        "test/integration/documentExtraction.test.ts",
-        "test/integration/prefixCacheAudit.test.ts"
+        "test/integration/documentExtraction.test.ts"
     ],
     // Apart from the CPU-only model files: where one of these has made the Vulkan device visible to ggml in the process
     // (GGML_VK_VISIBLE_DEVICES), `--gpu auto` in a file after it in the same process would find it usable.
@@ -35,11 +35,17 @@ const runAlone = {
         "test/e2e/gpuPanel.e2e.test.ts"
     ],
     security: [
-        "test/security/crashDurability.test.ts",
-        "test/security/downloadStall.test.ts",
-        "test/security/networkSilence.test.ts"
+        "test/security/crashDurability.test.ts"
     ]
 };
+
+const runAlone = {
+    model: ["test/integration/prefixCacheAudit.test.ts"],
+    security: ["test/security/downloadStall.test.ts", "test/security/networkSilence.test.ts"]
+};
+
+/** Two at a time, whatever the machine: the claims of `inPairs` hold beside one neighbour, not beside more. */
+const pairWorkers = Math.min(2, os.availableParallelism());
 
 /**
  * Files of the model and security projects that keep a process of their own, where the others share one (`isolate: false`):
@@ -60,15 +66,17 @@ const keepIsolated = {
  * - e2e: the real UI in Debian's Chromium, in web mode;
  * - security: fuzzers, kill -9, network silence, secrets at rest;
  * - model-isolated, security-isolated: the files of `keepIsolated`;
- * - model-serial, model-vulkan-serial, e2e-serial, security-serial: the files of `runAlone`, one after another in one
- *   process per project (`isolate: false`: a fresh process per file cost two to three seconds between files).
- * Two groups (`sequence.groupOrder`; vitest 4 gives a group one queue of files and one worker count):
- * first every project but the serial ones, two files at a time on two cores (`maxWorkers`, one per
+ * - crash-durability, e2e-serial, model-serial, model-vulkan-serial: the files of `inPairs`, in one process per project
+ *   and worker (`isolate: false`: a fresh process per file cost two to three seconds between files);
+ * - model-alone, security-alone: the files of `runAlone`, one after another.
+ * Three groups (`sequence.groupOrder`; vitest 4 gives a group one queue of files and one worker count):
+ * first every other project, two files at a time on two cores (`maxWorkers`, one per
  * core), whatever they run on: a model-backed file spends much of its time waiting on the processes
  * it spawns, the browser or the scrub, so two of them share the cores (one model file at a time, the
- * suite took 990 s on a quiet 2-core machine); then the files of `runAlone`, one at a time. Projects
- * of one group start in the order of their names (e2e, model, security, unit), so the short unit
- * files fill the group's end.
+ * suite took 990 s on a quiet 2-core machine); then the files of `inPairs`, two at a time whatever the
+ * cores (one at a time, the two cores were busy a third less); then those of `runAlone`, one at a time.
+ * Projects of one group start in the order of their names (e2e, model, security, unit), so the short
+ * unit files fill the first group's end.
  */
 export default defineConfig({
     plugins: [compiledExtractor()],
@@ -95,21 +103,25 @@ export default defineConfig({
             // per worker rather than once per file): the files restore the timers and environment they change, and
             // test/setup/hermetic.ts still gives each its own folders. The files of `keepIsolated` each get a fresh process.
             {extends: true, test: {name: "unit", include: ["test/unit/**/*.test.ts"], isolate: false, sequence: {groupOrder: 0}}},
-            {extends: true, test: {name: "model", include: ["test/integration/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.model, ...runAlone.vulkan, ...keepIsolated.model],
+            {extends: true, test: {name: "model", include: ["test/integration/**/*.test.ts"],
+                exclude: [...configDefaults.exclude, ...inPairs.model, ...inPairs.vulkan, ...runAlone.model, ...keepIsolated.model],
                 isolate: false, sequence: {groupOrder: 0}}},
             {extends: true, test: {name: "model-isolated", include: keepIsolated.model, sequence: {groupOrder: 0}}},
-            {extends: true, test: {name: "e2e", include: ["test/e2e/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.e2e], isolate: false, sequence: {groupOrder: 0},
+            {extends: true, test: {name: "e2e", include: ["test/e2e/**/*.test.ts"], exclude: [...configDefaults.exclude, ...inPairs.e2e], isolate: false, sequence: {groupOrder: 0},
                 globalSetup: ["test/setup/chromiumServer.ts"]}},
-            {extends: true, test: {name: "security", include: ["test/security/**/*.test.ts"], exclude: [...configDefaults.exclude, ...runAlone.security, ...keepIsolated.security],
+            {extends: true, test: {name: "security", include: ["test/security/**/*.test.ts"], exclude: [...configDefaults.exclude, ...inPairs.security, ...runAlone.security, ...keepIsolated.security],
                 isolate: false, sequence: {groupOrder: 0}}},
             {extends: true, test: {name: "security-isolated", include: keepIsolated.security, sequence: {groupOrder: 0}}},
-            {extends: true, test: {name: "model-serial", include: runAlone.model, isolate: false, fileParallelism: false, sequence: {groupOrder: 1},
+            {extends: true, test: {name: "model-serial", include: inPairs.model, isolate: false, maxWorkers: pairWorkers, sequence: {groupOrder: 1},
                 globalSetup: ["test/setup/vocabularyTokenCounts.ts"]}},
-            {extends: true, test: {name: "model-vulkan-serial", include: runAlone.vulkan, isolate: false, fileParallelism: false, sequence: {groupOrder: 1},
+            {extends: true, test: {name: "model-vulkan-serial", include: inPairs.vulkan, isolate: false, maxWorkers: pairWorkers, sequence: {groupOrder: 1},
                 globalSetup: ["test/setup/vulkanShaderCache.ts"], setupFiles: ["test/setup/awaitVulkanWarmUp.ts"]}},
-            {extends: true, test: {name: "e2e-serial", include: runAlone.e2e, fileParallelism: false, sequence: {groupOrder: 1},
+            {extends: true, test: {name: "e2e-serial", include: inPairs.e2e, maxWorkers: pairWorkers, sequence: {groupOrder: 1},
                 globalSetup: ["test/setup/chromiumServer.ts", "test/setup/vulkanShaderCache.ts"], setupFiles: ["test/setup/awaitVulkanWarmUp.ts"]}},
-            {extends: true, test: {name: "security-serial", include: runAlone.security, isolate: false, fileParallelism: false, sequence: {groupOrder: 1}}}
+            // Named to sort first: vitest starts a group's projects in the order of their names, and this file is the longest of its group.
+            {extends: true, test: {name: "crash-durability", include: inPairs.security, isolate: false, maxWorkers: pairWorkers, sequence: {groupOrder: 1}}},
+            {extends: true, test: {name: "model-alone", include: runAlone.model, isolate: false, fileParallelism: false, sequence: {groupOrder: 2}}},
+            {extends: true, test: {name: "security-alone", include: runAlone.security, isolate: false, fileParallelism: false, sequence: {groupOrder: 2}}}
         ]
     }
 });
