@@ -1,8 +1,7 @@
 import path from "node:path";
 import {pathToFileURL} from "node:url";
 import type {Plugin} from "vitest/config";
-import {freshCliBundle} from "../../bin/cliBundle.mjs";
-import {testBundle} from "./testBundle.js";
+import {testBuildScript} from "../helpers/testBuild.js";
 
 const extractorEntrySource = path.join("src", "core", "node", "documents", "extraction", "extractorEntry.ts");
 
@@ -24,9 +23,8 @@ export function compiledExtractor(): Plugin {
             const resolved = path.resolve(path.dirname(importer), source.replace(/\.js$/, ".ts"));
             if (!resolved.endsWith(extractorEntrySource))
                 return null;
-            const buildDir = path.dirname(await freshCliBundle({variant: testBundle}));
             // A file URL: Vite would take an absolute path for one under the project root and import it as /out/….
-            return {id: pathToFileURL(path.join(buildDir, "extractorEntry.mjs")).href, external: true};
+            return {id: pathToFileURL(await testBuildScript("extractorEntry")).href, external: true};
         }
     };
 }
