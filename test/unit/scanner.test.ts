@@ -138,6 +138,21 @@ describe("CanaryScanner fingerprints", () => {
         expect(scan(common.excluding([], {maxConversations: Infinity}))).toBe(true);
     });
 
+    it("counts a conversation once per phrase, however often it says it and however its stored fingerprints are given", () => {
+        const boilerplate = "Our meeting notes are in the shared folder under this week's date.";
+        const hashes = fingerprintText(boilerplate, {key: testFingerprintKey});
+        const scan = (index: FingerprintIndex) =>
+            CanaryScanner.scanText(boilerplate, {conversationId: "c", requestId: "r", book, fingerprints: index.excluding([])}).blocked;
+        for (const given of ["a Set", "an array with repeats"] as const) {
+            const index = new FingerprintIndex({key: testFingerprintKey, stockPhrases: []});
+            for (let i = 0; i < 4; i++)
+                index.addConversationHashes(given === "a Set" ? hashes : [...hashes, ...hashes, ...hashes]);
+            expect(scan(index), `${given}: in 4 conversations, still matched`).toBe(true);
+            index.addConversation([boilerplate, boilerplate, boilerplate]);
+            expect(scan(index), `${given}: in 5 conversations, a phrase of the user's`).toBe(false);
+        }
+    });
+
     it("never matches the stock phrases, wherever they occur", () => {
         const withStock = new FingerprintIndex({key: testFingerprintKey});
         const without = new FingerprintIndex({key: testFingerprintKey, stockPhrases: []});

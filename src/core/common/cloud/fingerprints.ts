@@ -290,13 +290,19 @@ export class FingerprintIndex {
         const hashes = new Set<number>();
         for (const text of texts)
             addFingerprints(hashes, text, this.options);
-        this.addConversationHashes(hashes);
+        this._countConversation(hashes);
     }
 
     /** Adds one conversation's stored fingerprints (as from `fingerprintText` with this index's `options`). */
     public addConversationHashes(hashes: Iterable<number>) {
-        for (const hash of new Set(hashes))
-            this._conversationCounts.set(hash, (this._conversationCounts.get(hash) ?? 0) + 1);
+        // A Set (what fingerprintText gives) is counted as it is: copying it first took about half the time spent here.
+        this._countConversation(hashes instanceof Set ? hashes : new Set(hashes));
+    }
+
+    private _countConversation(uniqueHashes: ReadonlySet<number>) {
+        const counts = this._conversationCounts;
+        for (const hash of uniqueHashes)
+            counts.set(hash, (counts.get(hash) ?? 0) + 1);
     }
 
     public has(hash: number) {
