@@ -4,7 +4,7 @@
 import fs from "node:fs";
 import {inject} from "vitest";
 
-/** Longer than the warm-up takes alone on an empty cache (25 s on two cores); past this a file goes on without it. */
+/** Longer than the warm-up takes alone on an empty cache (33-51 s on two cores); past this a file goes on without it. */
 const longestWaitMs = 180_000;
 
 const endedFile = inject("vulkanWarmUpEndedFile");

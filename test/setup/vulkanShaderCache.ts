@@ -1,7 +1,7 @@
 // Global setup of the projects that run the model on Vulkan (model-vulkan-serial, e2e-serial; vitest.config.ts), run when the
 // run starts. Mesa keeps the shaders it compiles in a cache of the machine's (~/.cache/mesa_shader_cache of the user's
 // entry in /etc/passwd: the tests' own HOME does not move it), and on its software device (llvmpipe) the first Vulkan
-// process of an empty cache spends about 23 CPU-seconds compiling them; every later one finds them and starts in 3. On a
+// process of an empty cache spends 35-52 CPU-seconds compiling them (one CLI turn, 2026-12-07); every later one starts in 2-3. On a
 // fresh CI machine that first process was one of the files that run alone at the end (gpuPanel.e2e took 38 s instead
 // of 15). This runs one Vulkan turn of the compiled CLI at the lowest priority as the run starts, so that the compiling
 // takes the CPU the first group leaves idle. At nice 19 it may not be done when the first group is (its files can keep
