@@ -1,4 +1,4 @@
-import {afterEach, describe, expect, it} from "vitest";
+import {afterEach, beforeAll, describe, expect, it} from "vitest";
 import {auditEndpoint} from "../../tools/endpointAudit/auditEndpoint.js";
 import {SharedCloudSimulator} from "../../tools/cloudSim/SharedCloudSimulator.js";
 import {runCliCapturing} from "../../tools/spawnCli.js";
@@ -8,6 +8,11 @@ import {runCliInPseudoTerminal} from "../helpers/pseudoTerminal.js";
 
 describe("audit: cross-tenant leak probe of an endpoint", () => {
     const sims: SharedCloudSimulator[] = [];
+    /** The tools' CLI from the test build, looked up once for the file. */
+    let toolsCli: string;
+    beforeAll(async () => {
+        toolsCli = await testBuildScript("toolsCli");
+    });
     afterEach(async () => {
         await Promise.all(sims.splice(0).map((sim) => sim.close()));
     });
@@ -40,7 +45,7 @@ describe("audit: cross-tenant leak probe of an endpoint", () => {
         const sim = await SharedCloudSimulator.start({mode: "incident", poolTokens: 2048});
         sims.push(sim);
         const run = await runCliCapturing(["audit", "--endpoint", sim.url, "--model", sim.modelName, "--requests", "24", "--seed", "3", "--json"],
-            {env: hermeticCliEnv("audit-json").env, entry: await testBuildScript("toolsCli")});
+            {env: hermeticCliEnv("audit-json").env, entry: toolsCli});
         const report = JSON.parse(run.stdout);
         expect(run.stderr).toBe("");
         expect(report).toMatchObject({requests: 24, leaks: expect.any(Array), oversizeAccepted: expect.any(Number), errors: expect.any(Array)});
@@ -51,9 +56,8 @@ describe("audit: cross-tenant leak probe of an endpoint", () => {
         const incident = await SharedCloudSimulator.start({mode: "incident", poolTokens: 2048});
         const honest = await SharedCloudSimulator.start({mode: "honest", poolTokens: 2048});
         sims.push(incident, honest);
-        const entry = await testBuildScript("toolsCli");
         const audit = (sim: SharedCloudSimulator, ...flags: string[]) =>
-            runCliCapturing(["audit", "--endpoint", sim.url, "--model", sim.modelName, "--requests", "24", "--seed", "3", ...flags], {env, entry});
+            runCliCapturing(["audit", "--endpoint", sim.url, "--model", sim.modelName, "--requests", "24", "--seed", "3", ...flags], {env, entry: toolsCli});
 
         const leaky = await audit(incident, "--json");
         expect(JSON.parse(leaky.stdout).leaks.length).toBeGreaterThan(0);
@@ -66,7 +70,7 @@ describe("audit: cross-tenant leak probe of an endpoint", () => {
         expect(JSON.parse(clean.stdout)).toMatchObject({leaks: [], oversizeAccepted: 0});
         expect(clean.code).toBe(0);
 
-        const nothing = await runCliCapturing(["audit", "--endpoint", honest.url, "--model", "no-such-model", "--requests", "4", "--json"], {env, entry});
+        const nothing = await runCliCapturing(["audit", "--endpoint", honest.url, "--model", "no-such-model", "--requests", "4", "--json"], {env, entry: toolsCli});
         expect(nothing.code).toBe(1);
         expect(JSON.parse(nothing.stderr).error).toMatchObject({code: "CLOUD_REQUEST_FAILED", message: expect.stringMatching(/answered none of the 4 requests/)});
     });
@@ -75,7 +79,7 @@ describe("audit: cross-tenant leak probe of an endpoint", () => {
         const sim = await SharedCloudSimulator.start({mode: "honest", poolTokens: 2048});
         sims.push(sim);
         const run = await runCliCapturing(["audit", "--endpoint", sim.url, "--model", sim.modelName, "--requests", "12", "--seed", "3"],
-            {env: hermeticCliEnv("audit-plain").env, entry: await testBuildScript("toolsCli")});
+            {env: hermeticCliEnv("audit-plain").env, entry: toolsCli});
         expect(run.code).toBe(0);
         const lines = run.stderr.split("\n").filter((line) => line !== "");
         expect(lines).toHaveLength(12);
@@ -87,7 +91,7 @@ describe("audit: cross-tenant leak probe of an endpoint", () => {
         const sim = await SharedCloudSimulator.start({mode: "honest", poolTokens: 2048});
         sims.push(sim);
         const terminal = runCliInPseudoTerminal(["audit", "--endpoint", sim.url, "--model", sim.modelName, "--requests", "12", "--seed", "3"],
-            {env: hermeticCliEnv("audit-tty").env, entry: await testBuildScript("toolsCli")});
+            {env: hermeticCliEnv("audit-tty").env, entry: toolsCli});
         expect(await terminal.exited).toBe(0);
         const frames = terminal.output().split("\r").filter((frame) => frame.startsWith("audit "));
         expect(frames).toHaveLength(12);
