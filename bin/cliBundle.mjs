@@ -395,7 +395,7 @@ function nodeLlamaCppFromCommonJs(root, exportNames) {
                     `import {loadCodeCachedCommonJs} from ${JSON.stringify(path.join(root, "src", "base", "codeCachedCommonJs.ts"))};`,
                     `import {rememberedBindingTest} from ${JSON.stringify(path.join(root, "src", "core", "node", "engine", "bindingTestMemory.ts"))};`,
                     `globalThis[Symbol.for(${JSON.stringify(rememberedBindingTestKey)})] = rememberedBindingTest;`,
-                    `const nodeLlamaCpp = loadCodeCachedCommonJs(fileURLToPath(new URL(${JSON.stringify(`./${nodeLlamaCppCommonJs}`)}, import.meta.url)), (specifier) => import(specifier));`,
+                    `const nodeLlamaCpp = loadCodeCachedCommonJs(fileURLToPath(new URL(${JSON.stringify(`./${nodeLlamaCppCommonJs}`)}, import.meta.url)), (specifier) => import(specifier)).exports;`,
                     `export const {${exportNames.join(", ")}} = nodeLlamaCpp;`
                 ].join("\n")
             }));

@@ -1,3 +1,4 @@
+import {isAscii} from "node:buffer";
 import fs from "node:fs";
 import {createRequire} from "node:module";
 import path from "node:path";
@@ -20,11 +21,13 @@ import vm from "node:vm";
  * code cache has no way to Node's loader (its `import()` fails, "A dynamic import callback was not
  * specified"), and the way `vm` offers prints an experimental-feature warning.
  * @param importModule `import()` as the caller's module does it (bare names resolve from there)
- * @returns the file's `module.exports`
+ * @returns the file's `module.exports`, and whether a cache was `used`, `rejected` (left as it is) or is to be `written`
  */
-export function loadCodeCachedCommonJs(file: string, importModule: (specifier: string) => Promise<unknown>): unknown {
+export function loadCodeCachedCommonJs(file: string, importModule: (specifier: string) => Promise<unknown>, {
+    writeCache = (write) => process.once("exit", write)
+}: CodeCacheOptions = {}): {exports: unknown, codeCache: "used" | "rejected" | "written"} {
     const cacheFile = `${file}.${process.version}.v8cache`;
-    const source = fs.readFileSync(file, "utf8");
+    const source = readSource(file);
     const cachedData = readIfPresent(cacheFile);
     const wrapped = `(function (exports, require, module, __filename, __dirname, __cleanroomFileUrl, __cleanroomImport) { ${source}\n});`;
     const script = new vm.Script(wrapped, {
@@ -36,8 +39,22 @@ export function loadCodeCachedCommonJs(file: string, importModule: (specifier: s
     wrapper.call(moduleObject.exports, moduleObject.exports, createRequire(file), moduleObject, file, path.dirname(file), pathToFileURL(file).href, importModule);
     moduleObject.loaded = true;
     if (cachedData == null)
-        process.once("exit", () => writeQuietly(cacheFile, script.createCachedData()));
-    return moduleObject.exports;
+        writeCache(() => writeQuietly(cacheFile, script.createCachedData()));
+    return {exports: moduleObject.exports, codeCache: cachedData == null ? "written" : script.cachedDataRejected === true ? "rejected" : "used"};
+}
+
+export type CodeCacheOptions = {
+    /** When the cache is written, given the writing: by default as the process exits (see `loadCodeCachedCommonJs`). */
+    writeCache?: (write: () => void) => void
+};
+
+/**
+ * The file's text: an ASCII file (esbuild's output escapes every other character) read as Latin-1, the same string, made
+ * faster than by Node 20's UTF-8 decoding (node-llama-cpp's 2 MB in a fresh process: 15 against 24 CPU-ms, 12 of each).
+ */
+function readSource(file: string): string {
+    const bytes = fs.readFileSync(file);
+    return isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8");
 }
 
 function readIfPresent(file: string): Buffer | undefined {
