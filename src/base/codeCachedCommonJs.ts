@@ -13,7 +13,10 @@ import vm from "node:vm";
  * process ran, compiled (a chat turn: 0.72 -> 0.69 CPU-seconds, 20 alternating pairs; made before the
  * top level ran it saved less); later ones compile from it. A cache V8 rejects (another Node, other V8
  * flags) only costs the compile it would have saved, and is left for the processes it fits. Where the
- * folder is read-only the file just compiles every time.
+ * folder is read-only the file just compiles every time. V8 checks a cache against its source's length
+ * only, not its text: the file must never change in place (the bundle's folder is named by its
+ * sources' hash, so a new build is a new file with no cache); an edit of the same length would run
+ * the cached functions of the old text.
  *
  * Beside CommonJS's `exports`, `require`, `module`, `__filename` and `__dirname`, its code sees, under
  * names no bundled module declares (esbuild renames theirs, not these): `__cleanroomFileUrl`, its own
