@@ -2,8 +2,7 @@
 // `npm start`, bundled by esbuild in one build into out/cli/<build id>/, ESM, split at every
 // dynamic import and between entries so that a command loads only what it needs (`--help` loads no
 // native module) and web mode's two processes share one copy of each module; beside them, built
-// apart, node-llama-cpp as one CommonJS file loaded through a V8 code cache (`nodeLlamaCppCommonJs`)
-// and its binary-test child in one small file (`bindingTestChild`). Plain JavaScript, so
+// apart, node-llama-cpp's binary-test child in one small file (`bindingTestChild`). Plain JavaScript, so
 // that plain `node` can check and rebuild the bundle before anything is compiled. Built by
 // `npm install` (package.json "prepare") and again by the launchers (bin/cleanroom.cjs, bin/web.mjs,
 // bin/start.mjs) when a source file changed since. Types: cliBundle.d.mts.
@@ -46,19 +45,6 @@ export const cliBundle = {folder: "cli", extraEntries: {}};
  * node_modules, loaded when a command imports it.
  */
 const bundledPackages = new Set(["commander", "zod", "unhomoglyph", "node-llama-cpp"]);
-/**
- * node-llama-cpp, with the packages it imports, is built apart into one CommonJS file, which the entries reach through
- * one module of the split build (`nodeLlamaCppFromCommonJs`) that loads it through a V8 code cache
- * (src/base/codeCachedCommonJs.ts). Node 20 keeps no code cache for ES modules; with one, loading the package took
- * 132 instead of 172 CPU-milliseconds, and a chat turn 0.69 instead of 0.72 CPU-seconds (20 alternating pairs), in
- * every process that runs the model (the CLI's turns, serve, web mode's core: about 300 in a run of the tests).
- * One copy: every entry and chunk, the test build's preloads too, imports that one module.
- */
-const nodeLlamaCppCommonJs = "nodeLlamaCpp.cjs";
-/** Not among node-llama-cpp's exports; src/core/node/engine/ggufReaderBuffer.ts reaches it by its file. */
-const ggufFileReaderModule = "node_modules/node-llama-cpp/dist/gguf/fileReaders/GgufFileReader.js";
-/** Where the CommonJS copy of node-llama-cpp finds src/core/node/engine/bindingTestMemory.ts's `rememberedBindingTest` (see rememberBindingTests). */
-const rememberedBindingTestKey = "cleanroom.rememberedBindingTest";
 /** Packages with native binaries that bundled packages import: they stay in node_modules, where their `.node` files are. */
 const nativePackages = ["@node-llama-cpp/*", "@reflink/*"];
 /** An older build is removed once it is this old: a process that started on it may still load its chunks. */
@@ -133,15 +119,6 @@ export function cliBundleState(root = repoRoot, variant = cliBundle) {
     return {state: "fresh", entry, dir: path.dirname(entry)};
 }
 
-/**
- * Not the modules a build made up (nodeLlamaCppFromCommonJs' module, the CommonJS build's entry): what they hold is
- * written in this file, an input itself.
- * @param {string} input an esbuild metafile input path
- */
-function isFileInput(input) {
-    return !input.startsWith("cleanroom-node-llama-cpp:") && input !== "node-llama-cpp-commonjs.js" && input !== "<stdin>";
-}
-
 /** @param {string} root @param {string} input an esbuild metafile input path, relative to root */
 function recordedInput(root, input) {
     const parts = input.split("/");
@@ -191,37 +168,18 @@ export async function buildCliBundle(root = repoRoot, variant = cliBundle) {
         };
         const inputFiles = new Set();
         try {
-            const nodeLlamaCppDependencies = Object.keys(JSON.parse(fs.readFileSync(path.join(root, "node_modules", "node-llama-cpp", "package.json"), "utf8")).dependencies ?? {});
-            const commonJsBuild = await esbuild.build({
-                ...options,
-                outdir: undefined,
-                outExtension: undefined,
-                banner: undefined,
-                format: "cjs",
-                stdin: {
-                    contents: `export * from "node-llama-cpp";\nexport {GgufFileReader} from ${JSON.stringify(`./${ggufFileReaderModule}`)};\n`,
-                    resolveDir: root,
-                    sourcefile: "node-llama-cpp-commonjs.js",
-                    loader: "js"
-                },
-                outfile: path.join(staging, nodeLlamaCppCommonJs),
-                // The packages node-llama-cpp imports are bundled into it, also those the entries import: an ES-only package cannot be required on every Node 20.
-                external: options.external.filter((name) => !nodeLlamaCppDependencies.includes(name.replace(/\/\*$/, ""))),
-                plugins: [nodeModulesAtHome(staging, [rememberBindingTests(), noTopLevelAwaitForRelease], "commonjs")]
-            });
-            importThroughLoader(path.join(staging, nodeLlamaCppCommonJs), commonJsBuild.metafile);
-            const builds = [commonJsBuild, ...await Promise.all([
+            const builds = await Promise.all([
                 esbuild.build({
                     ...options,
                     entryPoints: {...entryPoints, ...variant.extraEntries},
                     chunkNames: "chunk-[hash]",
                     splitting: true,
-                    plugins: [nodeLlamaCppFromCommonJs(root, commonJsExportNames(path.join(staging, nodeLlamaCppCommonJs))), nodeModulesAtHome(staging)]
+                    plugins: [nodeModulesAtHome(staging, [rememberBindingTests(root)])]
                 }),
                 esbuild.build({...options, entryPoints: bindingTestChild, plugins: [nodeModulesAtHome(staging), onlyWhatIsUsed()]})
-            ])];
+            ]);
             for (const result of builds)
-                Object.keys(result.metafile.inputs).filter(isFileInput).forEach((input) => inputFiles.add(input));
+                Object.keys(result.metafile.inputs).forEach((input) => inputFiles.add(input));
         } catch (error) {
             const details = (error.errors ?? []).slice(0, 5).map((item) => `${item.location?.file ?? ""}:${item.location?.line ?? ""} ${item.text}`).join("\n  ");
             throw new CliBundleError(`The CLI could not be compiled${details !== "" ? `:\n  ${details}` : `: ${error.message}`}`, "CLI_BUNDLE_BUILD_FAILED");
@@ -272,12 +230,9 @@ export async function buildCliBundle(root = repoRoot, variant = cliBundle) {
  * `changes` rewrite a package module's source first (esbuild gives a file to one plugin's onLoad only).
  * @param {string} staging the build folder, at the depth of the final one
  * @param {PackageSourceChange[]} [changes]
- * @param {"esm" | "commonjs"} [format] the output's: a CommonJS file has no `import.meta`; loaded by loadCodeCachedCommonJs
- * (src/base/codeCachedCommonJs.ts) it has `__cleanroomFileUrl` (its modules declare their own `__filename`s and `require`s)
  * @returns {import("esbuild").Plugin}
  */
-function nodeModulesAtHome(staging, changes = [], format = "esm") {
-    const outputUrl = format === "esm" ? "import.meta.url" : "__cleanroomFileUrl";
+function nodeModulesAtHome(staging, changes = []) {
     return {
         name: "node-modules-at-home",
         setup(build) {
@@ -289,7 +244,7 @@ function nodeModulesAtHome(staging, changes = [], format = "esm") {
                 const home = path.basename(args.path) === "testBindingBinary.js"
                     ? "./testBindingBinary.mjs"
                     : path.relative(staging, args.path).split(path.sep).join("/");
-                return {contents: source.replaceAll("import.meta.url", `new URL(${JSON.stringify(home)}, ${outputUrl}).href`), loader: "js"};
+                return {contents: source.replaceAll("import.meta.url", `new URL(${JSON.stringify(home)}, import.meta.url).href`), loader: "js"};
             });
         }
     };
@@ -300,12 +255,12 @@ const bindingTestImport = "import { testBindingBinary } from \"./utils/testBindi
 /**
  * node-llama-cpp tests a prebuilt binary in a child process before every load on Linux; in the bundle, getLlama.js asks
  * src/core/node/engine/bindingTestMemory.ts instead, which runs that same test only when this machine has not passed it
- * for the same binary before. The CommonJS copy reaches it through a global that the module loading that copy sets
- * (nodeLlamaCppFromCommonJs): the memory's own modules (ES-only packages among them) stay in the ES build.
- * The build fails, saying so, when node-llama-cpp no longer imports the test as expected.
+ * for the same binary before. The build fails, saying so, when node-llama-cpp no longer imports the test as expected.
+ * @param {string} root
  * @returns {PackageSourceChange}
  */
-function rememberBindingTests() {
+function rememberBindingTests(root) {
+    const memory = path.join(root, "src", "core", "node", "engine", "bindingTestMemory.ts");
     return (file, source) => {
         if (!/[\\/]node-llama-cpp[\\/]dist[\\/]bindings[\\/]getLlama\.js$/.test(file))
             return source;
@@ -313,93 +268,10 @@ function rememberBindingTests() {
             throw new Error(`${file} no longer has the line ${bindingTestImport} (bin/cliBundle.mjs, rememberBindingTests): see how this node-llama-cpp tests its binaries`);
         return source.replace(bindingTestImport, [
             "import { testBindingBinary as testBindingBinaryInChild } from \"./utils/testBindingBinary.js\";",
-            `const testBindingBinary = (bindingPath, extBackendsPath, gpu, ...rest) => (globalThis[Symbol.for(${JSON.stringify(rememberedBindingTestKey)})] ?? ((tested, test) => test()))(` +
-                "{bindingPath, extBackendsPath, gpu}, () => testBindingBinaryInChild(bindingPath, extBackendsPath, gpu, ...rest));"
+            `import { rememberedBindingTest } from ${JSON.stringify(memory)};`,
+            "const testBindingBinary = (bindingPath, extBackendsPath, gpu, ...rest) => rememberedBindingTest({bindingPath, extBackendsPath, gpu}, " +
+                "() => testBindingBinaryInChild(bindingPath, extBackendsPath, gpu, ...rest));"
         ].join("\n"));
-    };
-}
-
-const topLevelReleaseRead = "export const builtinLlamaCppRelease = await getBinariesGithubRelease();";
-
-/**
- * node-llama-cpp's one top-level await, which a CommonJS file cannot hold: it reads the llama.cpp release its binaries
- * were built from (binariesGithubRelease.json) as the module loads. Read synchronously instead, the same file at the same
- * moment. The build fails, saying so, when the line is no longer there as expected.
- * @type {PackageSourceChange}
- */
-function noTopLevelAwaitForRelease(file, source) {
-    if (!/[\\/]node-llama-cpp[\\/]dist[\\/]bindings[\\/]utils[\\/]binariesGithubRelease\.js$/.test(file))
-        return source;
-    if (!source.includes(topLevelReleaseRead))
-        throw new Error(`${file} no longer has the line ${topLevelReleaseRead} (bin/cliBundle.mjs, noTopLevelAwaitForRelease): see how this node-llama-cpp reads its release`);
-    return source.replace(topLevelReleaseRead, "export const builtinLlamaCppRelease = fs.readJsonSync(binariesGithubReleasePath).release;");
-}
-
-/**
- * The names a CommonJS file built by esbuild from an ES module exports, from the annotation esbuild ends it with for
- * Node's ES-module loader (`0 && (module.exports = {...});`, before the licences' comment).
- * @param {string} file
- * @returns {string[]}
- */
-function commonJsExportNames(file) {
-    const annotation = /\n0 && \(module\.exports = \{([^}]*)\}\);\n/.exec(fs.readFileSync(file, "utf8"));
-    if (annotation == null)
-        throw new Error(`${path.basename(file)} has no list of its exports from esbuild (bin/cliBundle.mjs, commonJsExportNames)`);
-    const names = annotation[1].split(",").map((name) => name.trim()).filter((name) => name !== "" && name !== "default");
-    if (names.some((name) => !/^[A-Za-z_$][\w$]*$/.test(name)))
-        throw new Error(`${path.basename(file)} exports a name that is not an identifier (bin/cliBundle.mjs, commonJsExportNames)`);
-    return names;
-}
-
-/**
- * A script compiled from a V8 code cache loses the way to Node's loader on Node 20 ("A dynamic import callback was not
- * specified"): the CommonJS copy's `import()` of its external packages (node-llama-cpp's prebuilt binaries, electron)
- * call the loader's `__cleanroomImport` instead (src/base/codeCachedCommonJs.ts). The build fails when any other
- * `import(` is left.
- * @param {string} file
- * @param {import("esbuild").Metafile} metafile
- */
-function importThroughLoader(file, metafile) {
-    const [output] = Object.entries(metafile.outputs).filter(([name]) => name.endsWith(path.basename(file))).map(([, value]) => value);
-    let source = fs.readFileSync(file, "utf8");
-    for (const imported of output.imports.filter((item) => item.kind === "dynamic-import" && item.external))
-        source = source.replaceAll(`import(${JSON.stringify(imported.path)})`, `__cleanroomImport(${JSON.stringify(imported.path)})`);
-    const left = /(^|[^\w$.])import\s*\(/m.exec(source);
-    if (left != null)
-        throw new Error(`${path.basename(file)} still calls import() (bin/cliBundle.mjs, importThroughLoader): ${source.slice(left.index, left.index + 80)}`);
-    fs.writeFileSync(file, source);
-}
-
-/**
- * In the split build, `node-llama-cpp` (and the GGUF reader's file, see ggufFileReaderModule) is one module that loads
- * the CommonJS copy beside the chunks through its code cache and exports its names.
- * @param {string} root
- * @param {string[]} exportNames
- * @returns {import("esbuild").Plugin}
- */
-function nodeLlamaCppFromCommonJs(root, exportNames) {
-    const namespace = "cleanroom-node-llama-cpp";
-    const readerFile = path.join(root, ggufFileReaderModule);
-    return {
-        name: "node-llama-cpp-from-commonjs",
-        setup(build) {
-            build.onResolve({filter: /^node-llama-cpp$/}, () => ({path: "node-llama-cpp", namespace}));
-            build.onResolve({filter: /[\\/]GgufFileReader\.js$/}, (args) => path.resolve(args.resolveDir, args.path) === readerFile
-                ? {path: "node-llama-cpp", namespace}
-                : undefined);
-            build.onLoad({filter: /.*/, namespace}, () => ({
-                resolveDir: root,
-                loader: "js",
-                contents: [
-                    "import {fileURLToPath} from \"node:url\";",
-                    `import {loadCodeCachedCommonJs} from ${JSON.stringify(path.join(root, "src", "base", "codeCachedCommonJs.ts"))};`,
-                    `import {rememberedBindingTest} from ${JSON.stringify(path.join(root, "src", "core", "node", "engine", "bindingTestMemory.ts"))};`,
-                    `globalThis[Symbol.for(${JSON.stringify(rememberedBindingTestKey)})] = rememberedBindingTest;`,
-                    `const nodeLlamaCpp = loadCodeCachedCommonJs(fileURLToPath(new URL(${JSON.stringify(`./${nodeLlamaCppCommonJs}`)}, import.meta.url)), (specifier) => import(specifier)).exports;`,
-                    `export const {${exportNames.join(", ")}} = nodeLlamaCpp;`
-                ].join("\n")
-            }));
-        }
     };
 }
 

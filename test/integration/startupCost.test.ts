@@ -57,13 +57,9 @@ describe.skipIf(modelPath == null)("a chat turn pays only for what it uses (#25)
     it("a local chat turn loads no package it does not use: not the cloud SDK, the secret scanner, the document readers or the web server", async () => {
         const loads = await recordedTurnLoads();
         // A package is loaded from node_modules (its module's URL), or from a chunk of the compiled CLI that carries it (bin/cliBundle.mjs's
-        // bundled packages: esbuild marks where each bundled file begins, `// node_modules/node-llama-cpp/dist/index.js`). node-llama-cpp is
-        // in a CommonJS file of the build that the chunk naming it loads (not through Node's module loader, which the recording hooks).
+        // bundled packages: esbuild marks where each bundled file begins, `// node_modules/node-llama-cpp/dist/index.js`).
         const chunks = [...new Set(loads.filter((url) => url.startsWith("file:") && /[\\/]out[\\/]cli(-test)?[\\/].*\.mjs$/.test(url)))]
-            .flatMap((url) => {
-                const source = fs.readFileSync(fileURLToPath(url), "utf8");
-                return source.includes("\"./nodeLlamaCpp.cjs\"") ? [source, fs.readFileSync(fileURLToPath(new URL("./nodeLlamaCpp.cjs", url)), "utf8")] : [source];
-            });
+            .map((url) => fs.readFileSync(fileURLToPath(url), "utf8"));
         const packages = new Set([...loads.join("\n").matchAll(/node_modules\/((?:@[^/]+\/)?[^/]+)\//g), ...chunks.flatMap((chunk) => [...chunk.matchAll(/^\/\/ \S*node_modules\/((?:@[^/]+\/)?[^/\s]+)\//gm)])]
             .map((match) => match[1]));
         expect(packages).toContain("node-llama-cpp"); // the recording works (bundled)
