@@ -94,7 +94,10 @@ export default defineConfig({
         // Processes the tests spawn start with the core's environment (coreProcessEnv), as the
         // app's own launchers give it, so none needs to relaunch itself (coreThreadpool.test.ts
         // unsets it to test the relaunch).
-        env: {UV_THREADPOOL_SIZE: "1"},
+        // CLEANROOM_SCRYPT_LOG_N: the suite's passphrases are derived at scrypt's least cost the core reads (2^14, a quarter of the
+        // default's work): about a hundred derivations a run, 36 CPU-seconds at 2^16; no test's claim depends on the cost
+        // (test/unit/scryptCost.test.ts checks the default and the variable).
+        env: {UV_THREADPOOL_SIZE: "1", CLEANROOM_SCRYPT_LOG_N: "14"},
         setupFiles: ["test/setup/hermetic.ts"],
         // The CLI the tests spawn is the compiled one (src/cli/cliCommand.ts), built first if stale.
         globalSetup: ["test/setup/compiledCli.ts"],

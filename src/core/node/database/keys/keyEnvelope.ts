@@ -7,6 +7,26 @@ import {KeyFileDamagedError} from "./KeyFileDamagedError.js";
 /** scrypt's cost: N = 2^16, r = 8 (64 MiB of memory per derivation), p = 1. */
 export const scryptParameters = {N: 1 << 16, r: 8, p: 1} as const;
 
+/**
+ * log2 of scrypt's N for passphrase envelopes created from now on (as gocryptfs's `-scryptn`): from 14 (16 MiB, a quarter of
+ * the default's work, the least this build reads) to 20 (1 GiB). A key file records its own cost, so files made with
+ * another one keep opening. The test suite sets 14: it derives about a hundred keys, none of its claims depends on the cost.
+ */
+export const scryptCostVariable = "CLEANROOM_SCRYPT_LOG_N";
+const scryptLogNRange = {min: 14, max: 20} as const;
+
+/** The scrypt parameters for a new passphrase envelope: the default, or `CLEANROOM_SCRYPT_LOG_N`'s cost; a value out of range throws. */
+export function newScryptParameters(env: NodeJS.ProcessEnv = process.env): {N: number, r: number, p: number} {
+    const setting = env[scryptCostVariable];
+    if (setting == null || setting === "")
+        return {...scryptParameters};
+    const logN = /^\d+$/.test(setting) ? Number(setting) : NaN;
+    if (!(logN >= scryptLogNRange.min && logN <= scryptLogNRange.max))
+        throw new Error(`${scryptCostVariable} must be a whole number from ${scryptLogNRange.min} to ${scryptLogNRange.max} (log2 of scrypt's N; ` +
+            `the default is ${Math.log2(scryptParameters.N)}), not ${JSON.stringify(setting)}.`);
+    return {...scryptParameters, N: 2 ** logN};
+}
+
 const HexKey = z.string().regex(/^[0-9a-f]{64}$/);
 const ScryptEnvelopeSchema = z.strictObject({
     version: z.literal(1),
@@ -73,7 +93,7 @@ export function writeEnvelope(file: string, envelope: KeyEnvelope): void {
 
 /** A fresh passphrase envelope (new random salt). */
 export function newPassphraseEnvelope(): KeyEnvelope {
-    return {version: 1, mode: "passphrase", kdf: {name: "scrypt", salt: crypto.randomBytes(16).toString("hex"), ...scryptParameters}};
+    return {version: 1, mode: "passphrase", kdf: {name: "scrypt", salt: crypto.randomBytes(16).toString("hex"), ...newScryptParameters()}};
 }
 
 /** A fresh device envelope (a new random key). */
