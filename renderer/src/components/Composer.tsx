@@ -2,10 +2,10 @@ import {useCallback, useEffect, useRef, useState, type ClipboardEvent, type Keyb
 import {maxMessageTextLength} from "../../../src/core/common/api/index.js";
 import type {RouteRequest} from "../../../src/core/common/types.js";
 import {DraftSaver} from "../DraftSaver.js";
+import {formatEnglishCount} from "../format.js";
 import type {UploadedAttachment} from "../uploadAttachment.js";
 import {AttachmentChips, PaperclipIcon} from "./AttachmentChips.js";
 
-const formatCount = (count: number) => count.toLocaleString("en-US");
 
 /** A prompt being edited: Enter resends it as a new version (the old exchange is kept). */
 export type EditingMessage = {messageId: number, text: string};
@@ -240,8 +240,8 @@ export function Composer({conversationId, serverDraft, editing, disabled, genera
                 <p id="composer-hint" className="composer-hint">Enter to send · Shift+Enter new line · ↑ edit last · Esc stop</p>
                 {overBy > 0 && (
                     <p id="composer-too-long" className="warning-text" role="alert">
-                        This message is {formatCount(text.length)} characters; a message can be at most {formatCount(maxMessageTextLength)}.
-                        Shorten it by {formatCount(overBy)} to send it.
+                        This message is {formatEnglishCount(text.length)} characters; a message can be at most {formatEnglishCount(maxMessageTextLength)}.
+                        Shorten it by {formatEnglishCount(overBy)} to send it.
                     </p>
                 )}
             </div>

@@ -1,5 +1,5 @@
 import type {IsolationDocument} from "../../../src/core/common/api/documentSchemas.js";
-import {formatBytes, formatTime} from "../format.js";
+import {formatBytes, formatEnglishCount, formatTime} from "../format.js";
 
 /**
  * The Isolation panel's documents (#23 item 7): each document of the conversation with its size,
@@ -47,5 +47,5 @@ function localSummary({repliesGivenWhole, passagesGiven, repliesGivenPassages}: 
 }
 
 function plural(count: number, one: string, many: string): string {
-    return `${count.toLocaleString("en-US")} ${count === 1 ? one : many}`;
+    return `${formatEnglishCount(count)} ${count === 1 ? one : many}`;
 }

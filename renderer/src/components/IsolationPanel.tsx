@@ -1,4 +1,4 @@
-import type {ReactNode} from "react";
+import {memo, type ReactNode} from "react";
 import type {CanaryCounts, IsolationReport, ModelStatus} from "../../../src/core/common/api/index.js";
 import type {ScrubReport} from "../../../src/core/common/types.js";
 import {formatBytes, formatCount, formatTime, shortId} from "../format.js";
@@ -29,7 +29,8 @@ export function IsolationPanel({report, previous, model, apiSessions}: {
     );
 }
 
-function ReportBody({report}: {report: IsolationReport}) {
+/** Memoized on the report: the panel renders again with each streamed token of the chat beside it, the report does not change. */
+const ReportBody = memo(function ReportBody({report}: {report: IsolationReport}) {
     const {live, lastScrub, canaries} = report;
     return (
         <>
@@ -80,7 +81,7 @@ function ReportBody({report}: {report: IsolationReport}) {
             <AuditTimeline events={report.events} />
         </>
     );
-}
+});
 
 /** Where the model and its KV live, and whether the scrub's read-back is proved to read the KV from there. */
 function BackendCard({info}: {info: NonNullable<ModelStatus["info"]>}) {

@@ -1,6 +1,7 @@
 import {useState} from "react";
 import type {Message} from "../../../src/core/common/types.js";
 import {copyText} from "../copyText.js";
+import {formatEnglishCount} from "../format.js";
 import {BlockedNotice} from "./BlockedNotice.js";
 import {Markdown} from "./Markdown.js";
 import {MessageMeta} from "./MessageMeta.js";
@@ -71,7 +72,7 @@ function ReplyStats({message}: {message: Message}) {
     const speed = message.tokensPerSecond;
     return (
         <span className="reply-stats" aria-label="Reply statistics">
-            {message.tokens.toLocaleString("en-US")} tokens{speed != null && speed > 0 ? ` · ${speed >= 100 ? Math.round(speed) : speed.toFixed(1)} tokens/s` : ""}
+            {formatEnglishCount(message.tokens)} tokens{speed != null && speed > 0 ? ` · ${speed >= 100 ? Math.round(speed) : speed.toFixed(1)} tokens/s` : ""}
         </span>
     );
 }
