@@ -5,6 +5,7 @@ import type {CoreClient} from "../../src/core/common/rpc/index.js";
 import {applyCoreEvent, type OpenConversation} from "../../renderer/src/queries/coreEventCache.js";
 import {conversationQuery, isolationQuery} from "../../renderer/src/queries/coreQueries.js";
 import {createCoreQueryClient} from "../../renderer/src/queries/CoreQueryProvider.js";
+import {FrameBatchedEvents} from "../../renderer/src/queries/frameBatchedEvents.js";
 import {queryKeys} from "../../renderer/src/queries/queryKeys.js";
 
 const message = (id: number, conversationId: string, content: string, status = "complete") =>
@@ -116,5 +117,70 @@ describe("keys per conversation: a slow answer never replaces the conversation s
         expect(open.getCurrentResult().data?.messages.map((shown) => shown.content)).toEqual(["The story of B"]);
         expect(queryClient.getQueryData<OpenConversation>(queryKeys.conversation("b"))!.conversation.id).toBe("b");
         stop();
+    });
+});
+
+describe("streamed text, at most once a frame", () => {
+    /** A frame scheduler the test runs by hand, counting the frames asked for. */
+    function handFrames() {
+        const pending: Array<() => void> = [];
+        let asked = 0;
+        return {
+            schedule: (flush: () => void) => {
+                asked++;
+                pending.push(flush);
+                return () => pending.splice(pending.indexOf(flush), 1);
+            },
+            drawFrame: () => pending.splice(0).forEach((flush) => flush()),
+            asked: () => asked
+        };
+    }
+    const contentOf = (id: string) => queryClient.getQueryData<OpenConversation>(queryKeys.conversation(id))!.messages.map((entry) => entry.content);
+
+    it("pieces of text arriving within a frame change the cache once, together and in order, when the frame comes", () => {
+        queryClient = createCoreQueryClient();
+        queryClient.setQueryData(queryKeys.conversation("a"), conversation("a", message(1, "a", "Once"), message(2, "a", "")));
+        queryClient.setQueryData(queryKeys.conversation("b"), conversation("b", message(1, "b", "Other")));
+        const frames = handFrames();
+        const events = new FrameBatchedEvents(queryClient, frames.schedule);
+        let changes = 0;
+        const stop = queryClient.getQueryCache().subscribe((change) => change.type === "updated" && changes++);
+
+        for (const text of [" upon", " a", " time"])
+            events.apply("message.text", {conversationId: "a", messageId: 1, text});
+        events.apply("message.text", {conversationId: "b", messageId: 1, text: " words"});
+        expect(contentOf("a")).toEqual(["Once", ""]);
+        expect(frames.asked()).toBe(1);
+
+        frames.drawFrame();
+        stop();
+        expect(contentOf("a")).toEqual(["Once upon a time", ""]);
+        expect(contentOf("b")).toEqual(["Other words"]);
+        expect(changes).toBe(2);
+    });
+
+    it("another event first applies the text held back: a turn's last words land before its end, and no frame is left to come", () => {
+        queryClient = createCoreQueryClient();
+        queryClient.setQueryData(queryKeys.conversation("a"), conversation("a", message(2, "a", "The end", "streaming")));
+        const frames = handFrames();
+        const events = new FrameBatchedEvents(queryClient, frames.schedule);
+
+        events.apply("message.text", {conversationId: "a", messageId: 2, text: " of the story."});
+        events.apply("turn.error", {conversationId: "a", messageId: 2, error: {code: "INTERNAL", message: "stopped", details: {}}});
+        expect(contentOf("a")).toEqual(["The end of the story."]);
+        expect(queryClient.getQueryData<OpenConversation>(queryKeys.conversation("a"))!.generating).toBe(false);
+        frames.drawFrame();
+        expect(contentOf("a")).toEqual(["The end of the story."]);
+    });
+
+    it("text held back when the cache goes (the app locks) is dropped, and its frame called off", () => {
+        queryClient = createCoreQueryClient();
+        queryClient.setQueryData(queryKeys.conversation("a"), conversation("a", message(1, "a", "Secret")));
+        const frames = handFrames();
+        const events = new FrameBatchedEvents(queryClient, frames.schedule);
+        events.apply("message.text", {conversationId: "a", messageId: 1, text: " more"});
+        events.dispose();
+        frames.drawFrame();
+        expect(contentOf("a")).toEqual(["Secret"]);
     });
 });

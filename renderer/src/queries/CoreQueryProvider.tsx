@@ -1,21 +1,24 @@
 import {QueryClient, QueryClientProvider} from "@tanstack/react-query";
 import {useEffect, useState, type ReactNode} from "react";
 import type {AppCoreClient} from "../transport/AppCoreClient.js";
-import {applyCoreEvent, cacheEvents} from "./coreEventCache.js";
+import {cacheEvents} from "./coreEventCache.js";
+import {FrameBatchedEvents} from "./frameBatchedEvents.js";
 
 /**
  * The cache of what the core knows, for the app inside the lock: created when the app shows, emptied
  * when it goes (the app locked), so the page keeps no decrypted text. Core events write into it
- * (`applyCoreEvent`); nothing is asked again on a timer or on focus, only when an event or a
+ * (`applyCoreEvent`, streamed text at most once a frame); nothing is asked again on a timer or on focus, only when an event or a
  * change makes it stale.
  */
 export function CoreQueryProvider({client, children}: {client: AppCoreClient, children: ReactNode}) {
     const [queryClient] = useState(createCoreQueryClient);
     useEffect(() => {
-        const stops = cacheEvents.map((event) => client.subscribe(event, (payload) => applyCoreEvent(queryClient, event, payload)));
+        const events = new FrameBatchedEvents(queryClient);
+        const stops = cacheEvents.map((event) => client.subscribe(event, (payload) => events.apply(event, payload)));
         return () => {
             for (const stop of stops)
                 stop();
+            events.dispose();
             queryClient.clear();
         };
     }, [client, queryClient]);
