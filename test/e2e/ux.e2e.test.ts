@@ -297,6 +297,18 @@ describe.skipIf(!runnable)("the app as people expect it, in Chromium against web
         const settings = page.getByRole("dialog", {name: "Settings"});
         await settings.waitFor();
         await expectNoSeriousAxeViolations("settings");
+        // The model loaded again from Settings: the composer behind the dialog becomes usable again, and leaves the focus alone.
+        await settings.getByRole("textbox", {name: "Model file (GGUF)"}).fill(modelPath!);
+        await page.evaluate(() => {
+            const box = document.querySelector<HTMLTextAreaElement>("textarea[aria-label='Message']")!;
+            const seen = window as unknown as {composerWasDisabled: boolean};
+            seen.composerWasDisabled = false;
+            new MutationObserver(() => seen.composerWasDisabled ||= box.disabled).observe(box, {attributes: true, attributeFilter: ["disabled"]});
+        });
+        await settings.getByRole("button", {name: "Load", exact: true}).click();
+        await expect.poll(() => page.evaluate(() => (window as unknown as {composerWasDisabled: boolean}).composerWasDisabled)).toBe(true);
+        await expect.poll(() => composer().isEnabled()).toBe(true);
+        expect(await focusedLabel(), "the message box behind Settings took the focus").not.toBe("Message");
         await page.keyboard.press("Escape");
         await expect.poll(() => settings.count()).toBe(0);
 

@@ -173,7 +173,7 @@ export function Composer({conversationId, serverDraft, editing, disabled, genera
     }, [conversationId, onSaveDraft]);
     useEffect(() => {
         if (!disabled)
-            input.current?.focus();
+            focusUnlessBusyElsewhere(input.current);
     }, [disabled]);
 
     const submit = async (route: RouteRequest) => {
@@ -265,4 +265,25 @@ export function Composer({conversationId, serverDraft, editing, disabled, genera
             </div>
         </form>
     );
+}
+
+const nonTextInputTypes = new Set(["button", "checkbox", "color", "file", "image", "radio", "range", "reset", "submit"]);
+
+/**
+ * The message box takes the focus when it appears or becomes usable, unless the user is at work elsewhere: a dialog is open
+ * (even where its focused button was just disabled, which leaves the focus on the page), or they are typing in another
+ * field. A conversation opened or a model done loading behind Settings took the focus from the field being typed in, and
+ * the rest of the typing went into the message box.
+ */
+function focusUnlessBusyElsewhere(box: HTMLTextAreaElement | null) {
+    if (box == null || document.querySelector("[aria-modal='true']") != null)
+        return;
+    const active = document.activeElement;
+    if (active instanceof HTMLElement && active !== box) {
+        const typing = active instanceof HTMLTextAreaElement || active instanceof HTMLSelectElement || active.isContentEditable ||
+            (active instanceof HTMLInputElement && !nonTextInputTypes.has(active.type));
+        if (typing)
+            return;
+    }
+    box.focus();
 }
