@@ -3,6 +3,7 @@ import path from "node:path";
 import {fileURLToPath} from "node:url";
 import type {BrowserContext, Page} from "playwright-core";
 import {expect} from "vitest";
+import {addFailureDiagnostics, lastLines} from "./failureDiagnostics.js";
 import {openChromiumContext} from "./launchChromium.js";
 import {startWebMode, type WebMode} from "./startWebMode.js";
 import {tempDir} from "./tempCore.js";
@@ -97,6 +98,7 @@ export async function openE2eApp({label, home = tempDir(label), args, contextSiz
     const received: string[] = [];
     if (holdReply != null)
         page.on("websocket", (socket) => socket.on("framereceived", ({payload}) => void received.push(String(payload))));
+    const removeDiagnostics = addFailureDiagnostics(() => `[${label}] web mode's stderr, last 60 lines:\n${lastLines(app.web.stderr(), 60)}`);
     const app: E2eApp = {
         web: web.value, browser, page, home, database,
         screenshot: async (name) => {
@@ -116,6 +118,7 @@ export async function openE2eApp({label, home = tempDir(label), args, contextSiz
             app.web.process.stdin!.write("\n");
         },
         close: async () => {
+            removeDiagnostics();
             await chromium.value.close();
             await app.web.stop();
         }

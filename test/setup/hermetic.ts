@@ -4,7 +4,8 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import {afterAll} from "vitest";
+import {afterAll, beforeEach} from "vitest";
+import {failureDiagnostics} from "../helpers/failureDiagnostics.js";
 
 const realFoldersKey = Symbol.for("cleanroom.test.realFolders");
 
@@ -55,4 +56,12 @@ afterAll(() => {
     else
         for (const dir of [root, scratch])
             fs.rmSync(dir, {recursive: true, force: true});
+});
+
+// What the file's helpers know of a failure (web mode's stderr, kept while its app is open), printed once a test fails.
+beforeEach(({onTestFailed}) => {
+    onTestFailed(() => {
+        for (const text of failureDiagnostics())
+            console.error(text);
+    });
 });
