@@ -37,8 +37,9 @@ export function splitMarkdownBlocks(text: string): string[] {
         const next = lines[index + 1]!;
         if (startsUnrelatedBlock.test(next) && !listMarker.test(next)) {
             // Blank lines alone before it are no block (they render as nothing, and would add a line break).
-            if (lines.slice(start, index).some((before) => before.trim() !== ""))
-                blocks.push(lines.slice(start, index).join("\n"));
+            const block = lines.slice(start, index);
+            if (block.some((before) => before.trim() !== ""))
+                blocks.push(block.join("\n"));
             start = index + 1;
         }
     }

@@ -6,7 +6,6 @@ import {formatEnglishCount} from "../format.js";
 import type {UploadedAttachment} from "../uploadAttachment.js";
 import {AttachmentChips, PaperclipIcon} from "./AttachmentChips.js";
 
-
 /** A prompt being edited: Enter resends it as a new version (the old exchange is kept). */
 export type EditingMessage = {messageId: number, text: string};
 

@@ -34,7 +34,7 @@ const ScryptEnvelopeSchema = z.strictObject({
     kdf: z.strictObject({
         name: z.literal("scrypt"),
         salt: z.string().regex(/^[0-9a-f]{32,128}$/),
-        N: z.number().int().min(1 << 14).max(1 << 22),
+        N: z.number().int().min(2 ** scryptLogNRange.min).max(1 << 22),
         r: z.number().int().min(1).max(32),
         p: z.number().int().min(1).max(16)
     })
